@@ -1,0 +1,43 @@
+package format
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrCorrupt is the kind of every *CorruptError, for errors.Is.
+var ErrCorrupt = errors.New("corrupt metadata")
+
+// CorruptError locates a structure that failed verification.
+type CorruptError struct {
+	Structure string // e.g. "superblock", "bnobt block", "dir3 data block"
+	Where     string // the block, inode or offset it was read from, if known
+	Reason    string
+}
+
+func (e *CorruptError) Error() string {
+	if e.Where == "" {
+		return fmt.Sprintf("xfs: corrupt %s: %s", e.Structure, e.Reason)
+	}
+	return fmt.Sprintf("xfs: corrupt %s at %s: %s", e.Structure, e.Where, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true for every CorruptError.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// Corrupt builds a CorruptError with a formatted reason.
+func Corrupt(structure, where, format string, args ...any) *CorruptError {
+	return &CorruptError{Structure: structure, Where: where, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Located returns a copy of err with Where filled in when err is a
+// CorruptError that does not know its location yet; other errors pass through.
+func Located(err error, where string) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) && ce.Where == "" {
+		c := *ce
+		c.Where = where
+		return &c
+	}
+	return err
+}
