@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -315,3 +316,28 @@ func DirAddrToOffset(addr uint32) uint64 { return uint64(addr) << 3 }
 
 // String renders an entry for debugging.
 func (e DirEntry) String() string { return fmt.Sprintf("%q->%d", e.Name, e.Ino) }
+
+// VerifyDirDataBlock checks a whole directory data or single-block
+// directory block (CRC over the full directory block).
+func VerifyDirDataBlock(g *Geometry, b []byte, blkno Daddr, owner Ino) (*DirDataHdr, error) {
+	const what = "dir3 data block"
+	h, err := DecodeDirDataHdr(b)
+	if err != nil {
+		return nil, err
+	}
+	if h.Magic != Dir3BlockMagic && h.Magic != Dir3DataMagic {
+		return nil, Corrupt(what, "", "bad magic %#x", h.Magic)
+	}
+	if err := checkCRC(what, b, Dir3DataCRCOff); err != nil {
+		return nil, err
+	}
+	switch {
+	case !bytes.Equal(h.UUID[:], g.UUID[:]):
+		return nil, Corrupt(what, "", "UUID does not match the superblock")
+	case h.Blkno != blkno:
+		return nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
+	case h.Owner != owner:
+		return nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
+	}
+	return h, nil
+}

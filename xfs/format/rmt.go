@@ -13,7 +13,7 @@ const (
 	RmtHdrSize   = 56
 	RmtCRCOff    = 12
 	// MaxSymlinkLen is XFS_SYMLINK_MAXLEN.
-	MaxSymlinkLen = 1024 * 4
+	MaxSymlinkLen = 1024
 )
 
 // RmtHdr is the header shared by remote attr value and symlink blocks.

@@ -1,0 +1,148 @@
+package xfs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Xattr is one extended attribute.
+type Xattr struct {
+	Namespace string // "user", "trusted" or "security"
+	Name      string // without the namespace prefix
+	Value     []byte
+}
+
+// FullName is the attribute name as getfattr prints it ("user.name").
+func (x Xattr) FullName() string { return x.Namespace + "." + x.Name }
+
+// SplitXattrName splits "user.name" into namespace flags and name.
+func SplitXattrName(full string) (flags uint8, name string, err error) {
+	ns, name, ok := strings.Cut(full, ".")
+	if !ok || name == "" {
+		return 0, "", fmt.Errorf("attribute %q needs a namespace prefix (user., trusted. or security.): %w", full, ErrInvalid)
+	}
+	switch ns {
+	case "user":
+		return 0, name, nil
+	case "trusted":
+		return format.AttrRoot, name, nil
+	case "security":
+		return format.AttrSecure, name, nil
+	}
+	return 0, "", fmt.Errorf("attribute namespace %q is not supported: %w", ns, ErrInvalid)
+}
+
+// ListXattr returns every attribute with its value, in on-disk order.
+// Parent-pointer attributes, which are not user-visible, are left out.
+func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
+	ip, err := v.iget(ino)
+	if err != nil {
+		return nil, err
+	}
+	var out []Xattr
+	err = v.walkAttrs(ip, func(a format.Attr) error {
+		if a.Flags&format.AttrParent != 0 {
+			return nil
+		}
+		val, err := v.attrValue(ip, a)
+		if err != nil {
+			return err
+		}
+		out = append(out, Xattr{Namespace: a.Namespace(), Name: string(a.Name), Value: val})
+		return nil
+	})
+	if err != nil {
+		return nil, format.Located(err, fmt.Sprintf("inode %d attr fork", ino))
+	}
+	return out, nil
+}
+
+// GetXattr returns the value of the attribute named like "user.color".
+func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
+	flags, name, err := SplitXattrName(full)
+	if err != nil {
+		return nil, err
+	}
+	ip, err := v.iget(ino)
+	if err != nil {
+		return nil, err
+	}
+	var val []byte
+	found := false
+	errStop := fmt.Errorf("stop")
+	err = v.walkAttrs(ip, func(a format.Attr) error {
+		if a.Flags&format.AttrNSMask != flags || string(a.Name) != name {
+			return nil
+		}
+		found = true
+		val, err = v.attrValue(ip, a)
+		if err != nil {
+			return err
+		}
+		return errStop
+	})
+	if err != nil && err != errStop {
+		return nil, format.Located(err, fmt.Sprintf("inode %d attr fork", ino))
+	}
+	if !found {
+		return nil, fmt.Errorf("%s: %w", full, ErrNoData)
+	}
+	return val, nil
+}
+
+// walkAttrs calls fn for every complete attribute of every format.
+func (v *Volume) walkAttrs(ip *inode, fn func(format.Attr) error) error {
+	if ip.core.ForkOff == 0 {
+		return nil
+	}
+	switch ip.core.AFormat {
+	case format.FmtLocal:
+		attrs, err := format.DecodeSFAttrs(ip.fork(AttrFork))
+		if err != nil {
+			return err
+		}
+		for _, a := range attrs {
+			if err := fn(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	case format.FmtExtents, format.FmtBtree:
+	default:
+		return format.Corrupt("inode", "", "attr fork format %d", ip.core.AFormat)
+	}
+	ext, err := v.extents(ip, AttrFork)
+	if err != nil || len(ext) == 0 {
+		return err // an empty extents fork holds no attributes
+	}
+	t := &daTree{v: v, ext: ext, fsbs: 1, owner: ip.ino, what: "attr3 leaf", leafMagics: []uint16{format.Attr3LeafMagic}}
+	return t.leaves(0, func(da uint32, b []byte, _ *format.DaBlkinfo) error {
+		attrs, _, err := format.DecodeAttrLeaf(b)
+		if err != nil {
+			return format.Located(err, fmt.Sprintf("attr block %d", da))
+		}
+		for _, a := range attrs {
+			if err := fn(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// attrValue returns a local value or reads a remote one.
+func (v *Volume) attrValue(ip *inode, a format.Attr) ([]byte, error) {
+	if !a.Remote {
+		return append([]byte(nil), a.Value...), nil
+	}
+	ext, err := v.extents(ip, AttrFork)
+	if err != nil {
+		return nil, err
+	}
+	if a.ValueLen == 0 {
+		return []byte{}, nil
+	}
+	return v.readRemote(ext, format.FileOff(a.ValueBlk), int(a.ValueLen), "attr remote block", format.AttrRmtMagic, ip.ino)
+}

@@ -1,0 +1,28 @@
+package xfs
+
+import (
+	"errors"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/xlog"
+)
+
+// Error kinds. Callers test them with errors.Is; the S3 layer maps them to
+// S3 codes at its edge, the CLI to messages.
+var (
+	ErrNotFound      = errors.New("no such file or directory")
+	ErrExist         = errors.New("file exists")
+	ErrNotDir        = errors.New("not a directory")
+	ErrIsDir         = errors.New("is a directory")
+	ErrNotEmpty      = errors.New("directory not empty")
+	ErrNameTooLong   = errors.New("name too long")
+	ErrInvalid       = errors.New("invalid argument")
+	ErrNoSpace       = errors.New("no space left on volume")
+	ErrNoData        = errors.New("no such attribute")
+	ErrReadOnly      = errors.New("volume is read-only")
+	ErrUnsupported   = errors.New("unsupported filesystem")
+	ErrLoop          = errors.New("too many levels of symbolic links")
+	ErrNeedsRecovery = xlog.ErrNeedsRecovery
+	// ErrCorrupt is the kind of every *format.CorruptError.
+	ErrCorrupt = format.ErrCorrupt
+)

@@ -1,0 +1,117 @@
+package xfs
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Stat describes an inode.
+type Stat struct {
+	Ino         format.Ino
+	Mode        uint32 // type and permission bits, as in Linux st_mode
+	UID, GID    uint32
+	Nlink       uint32
+	Size        int64
+	Blocks      uint64 // filesystem blocks owned, including metadata blocks
+	BlockSize   int
+	Atime       time.Time
+	Mtime       time.Time
+	Ctime       time.Time
+	Crtime      time.Time
+	ProjID      uint32
+	Flags       uint16 // di_flags (format.Diflag*)
+	Flags2      uint64 // di_flags2
+	Gen         uint32
+	DataFormat  string // "local", "extents" or "btree" ("dev" for devices)
+	AttrFormat  string // "" when there is no attribute fork
+	Extents     uint64 // data fork extent records
+	AttrExtents uint64
+}
+
+// Type names the file type ("file", "dir", "symlink", ...).
+func (s *Stat) Type() string { return format.FileType(uint16(s.Mode)) }
+
+// IsDir reports whether the inode is a directory.
+func (s *Stat) IsDir() bool { return s.Mode&format.SIFMT == format.SIFDIR }
+
+// Stat returns an inode's attributes.
+func (v *Volume) Stat(ino format.Ino) (Stat, error) {
+	ip, err := v.iget(ino)
+	if err != nil {
+		return Stat{}, err
+	}
+	c := ip.core
+	s := Stat{
+		Ino: ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
+		Blocks: c.NBlocks, BlockSize: v.geo.BlockSize,
+		Atime: c.Atime.Time(), Mtime: c.Mtime.Time(), Ctime: c.Ctime.Time(), Crtime: c.Crtime.Time(),
+		ProjID: c.ProjID(), Flags: c.Flags, Flags2: c.Flags2, Gen: c.Gen,
+		DataFormat: format.FormatName(c.Format), Extents: c.DataExtents(), AttrExtents: c.AttrExtents(),
+	}
+	if c.ForkOff != 0 {
+		s.AttrFormat = format.FormatName(c.AFormat)
+	}
+	return s, nil
+}
+
+// Statfs counts space and inodes.
+type Statfs struct {
+	BlockSize    int
+	Blocks       uint64 // data device blocks (sb_dblocks)
+	LogBlocks    uint64 // blocks of the internal log
+	FreeBlocks   uint64 // free blocks per the AG headers: free space btrees + AGFL + btree blocks
+	SbFreeBlocks uint64 // free blocks per the superblock (lazily counted; may lag)
+	Inodes       uint64 // allocated inodes (sum of agi_count)
+	FreeInodes   uint64 // of those, free (sum of agi_freecount)
+	MaxInodes    uint64 // the imax_pct limit in inodes (0: no limit)
+	AgCount      uint32
+}
+
+// UsedBlocks is what df shows as used: everything but the free space and
+// the log.
+func (s Statfs) UsedBlocks() uint64 { return s.Blocks - s.LogBlocks - s.FreeBlocks }
+
+// Statfs sums the AG headers, reading and verifying each AGF and AGI.
+func (v *Volume) Statfs() (Statfs, error) {
+	g := &v.geo
+	s := Statfs{BlockSize: g.BlockSize, Blocks: g.DBlocks, LogBlocks: uint64(v.sb.LogBlocks),
+		SbFreeBlocks: v.sb.FDBlocks, AgCount: g.AgCount}
+	if v.sb.IMaxPct != 0 {
+		s.MaxInodes = g.DBlocks * uint64(v.sb.IMaxPct) / 100 << g.InoPBLog
+	}
+	sector := make([]byte, g.SectSize)
+	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
+		agf, err := v.readAgf(ag, sector)
+		if err != nil {
+			return Statfs{}, err
+		}
+		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
+		agi, err := v.readAgi(ag, sector)
+		if err != nil {
+			return Statfs{}, err
+		}
+		s.Inodes += uint64(agi.Count)
+		s.FreeInodes += uint64(agi.FreeCount)
+	}
+	return s, nil
+}
+
+func (v *Volume) readAgf(ag format.AgNumber, sector []byte) (*format.Agf, error) {
+	d := v.geo.AgHeaderDaddr(ag, 1)
+	if err := v.readAt(sector, d); err != nil {
+		return nil, err
+	}
+	agf, err := format.VerifyAgf(&v.geo, ag, sector)
+	return agf, format.Located(err, fmt.Sprintf("AG %d (daddr %d)", ag, d))
+}
+
+func (v *Volume) readAgi(ag format.AgNumber, sector []byte) (*format.Agi, error) {
+	d := v.geo.AgHeaderDaddr(ag, 2)
+	if err := v.readAt(sector, d); err != nil {
+		return nil, err
+	}
+	agi, err := format.VerifyAgi(&v.geo, ag, sector)
+	return agi, format.Located(err, fmt.Sprintf("AG %d (daddr %d)", ag, d))
+}

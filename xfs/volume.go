@@ -1,0 +1,175 @@
+// Package xfs is the engine: it reads (and, with the write path, changes)
+// an XFS v5 filesystem held in a volume file or block device, speaking in
+// inodes and names. It never mounts anything; on-disk bytes are decoded by
+// xfs/format and checked on every read.
+//
+//	Volume ──> inode cache ──> forks (local | extents | btree) ──> device
+//	   │                         ├─ directories (short form, block, leaf, node)
+//	   │                         └─ xattrs (short form, leaf, node, remote)
+//	   └──> AG headers (df), log (clean check)
+//
+// A Volume is safe for use by many goroutines.
+package xfs
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/xlog"
+)
+
+// Options control how a volume is opened.
+type Options struct {
+	// ReadOnly must be true until the write path exists.
+	ReadOnly bool
+}
+
+// Volume is an open XFS filesystem.
+type Volume struct {
+	dev  dev.Device
+	sb   *format.Superblock // primary superblock as read at open; immutable
+	geo  format.Geometry    // immutable
+	ro   bool
+	path string
+
+	icache    inodeCache
+	closeOnce sync.Once
+}
+
+// Open opens the volume file or block device at path.
+func Open(path string, o Options) (*Volume, error) {
+	if !o.ReadOnly {
+		return nil, fmt.Errorf("%s: %w: read-write access arrives with the write path; open read-only", path, ErrUnsupported)
+	}
+	d, err := dev.Open(path, o.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	v, err := OpenDevice(d, o)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	v.path = path
+	return v, nil
+}
+
+// OpenDevice opens a filesystem on an already open device. The volume owns
+// the device from then on and closes it in Close.
+func OpenDevice(d dev.Device, o Options) (*Volume, error) {
+	if !o.ReadOnly {
+		return nil, fmt.Errorf("%w: read-write access arrives with the write path", ErrUnsupported)
+	}
+	sector := make([]byte, 512)
+	if d.Size() < 512 {
+		return nil, fmt.Errorf("%w: device of %d bytes is too small to hold XFS", ErrUnsupported, d.Size())
+	}
+	if _, err := d.ReadAt(sector, 0); err != nil {
+		return nil, fmt.Errorf("read superblock: %w", err)
+	}
+	sb, err := format.DecodeSuperblock(sector)
+	if err != nil {
+		return nil, err
+	}
+	if sb.MagicNum != format.SbMagic {
+		return nil, fmt.Errorf("%w: no XFS superblock (magic %#x)", ErrUnsupported, sb.MagicNum)
+	}
+	if !sb.IsV5() {
+		return nil, fmt.Errorf("%w: XFS v%d filesystem; only v5 (crc=1) is supported", ErrUnsupported, sb.VersionNum&format.SbVersionNumMask)
+	}
+	if sb.SectSize > 512 && sb.SectSize <= 32768 {
+		sector = make([]byte, sb.SectSize)
+		if _, err := d.ReadAt(sector, 0); err != nil {
+			return nil, fmt.Errorf("read superblock: %w", err)
+		}
+	}
+	if err := sb.Verify(sector); err != nil {
+		return nil, format.Located(err, "daddr 0")
+	}
+	if err := checkFeatures(sb); err != nil {
+		return nil, err
+	}
+	v := &Volume{dev: d, sb: sb, geo: format.NewGeometry(sb), ro: o.ReadOnly}
+	if need := int64(v.geo.DBlocks) << v.geo.BlockLog; d.Size() < need {
+		return nil, fmt.Errorf("%w: device has %d bytes, the filesystem needs %d", ErrUnsupported, d.Size(), need)
+	}
+	v.icache.init()
+	if err := v.checkLog(); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkFeatures refuses what this engine cannot serve correctly.
+func checkFeatures(sb *format.Superblock) error {
+	if unknown := sb.FeaturesIncompat &^ format.IncompatKnown; unknown != 0 {
+		return fmt.Errorf("%w: unknown incompatible features %#x", ErrUnsupported, unknown)
+	}
+	if sb.FeaturesIncompat&format.IncompatNeedsRep != 0 {
+		return fmt.Errorf("%w: filesystem is marked as needing xfs_repair", ErrUnsupported)
+	}
+	if sb.FeaturesLogIncompat != 0 {
+		return fmt.Errorf("%w: log-incompatible features %#x are set (%v)", ErrUnsupported, sb.FeaturesLogIncompat, ErrNeedsRecovery)
+	}
+	if sb.RBlocks != 0 || sb.RExtents != 0 {
+		return fmt.Errorf("%w: filesystem has a realtime device", ErrUnsupported)
+	}
+	if sb.LogStart == 0 {
+		return fmt.Errorf("%w: filesystem has an external log device", ErrUnsupported)
+	}
+	if sb.InProgress != 0 {
+		return fmt.Errorf("%w: mkfs did not finish on this filesystem", ErrUnsupported)
+	}
+	return nil
+}
+
+// checkLog refuses a volume whose log still holds changes to replay.
+func (v *Volume) checkLog() error {
+	g := &v.geo
+	if !g.ValidFsb(v.sb.LogStart) || !g.ValidExtent(v.sb.LogStart, uint64(v.sb.LogBlocks)) {
+		return format.Corrupt("superblock", "daddr 0", "log of %d blocks at %d lies outside the filesystem", v.sb.LogBlocks, v.sb.LogStart)
+	}
+	l := &xlog.Log{R: v.dev, Start: format.DaddrToByte(g.FsbToDaddr(v.sb.LogStart)),
+		Blocks: v.sb.LogBlocks << (g.BlockLog - format.BBShift)}
+	if err := l.CheckClean(); err != nil {
+		if errors.Is(err, xlog.ErrNeedsRecovery) {
+			return fmt.Errorf("%w (%v): mount it with the kernel once, or replay it with a later xfs3", ErrNeedsRecovery, err)
+		}
+		return fmt.Errorf("read log: %w", err)
+	}
+	return nil
+}
+
+// Close releases the device.
+func (v *Volume) Close() error {
+	var err error
+	v.closeOnce.Do(func() { err = v.dev.Close() })
+	return err
+}
+
+// Geometry returns the filesystem geometry.
+func (v *Volume) Geometry() format.Geometry { return v.geo }
+
+// Superblock returns a copy of the primary superblock as read at open.
+func (v *Volume) Superblock() format.Superblock { return *v.sb }
+
+// Root returns the root directory's inode number.
+func (v *Volume) Root() format.Ino { return v.sb.RootIno }
+
+// readAt reads len(b) bytes at a disk address.
+func (v *Volume) readAt(b []byte, d format.Daddr) error {
+	_, err := v.dev.ReadAt(b, format.DaddrToByte(d))
+	return err
+}
+
+// readFsb reads n filesystem blocks starting at fsb.
+func (v *Volume) readFsb(fsb format.FsBlock, n int) ([]byte, error) {
+	b := make([]byte, n<<v.geo.BlockLog)
+	if err := v.readAt(b, v.geo.FsbToDaddr(fsb)); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
