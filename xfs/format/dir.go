@@ -213,6 +213,9 @@ func DirBlockLeaf(b []byte) ([]DirLeafEntry, int, error) {
 	const what = "dir3 block"
 	be := binary.BigEndian
 	n := len(b)
+	if n < Dir3DataHdrSize+8 {
+		return nil, 0, Corrupt(what, "", "%d bytes is too short", n)
+	}
 	t := DirBlockTail{be.Uint32(b[n-8:]), be.Uint32(b[n-4:])}
 	if t.Stale > t.Count || uint64(t.Count)*8+8 > uint64(n-Dir3DataHdrSize) {
 		return nil, 0, Corrupt(what, "", "tail count %d stale %d do not fit", t.Count, t.Stale)
