@@ -25,14 +25,21 @@ const (
 	dirLeafOrNode
 )
 
-func (v *Volume) dirForm(ip *inode) dirForm {
-	switch {
-	case ip.core.Format == format.FmtLocal:
-		return dirShort
-	case ip.core.Size == int64(v.geo.DirBlkSize):
-		return dirBlock
+// dirForm decides like the kernel: a directory whose mapping ends after
+// its first directory block is in block form (a leaf directory with one
+// data block has the same size, but also maps a leaf block at 32 GiB).
+func (v *Volume) dirForm(ip *inode) (dirForm, error) {
+	if ip.core.Format == format.FmtLocal {
+		return dirShort, nil
 	}
-	return dirLeafOrNode
+	ext, err := v.extents(ip, DataFork)
+	if err != nil {
+		return 0, err
+	}
+	if len(ext) > 0 && ext[len(ext)-1].End() == format.FileOff(v.geo.DirBlockFsbs()) {
+		return dirBlock, nil
+	}
+	return dirLeafOrNode, nil
 }
 
 func (v *Volume) getDir(ino format.Ino) (*inode, error) {
@@ -73,7 +80,7 @@ func isDot(name []byte) bool {
 // walkDir calls fn for every entry of every format, including the "." and
 // ".." entries of block, leaf and node directories.
 func (v *Volume) walkDir(ip *inode, fn func(format.DirEntry) error) error {
-	if v.dirForm(ip) == dirShort {
+	if ip.core.Format == format.FmtLocal {
 		sf, err := format.DecodeSFDir(ip.fork(DataFork), ip.core.Size, v.geo.FType)
 		if err != nil {
 			return err
@@ -162,7 +169,11 @@ func (v *Volume) Lookup(dir format.Ino, name string) (format.Ino, error) {
 }
 
 func (v *Volume) lookup(ip *inode, name []byte) (format.Ino, error) {
-	switch v.dirForm(ip) {
+	form, err := v.dirForm(ip)
+	if err != nil {
+		return 0, err
+	}
+	switch form {
 	case dirShort:
 		sf, err := format.DecodeSFDir(ip.fork(DataFork), ip.core.Size, v.geo.FType)
 		if err != nil {

@@ -128,11 +128,45 @@ func (v *Volume) Readlink(ino format.Ino) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	target, err := v.readRemote(ext, 0, int(size), "symlink block", format.SymlinkMagic, ino)
+	target, err := v.readSymlinkBlocks(ext, int(size), ino)
 	if err != nil {
 		return "", format.Located(err, where)
 	}
 	return string(target), nil
+}
+
+// readSymlinkBlocks reads a remote symlink target. Unlike remote xattr
+// values, a symlink has one header per extent (the kernel writes each
+// mapped extent as one buffer), with the CRC over the whole extent.
+func (v *Volume) readSymlinkBlocks(ext []format.Extent, length int, owner format.Ino) ([]byte, error) {
+	out := make([]byte, 0, length)
+	for _, e := range ext {
+		if len(out) >= length {
+			break
+		}
+		if e.Unwritten {
+			return nil, format.Corrupt("symlink block", "", "unwritten extent in a symlink")
+		}
+		if e.BlockCount > uint64(format.MaxSymlinkLen+format.RmtHdrSize)>>v.geo.BlockLog+1 {
+			return nil, format.Corrupt("symlink block", "", "extent of %d blocks for a target of %d bytes", e.BlockCount, length)
+		}
+		b, daddr, err := v.readForkBlocks(ext, e.StartOff, int(e.BlockCount))
+		if err != nil {
+			return nil, err
+		}
+		payload, err := format.VerifyRmtBlock(&v.geo, "symlink block", format.SymlinkMagic, b, daddr, owner, uint32(len(out)))
+		if err != nil {
+			return nil, format.Located(err, fmt.Sprintf("daddr %d", daddr))
+		}
+		if want := min(len(b)-format.RmtHdrSize, length-len(out)); len(payload) != want {
+			return nil, format.Corrupt("symlink block", fmt.Sprintf("daddr %d", daddr), "holds %d bytes, want %d", len(payload), want)
+		}
+		out = append(out, payload...)
+	}
+	if len(out) != length {
+		return nil, format.Corrupt("symlink", "", "extents hold %d of %d bytes", len(out), length)
+	}
+	return out, nil
 }
 
 // readRemote reads a value stored in remote blocks (symlink targets and

@@ -1,0 +1,88 @@
+package oracle
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "regenerate the golden images in testdata/golden")
+
+// TestGenerateGolden rebuilds testdata/golden/<variant>.img.zst and
+// <variant>.json with the Small preset. It runs only with -update or
+// XFS3_UPDATE_GOLDEN=1:
+//
+//	go test ./xfs/oracle -run TestGenerateGolden -update
+func TestGenerateGolden(t *testing.T) {
+	if !*update && os.Getenv("XFS3_UPDATE_GOLDEN") != "1" {
+		t.Skip("golden images are regenerated only with -update or XFS3_UPDATE_GOLDEN=1")
+	}
+	Require(t, ToolMkfs, ToolRepair, ToolDB, ToolMount)
+	dir, err := GoldenDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range Variants {
+		t.Run(v.Name, func(t *testing.T) {
+			img, snap := BuildFixture(t, t.TempDir(), v, Small)
+			zst, js, err := GoldenPaths(v.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteGolden(zst, img); err != nil {
+				t.Fatal(err)
+			}
+			if err := snap.WriteFile(js); err != nil {
+				t.Fatal(err)
+			}
+			st, err := os.Stat(zst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d bytes", filepath.Base(zst), st.Size())
+			if st.Size() > 1<<20 {
+				t.Errorf("%s is %d bytes, want well under 1 MiB", zst, st.Size())
+			}
+		})
+	}
+}
+
+// TestGolden checks every golden image: it must decompress, pass
+// xfs_repair -n, have the variant's geometry, and show the kernel exactly
+// the recorded snapshot.
+func TestGolden(t *testing.T) {
+	geometry := map[string]map[string]string{
+		"default": {"blocksize": "4096", "inodesize": "512", "dirblklog": "0"},
+		"b1k":     {"blocksize": "1024", "inodesize": "512", "dirblklog": "2"},
+		"i1k":     {"blocksize": "4096", "inodesize": "1024", "dirblklog": "0"},
+		"n16k":    {"blocksize": "4096", "inodesize": "512", "dirblklog": "2"},
+	}
+	for _, v := range Variants {
+		t.Run(v.Name, func(t *testing.T) {
+			Require(t, ToolRepair, ToolDB, ToolMount)
+			img, want := LoadGolden(t, v.Name)
+			if len(want) < 100 {
+				t.Fatalf("golden snapshot has only %d entries", len(want))
+			}
+			Repair(t, img)
+			sb := DBSuperblock(t, img)
+			for k, val := range geometry[v.Name] {
+				if sb[k] != val {
+					t.Errorf("superblock %s = %q, want %q", k, sb[k], val)
+				}
+			}
+			mnt := Mount(t, img, true)
+			got, err := SnapshotDir(mnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range want.Diff(got) {
+				t.Error(d)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package oracle
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Names accepted by Require. ToolMount is a pseudo-tool: it stands for
+// "running as root with working loop mounts".
+const (
+	ToolMkfs   = "mkfs.xfs"
+	ToolRepair = "xfs_repair"
+	ToolDB     = "xfs_db"
+	ToolMount  = "mount"
+)
+
+// RequireEnv is the environment variable that turns a missing oracle from a
+// skipped test into a failed one when set to "1".
+const RequireEnv = "XFS3_REQUIRE_ORACLES"
+
+// Require skips the test when one of the named tools is unavailable, with a
+// message naming what is missing. Tools are looked up in PATH and in /sbin
+// and /usr/sbin. The pseudo-tool "mount" (ToolMount) requires root, the
+// mount, umount and losetup commands and a loop-control device.
+//
+// When XFS3_REQUIRE_ORACLES=1 the test fails instead of being skipped.
+func Require(t testing.TB, tools ...string) {
+	t.Helper()
+	var missing []string
+	for _, tool := range tools {
+		if reason := unavailable(tool); reason != "" {
+			missing = append(missing, reason)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	msg := "xfs oracle unavailable: " + strings.Join(missing, "; ")
+	if os.Getenv(RequireEnv) == "1" {
+		t.Fatalf("%s (%s=1 makes this fatal)", msg, RequireEnv)
+		return
+	}
+	t.Skip(msg)
+}
+
+// unavailable returns "" when tool can be used, or why it cannot.
+func unavailable(tool string) string {
+	if tool != ToolMount {
+		if _, err := lookTool(tool); err != nil {
+			return fmt.Sprintf("%s not found", tool)
+		}
+		return ""
+	}
+	if os.Geteuid() != 0 {
+		return "not root (needed for loop mounts)"
+	}
+	for _, cmd := range []string{"mount", "umount", "losetup"} {
+		if _, err := lookTool(cmd); err != nil {
+			return fmt.Sprintf("loop mount unavailable: %s not found", cmd)
+		}
+	}
+	if _, err := os.Stat("/dev/loop-control"); err != nil {
+		return "loop mount unavailable: no /dev/loop-control"
+	}
+	return ""
+}
+
+// lookTool finds an executable in PATH, /sbin or /usr/sbin.
+func lookTool(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin"} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: executable not found", name)
+}

@@ -1,0 +1,126 @@
+package oracle
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// smallFSEnv lets mkfs.xfs 6.x create filesystems below its 300 MB floor.
+var smallFSEnv = []string{"TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1"}
+
+// run executes tool with args and returns its combined output. The error is
+// non-nil when the tool is missing or exits with a non-zero status.
+func run(tool string, env []string, args ...string) (string, error) {
+	path, err := lookTool(tool)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w", tool, strings.Join(args, " "), err)
+	}
+	return string(out), nil
+}
+
+// RepairOutput runs "xfs_repair -n img" (check only, never modifies the
+// image) and returns its output. err is non-nil when xfs_repair exits with
+// a non-zero status, which means it found a problem (or could not run).
+// On image files xfs_repair prints "Cannot get host filesystem geometry"
+// even for clean filesystems; only the exit status matters.
+func RepairOutput(img string) (out string, err error) {
+	return run(ToolRepair, nil, "-n", img)
+}
+
+// Repair fails the test, showing the full xfs_repair output, unless
+// "xfs_repair -n img" exits with status 0.
+func Repair(t testing.TB, img string) {
+	t.Helper()
+	Require(t, ToolRepair)
+	if out, err := RepairOutput(img); err != nil {
+		t.Fatalf("xfs_repair -n %s: %v\n%s", img, err, out)
+	}
+}
+
+// Mkfs creates img as a sparse file of size bytes (replacing any existing
+// file) and formats it with "mkfs.xfs -f -q opts... img". The environment
+// variables that allow small filesystems are set, so sizes down to 64 MiB
+// (and a little below) work.
+func Mkfs(t testing.TB, img string, size int64, opts ...string) {
+	t.Helper()
+	Require(t, ToolMkfs)
+	if err := makeSparse(img, size); err != nil {
+		t.Fatalf("mkfs: %v", err)
+	}
+	args := append([]string{"-f", "-q"}, opts...)
+	args = append(args, img)
+	if out, err := run(ToolMkfs, smallFSEnv, args...); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+}
+
+// makeSparse creates (or truncates) path and gives it size bytes of holes.
+func makeSparse(path string, size int64) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// DBOutput runs "xfs_db -r -c cmd1 -c cmd2 ... img" and returns the combined
+// output. Note that xfs_db often exits 0 even when a command fails; check
+// the output.
+func DBOutput(img string, cmds ...string) (string, error) {
+	args := []string{"-r"}
+	for _, c := range cmds {
+		args = append(args, "-c", c)
+	}
+	args = append(args, img)
+	return run(ToolDB, nil, args...)
+}
+
+// DB runs xfs_db read-only with the given commands and returns its output,
+// failing the test if xfs_db cannot run or exits non-zero.
+func DB(t testing.TB, img string, cmds ...string) string {
+	t.Helper()
+	Require(t, ToolDB)
+	out, err := DBOutput(img, cmds...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
+// DBSuperblock prints the primary superblock with xfs_db and returns its
+// fields, e.g. m["blocksize"] == "4096", m["uuid"], m["features2"].
+func DBSuperblock(t testing.TB, img string) map[string]string {
+	t.Helper()
+	m := ParseFields(DB(t, img, "sb 0", "print"))
+	if len(m) == 0 {
+		t.Fatalf("xfs_db printed no superblock fields for %s", img)
+	}
+	return m
+}
+
+// ParseFields parses xfs_db "field = value" lines into a map. Lines without
+// " = " are ignored; a repeated field keeps its last value.
+func ParseFields(out string) map[string]string {
+	m := make(map[string]string)
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, " = ")
+		if !ok {
+			continue
+		}
+		m[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	return m
+}
