@@ -183,15 +183,16 @@ func EncodeLogRecord(h *LogRecHeader, payload []byte) ([]byte, error) {
 // rec holds the header sectors; hdrs is how many there are.
 func LogRecordCRC(rec []byte, hdrs int, payload []byte) uint32 {
 	var zero [4]byte
-	c := CRC32c(^uint32(0), rec[:LogRecCRCOff])
+	// CRC32c chains like hash/crc32.Update: seed 0 here is the kernel's
+	// ~0 seed, and the result is already inverted.
+	c := CRC32c(0, rec[:LogRecCRCOff])
 	c = CRC32c(c, zero[:])
 	c = CRC32c(c, rec[LogRecCRCOff+4:LogRecHeaderSize])
 	xheads := (len(payload) + LogHeaderCycleSize - 1) / LogHeaderCycleSize
 	for k := 1; k < xheads && k < hdrs; k++ {
 		c = CRC32c(c, rec[k*BBSize:k*BBSize+LogExtHeaderSize])
 	}
-	c = CRC32c(c, payload)
-	return ^c
+	return CRC32c(c, payload)
 }
 
 // LogOpHeader is struct xlog_op_header (big-endian).

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // ErrNeedsRecovery says the log holds changes that were never written back.
@@ -30,7 +32,7 @@ func (l *Log) cycleOf(bb uint32, buf []byte) (uint32, error) {
 	if err := l.readBB(bb, buf); err != nil {
 		return 0, err
 	}
-	if binary.BigEndian.Uint32(buf) == HeaderMagic {
+	if binary.BigEndian.Uint32(buf) == format.LogHeaderMagic {
 		return binary.BigEndian.Uint32(buf[4:]), nil
 	}
 	return binary.BigEndian.Uint32(buf), nil
@@ -73,7 +75,7 @@ func (l *Log) FindHead() (head uint32, cycle uint32, err error) {
 
 // LastRecord finds the header of the record that ends at head, scanning
 // backwards over at most one iclog's worth of blocks (wrapping at the start).
-func (l *Log) LastRecord(head uint32) (RecHeader, uint32, error) {
+func (l *Log) LastRecord(head uint32) (*format.LogRecHeader, uint32, error) {
 	buf := make([]byte, 512)
 	const maxScan = 1 << 16 // far more than one 256 KiB record
 	bb := head
@@ -83,13 +85,14 @@ func (l *Log) LastRecord(head uint32) (RecHeader, uint32, error) {
 		}
 		bb--
 		if err := l.readBB(bb, buf); err != nil {
-			return RecHeader{}, 0, err
+			return nil, 0, err
 		}
-		if binary.BigEndian.Uint32(buf) == HeaderMagic {
-			return DecodeRecHeader(buf), bb, nil
+		if binary.BigEndian.Uint32(buf) == format.LogHeaderMagic {
+			h, err := format.DecodeLogRecHeader(buf)
+			return h, bb, err
 		}
 	}
-	return RecHeader{}, 0, fmt.Errorf("no record header before log block %d: %w", head, ErrNeedsRecovery)
+	return nil, 0, fmt.Errorf("no record header before log block %d: %w", head, ErrNeedsRecovery)
 }
 
 // CheckClean returns nil when the newest record is an unmount record that
@@ -103,18 +106,23 @@ func (l *Log) CheckClean() error {
 	if err != nil {
 		return err
 	}
+	// A record larger than 32 KiB carries extended header sectors.
+	hdrBB := uint32(format.LogRecHeaderSectors(h.Size))
+	if h.Version != format.LogVersion2 {
+		hdrBB = 1
+	}
 	lenBB := (h.Len + 511) / 512
-	if (at+1+lenBB)%l.Blocks != head%l.Blocks {
+	if (at+hdrBB+lenBB)%l.Blocks != head%l.Blocks {
 		return fmt.Errorf("record at log block %d does not end at the head %d: %w", at, head, ErrNeedsRecovery)
 	}
-	if h.NumLogops != 1 || h.Len < OpHeaderSize {
+	if h.NumLogOps != 1 || h.Len < format.LogOpHeaderSize {
 		return fmt.Errorf("last record (block %d) is not an unmount record: %w", at, ErrNeedsRecovery)
 	}
 	buf := make([]byte, 512)
-	if err := l.readBB((at+1)%l.Blocks, buf); err != nil {
+	if err := l.readBB((at+hdrBB)%l.Blocks, buf); err != nil {
 		return err
 	}
-	if buf[8] != ClientLog || buf[9]&OpUnmount == 0 {
+	if op := format.DecodeLogOpHeader(buf); op.ClientID != format.LogClientLog || op.Flags&format.LogOpUnmountTrans == 0 {
 		return fmt.Errorf("last record (block %d) is not an unmount record: %w", at, ErrNeedsRecovery)
 	}
 	return nil

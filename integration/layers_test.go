@@ -1,0 +1,80 @@
+package integration
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/xfs3/xfs3"
+
+// allowed lists, per package prefix, the packages of ours it may import:
+// imports only point down the layers of design.md. The most specific
+// prefix wins.
+var allowed = map[string][]string{
+	"cmd/":        {""}, // everything
+	"integration": {""},
+	"config":      {},
+	"s3api":       {"s3api", "store"},
+	"store":       {"store", "xfs", "gc"},
+	"gc":          {"gc", "xfs"},
+	"xfs":         {"xfs"},
+	"xfs/format":  {},
+	"xfs/dev":     {},
+	"xfs/xlog":    {"xfs/format"},
+	"xfs/oracle":  {},
+}
+
+// forbiddenInEngine are outside packages the engine must never need.
+var forbiddenInEngine = []string{"net/http", "github.com/rs/zerolog", "github.com/gorilla/mux"}
+
+func TestImportLayers(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/")
+		rule, ok := ruleFor(pkg)
+		if !ok {
+			t.Errorf("package %q has no layer rule; add it to allowed", pkg)
+			continue
+		}
+		for _, imp := range fields[1:] {
+			if strings.HasPrefix(pkg, "xfs") {
+				for _, bad := range forbiddenInEngine {
+					if imp == bad || strings.HasPrefix(imp, bad+"/") {
+						t.Errorf("%s imports %s: the engine must not know HTTP or logging", pkg, imp)
+					}
+				}
+			}
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			dep := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			if !permitted(rule, dep) {
+				t.Errorf("%s imports %s, which its layer may not", pkg, dep)
+			}
+		}
+	}
+}
+
+func ruleFor(pkg string) ([]string, bool) {
+	best, found := "", false
+	for prefix := range allowed {
+		if (pkg == prefix || strings.HasPrefix(pkg, strings.TrimSuffix(prefix, "/")+"/") || strings.HasPrefix(pkg, prefix) && strings.HasSuffix(prefix, "/")) && len(prefix) >= len(best) {
+			best, found = prefix, true
+		}
+	}
+	return allowed[best], found
+}
+
+func permitted(rule []string, dep string) bool {
+	for _, p := range rule {
+		if p == "" || dep == p || strings.HasPrefix(dep, p+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,5 @@
+package xlog
+
+import "os"
+
+func readTestdata(path string) ([]byte, error) { return os.ReadFile(path) }
