@@ -3,6 +3,7 @@ package xfs_test
 import (
 	"testing"
 
+	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
@@ -33,6 +34,10 @@ func TestReadKernelFixtures(t *testing.T) {
 			img, kernel := oracle.BuildFixture(t, t.TempDir(), variant, spec)
 			v := openRO(t, img)
 			requireSame(t, kernel, engineSnapshot(t, v))
+			// Node directories (30,000 entries) have free-index blocks.
+			if n := xfs.CheckDirFreeBlocks(t, v, kernel); n == 0 {
+				t.Error("no free-index blocks found in the node directories")
+			}
 		})
 	}
 }

@@ -344,3 +344,65 @@ func VerifyDirDataBlock(g *Geometry, b []byte, blkno Daddr, owner Ino) (*DirData
 	}
 	return h, nil
 }
+
+// DirFreeHdr is struct xfs_dir3_free_hdr: a free-index block that records
+// the longest free region (bests) of each data block in its range.
+type DirFreeHdr struct {
+	Magic   uint32
+	CRC     uint32
+	Blkno   Daddr
+	LSN     LSN
+	UUID    [16]byte
+	Owner   Ino
+	FirstDB uint32 // firstdb: the first data block this block describes
+	NValid  uint32 // nvalid: entries in bests[]
+	NUsed   uint32 // nused: entries that are not NullDirBest
+}
+
+// NullDirBest marks a data block that no longer exists.
+const NullDirBest = 0xFFFF
+
+// DirFreeMaxBests is how many bests a free-index block of dirBlkSize holds.
+func DirFreeMaxBests(dirBlkSize int) int { return (dirBlkSize - Dir3FreeHdrSize) / 2 }
+
+// VerifyDirFree checks a free-index block and returns its header and bests.
+func VerifyDirFree(g *Geometry, b []byte, blkno Daddr, owner Ino) (*DirFreeHdr, []uint16, error) {
+	const what = "dir3 free block"
+	if len(b) < Dir3FreeHdrSize {
+		return nil, nil, Corrupt(what, "", "%d bytes is too short", len(b))
+	}
+	be := binary.BigEndian
+	h := &DirFreeHdr{Magic: be.Uint32(b), CRC: binary.LittleEndian.Uint32(b[4:]), Blkno: Daddr(be.Uint64(b[8:])),
+		LSN: LSN(be.Uint64(b[16:])), Owner: Ino(be.Uint64(b[40:])),
+		FirstDB: be.Uint32(b[48:]), NValid: be.Uint32(b[52:]), NUsed: be.Uint32(b[56:])}
+	copy(h.UUID[:], b[24:40])
+	if h.Magic != Dir3FreeMagic {
+		return nil, nil, Corrupt(what, "", "bad magic %#x", h.Magic)
+	}
+	if err := checkCRC(what, b, Dir3DataCRCOff); err != nil {
+		return nil, nil, err
+	}
+	maxBests := DirFreeMaxBests(len(b))
+	switch {
+	case !bytes.Equal(h.UUID[:], g.UUID[:]):
+		return nil, nil, Corrupt(what, "", "UUID does not match the superblock")
+	case h.Blkno != blkno:
+		return nil, nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
+	case h.Owner != owner:
+		return nil, nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
+	case int(h.NValid) > maxBests || h.NUsed > h.NValid || h.FirstDB%uint32(maxBests) != 0:
+		return nil, nil, Corrupt(what, "", "firstdb %d nvalid %d nused %d out of range", h.FirstDB, h.NValid, h.NUsed)
+	}
+	bests := make([]uint16, h.NValid)
+	used := uint32(0)
+	for i := range bests {
+		bests[i] = be.Uint16(b[Dir3FreeHdrSize+2*i:])
+		if bests[i] != NullDirBest {
+			used++
+		}
+	}
+	if used != h.NUsed {
+		return nil, nil, Corrupt(what, "", "nused %d but %d bests are in use", h.NUsed, used)
+	}
+	return h, bests, nil
+}

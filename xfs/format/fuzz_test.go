@@ -183,6 +183,7 @@ func FuzzDirBlocks(f *testing.F) {
 			}
 			DecodeDirData(b, end, 0, true, func(DirEntry) error { return nil })
 		}
+		VerifyDirFree(&g, resealed(b, Dir3DataCRCOff), 0, 0)
 		DirBlockLeaf(b)
 		DecodeDirData(b, len(b), 0, false, func(DirEntry) error { return nil })
 		if info, err := VerifyDaBlock(&g, "da", resealed(b, DaBlkinfoCRCOff), 0, 0, Dir3Leaf1Magic, Dir3LeafNMagic, Da3NodeMagic, Attr3LeafMagic); err == nil {
