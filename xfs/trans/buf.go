@@ -1,0 +1,39 @@
+package trans
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Ops describe a kind of metadata block.
+type Ops struct {
+	Name string
+	// Verify checks a block read from disk (CRC, then structure).
+	Verify func(b []byte, daddr format.Daddr) error
+	// Finish prepares a modified block for writing (sets its CRC).
+	Finish func(b []byte)
+}
+
+// Buf is one cached metadata block: len(data) bytes at Daddr.
+type Buf struct {
+	daddr format.Daddr
+	size  int
+	ops   *Ops
+
+	// lock is held by the transaction that has the buffer; it serialises
+	// writers. Readers outside transactions use data without it.
+	lock sync.Mutex
+	// data is the committed content; replaced, never modified in place.
+	data atomic.Pointer[[]byte]
+	// lru links, guarded by Cache.mu
+	prev, next *Buf
+	refs       int // transactions holding the buffer; guarded by Cache.mu
+}
+
+// Daddr is the buffer's disk address.
+func (b *Buf) Daddr() format.Daddr { return b.daddr }
+
+// Bytes returns the committed content. Callers must not modify it.
+func (b *Buf) Bytes() []byte { return *b.data.Load() }

@@ -1,0 +1,103 @@
+package trans
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Extent is a run of blocks inside one AG.
+type Extent struct {
+	AG    format.AgNumber
+	Start format.AgBlock
+	Len   uint32
+}
+
+// End is the first block after the extent.
+func (e Extent) End() uint64 { return uint64(e.Start) + uint64(e.Len) }
+
+// Busy tracks extents freed by committed transactions that are not yet
+// durable. Allocators must not hand them out again until then, or a crash
+// could leave the old owner's metadata pointing at new data. Trim skips
+// them as well.
+type Busy struct {
+	mu   sync.Mutex // guards byAG and seq
+	byAG map[format.AgNumber][]busyExtent
+	seq  uint64 // commits so far
+}
+
+type busyExtent struct {
+	Extent
+	seq uint64 // the commit that freed it
+}
+
+func (b *Busy) init() { b.byAG = make(map[format.AgNumber][]busyExtent) }
+
+// add records extents freed by commit seq.
+func (b *Busy) add(exts []Extent) uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.seq++
+	for _, e := range exts {
+		list := append(b.byAG[e.AG], busyExtent{e, b.seq})
+		sort.Slice(list, func(i, j int) bool { return list[i].Start < list[j].Start })
+		b.byAG[e.AG] = list
+	}
+	return b.seq
+}
+
+// Seq is the sequence number of the latest commit that freed extents.
+func (b *Busy) Seq() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seq
+}
+
+// Clear forgets extents freed by commits up to seq, once those commits
+// are durable.
+func (b *Busy) Clear(seq uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ag, list := range b.byAG {
+		kept := list[:0]
+		for _, e := range list {
+			if e.seq > seq {
+				kept = append(kept, e)
+			}
+		}
+		if len(kept) == 0 {
+			delete(b.byAG, ag)
+		} else {
+			b.byAG[ag] = kept
+		}
+	}
+}
+
+// Overlap returns the busy extents of ag that overlap [start, start+n).
+func (b *Busy) Overlap(ag format.AgNumber, start format.AgBlock, n uint32) []Extent {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []Extent
+	end := uint64(start) + uint64(n)
+	for _, e := range b.byAG[ag] {
+		if uint64(e.Start) >= end {
+			break
+		}
+		if e.End() > uint64(start) {
+			out = append(out, e.Extent)
+		}
+	}
+	return out
+}
+
+// Len counts busy extents (for tests and statistics).
+func (b *Busy) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, l := range b.byAG {
+		n += len(l)
+	}
+	return n
+}

@@ -1,0 +1,248 @@
+package trans
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// ErrShutdown is returned once a write failed part-way through a commit:
+// the on-disk state can no longer be trusted to match memory.
+var ErrShutdown = errors.New("volume shut down after a failed metadata write")
+
+// Tx is a transaction: a set of buffers it has locked and privately
+// modified, plus the side effects to apply when it commits. A Tx is used
+// by one goroutine.
+type Tx struct {
+	c     *Cache
+	held  []*txBuf // in the order they were locked
+	index map[format.Daddr]*txBuf
+	freed []Extent
+	quota map[uint32]QuotaDelta
+
+	onCommit []func()
+	onCancel []func()
+	done     bool
+}
+
+// QuotaDelta is a change to one project's usage.
+type QuotaDelta struct {
+	Blocks int64
+	Inodes int64
+}
+
+type txBuf struct {
+	b     *Buf
+	data  []byte // the transaction's private copy
+	dirty bool
+	stale bool // freed metadata: never written, dropped from the cache
+}
+
+// Begin starts a transaction. It fails once the cache is shut down.
+func (c *Cache) Begin() (*Tx, error) {
+	if err := c.shutdownErr(); err != nil {
+		return nil, err
+	}
+	return &Tx{c: c, index: make(map[format.Daddr]*txBuf)}, nil
+}
+
+func (c *Cache) shutdownErr() error {
+	c.shutMu.Lock()
+	defer c.shutMu.Unlock()
+	return c.shutErr
+}
+
+func (c *Cache) shutDown(err error) {
+	c.shutMu.Lock()
+	defer c.shutMu.Unlock()
+	if c.shutErr == nil {
+		c.shutErr = fmt.Errorf("%w: %v", ErrShutdown, err)
+	}
+}
+
+// hold locks the buffer for this transaction and gives it a private copy.
+func (tx *Tx) hold(daddr format.Daddr, size int, ops *Ops, read bool) (*txBuf, error) {
+	if tx.done {
+		panic("trans: use of a finished transaction")
+	}
+	if tb, ok := tx.index[daddr]; ok {
+		if len(tb.data) != size {
+			return nil, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "used with %d and %d bytes in one transaction", len(tb.data), size)
+		}
+		return tb, nil
+	}
+	b, loaded, err := tx.c.lookup(daddr, size, ops)
+	if err != nil {
+		return nil, err
+	}
+	b.lock.Lock()
+	if read && !loaded {
+		if err := tx.c.load(b); err != nil {
+			b.lock.Unlock()
+			tx.c.release(b)
+			return nil, err
+		}
+	}
+	tb := &txBuf{b: b}
+	if read {
+		tb.data = append([]byte(nil), b.Bytes()...)
+	} else {
+		tb.data = make([]byte, size)
+		tb.dirty = true
+	}
+	if ops != nil && b.ops == nil {
+		b.ops = ops
+	}
+	tx.held = append(tx.held, tb)
+	tx.index[daddr] = tb
+	return tb, nil
+}
+
+// Read locks a block for the transaction and returns its private copy,
+// reading and verifying it first if needed. Changes to the slice take
+// effect at Commit, once marked with Dirty.
+func (tx *Tx) Read(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
+	tb, err := tx.hold(daddr, size, ops, true)
+	if err != nil {
+		return nil, err
+	}
+	return tb.data, nil
+}
+
+// Get locks a block the transaction is about to initialise (newly
+// allocated metadata) and returns a zeroed private copy, already dirty.
+func (tx *Tx) Get(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
+	tb, err := tx.hold(daddr, size, ops, false)
+	if err != nil {
+		return nil, err
+	}
+	if !tb.dirty {
+		clear(tb.data)
+		tb.dirty = true
+	}
+	tb.stale = false
+	return tb.data, nil
+}
+
+// Dirty marks a held block as modified.
+func (tx *Tx) Dirty(daddr format.Daddr) {
+	tb, ok := tx.index[daddr]
+	if !ok {
+		panic(fmt.Sprintf("trans: Dirty of daddr %d not held by the transaction", daddr))
+	}
+	tb.dirty = true
+}
+
+// Forget marks a held block as freed metadata: it is dropped from the cache
+// at commit and never written (its disk blocks may become file data).
+func (tx *Tx) Forget(daddr format.Daddr) {
+	if tb, ok := tx.index[daddr]; ok {
+		tb.stale = true
+	}
+}
+
+// FreeExtent records blocks this transaction frees; they stay busy until
+// the commit is durable.
+func (tx *Tx) FreeExtent(e Extent) { tx.freed = append(tx.freed, e) }
+
+// ModQuota adds to a project's usage delta, applied by the quota layer
+// through an OnCommit hook.
+func (tx *Tx) ModQuota(projid uint32, blocks, inodes int64) {
+	if tx.quota == nil {
+		tx.quota = make(map[uint32]QuotaDelta)
+	}
+	d := tx.quota[projid]
+	d.Blocks += blocks
+	d.Inodes += inodes
+	tx.quota[projid] = d
+}
+
+// QuotaDeltas returns the accumulated per-project deltas.
+func (tx *Tx) QuotaDeltas() map[uint32]QuotaDelta { return tx.quota }
+
+// OnCommit registers fn to run after a successful commit (in-core counter
+// updates, cache changes); OnCancel registers fn for a cancel.
+func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
+
+// OnCancel registers fn to run when the transaction is cancelled.
+func (tx *Tx) OnCancel(fn func()) { tx.onCancel = append(tx.onCancel, fn) }
+
+// Commit makes every change visible and writes the dirty blocks in place.
+func (tx *Tx) Commit() error {
+	if tx.done {
+		panic("trans: commit of a finished transaction")
+	}
+	tx.done = true
+	var err error
+	for _, tb := range tx.held {
+		if !tb.dirty || tb.stale {
+			continue
+		}
+		if tb.b.ops != nil && tb.b.ops.Finish != nil {
+			tb.b.ops.Finish(tb.data)
+		}
+		if err == nil {
+			if _, werr := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); werr != nil {
+				err = fmt.Errorf("write daddr %d: %w", tb.b.daddr, werr)
+				tx.c.shutDown(err)
+			}
+		}
+	}
+	if len(tx.freed) > 0 {
+		tx.c.busy.add(tx.freed)
+	}
+	for _, tb := range tx.held {
+		if tb.dirty && !tb.stale {
+			data := tb.data
+			tb.b.data.Store(&data)
+		}
+	}
+	tx.unlockAll(true)
+	if err != nil {
+		return tx.c.shutdownErr()
+	}
+	for _, fn := range tx.onCommit {
+		fn()
+	}
+	return nil
+}
+
+// Cancel drops every private change and unlocks the buffers.
+func (tx *Tx) Cancel() {
+	if tx.done {
+		return
+	}
+	tx.done = true
+	tx.unlockAll(false)
+	for _, fn := range tx.onCancel {
+		fn()
+	}
+}
+
+func (tx *Tx) unlockAll(committed bool) {
+	for i := len(tx.held) - 1; i >= 0; i-- {
+		tb := tx.held[i]
+		if committed && tb.stale {
+			tb.b.data.Store(nil)
+		}
+		tb.b.lock.Unlock()
+		tx.c.release(tb.b)
+		if committed && tb.stale {
+			tx.c.Invalidate(tb.b.daddr)
+		}
+	}
+	tx.held, tx.index = nil, nil
+}
+
+// Sync makes everything committed so far durable and releases the busy
+// extents of those commits.
+func (c *Cache) Sync() error {
+	seq := c.busy.Seq()
+	if err := c.dev.Sync(); err != nil {
+		c.shutDown(err)
+		return err
+	}
+	c.busy.Clear(seq)
+	return nil
+}

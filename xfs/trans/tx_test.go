@@ -1,0 +1,251 @@
+package trans
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"sync"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// memDev is an in-memory device that can fail writes after a count.
+type memDev struct {
+	mu         sync.Mutex
+	b          []byte
+	failWrites int // fail once this many writes succeeded (0: never)
+	writes     int
+	syncs      int
+}
+
+func (d *memDev) ReadAt(p []byte, off int64) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if off+int64(len(p)) > int64(len(d.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, d.b[off:]), nil
+}
+
+func (d *memDev) WriteAt(p []byte, off int64) (int, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.failWrites > 0 && d.writes >= d.failWrites {
+		return 0, errors.New("injected write error")
+	}
+	d.writes++
+	return copy(d.b[off:], p), nil
+}
+
+func (d *memDev) Size() int64  { return int64(len(d.b)) }
+func (d *memDev) Sync() error  { d.syncs++; return nil }
+func (d *memDev) Close() error { return nil }
+
+// stamped is a block type whose first byte must be 0xAB and whose last
+// byte is a checksum of the rest, to exercise Verify and Finish.
+var stamped = &Ops{
+	Name: "stamped",
+	Verify: func(b []byte, _ format.Daddr) error {
+		if b[0] != 0xAB || b[len(b)-1] != sum(b[:len(b)-1]) {
+			return format.Corrupt("stamped", "", "bad stamp")
+		}
+		return nil
+	},
+	Finish: func(b []byte) { b[0] = 0xAB; b[len(b)-1] = sum(b[:len(b)-1]) },
+}
+
+func sum(b []byte) byte {
+	var s byte
+	for _, c := range b {
+		s += c
+	}
+	return s
+}
+
+func newCache(t *testing.T, blocks int) (*Cache, *memDev) {
+	d := &memDev{b: make([]byte, blocks*512)}
+	for i := 0; i < blocks; i++ {
+		stamped.Finish(d.b[i*512 : i*512+512])
+	}
+	return NewCache(d, 64*512), d
+}
+
+func TestCommitWritesAndPublishes(t *testing.T) {
+	c, d := newCache(t, 16)
+	tx, _ := c.Begin()
+	b, err := tx.Read(3, 512, stamped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[10] = 42
+	tx.Dirty(3)
+	if got, _ := c.Read(3, 512, stamped); got[10] != 0 {
+		t.Fatal("uncommitted change visible to readers")
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.Read(3, 512, stamped)
+	if got[10] != 42 || d.b[3*512+10] != 42 {
+		t.Fatal("commit not visible in cache and on disk")
+	}
+	if stamped.Verify(d.b[3*512:4*512], 3) != nil {
+		t.Fatal("Finish did not run before the write")
+	}
+}
+
+func TestCancelLeavesNothing(t *testing.T) {
+	c, d := newCache(t, 16)
+	before := append([]byte(nil), d.b...)
+	tx, _ := c.Begin()
+	b, _ := tx.Read(2, 512, stamped)
+	b[5] = 1
+	tx.Dirty(2)
+	n, _ := tx.Get(7, 512, stamped)
+	n[1] = 9
+	cancelled := false
+	tx.OnCancel(func() { cancelled = true })
+	tx.Cancel()
+	if !cancelled || !bytes.Equal(before, d.b) {
+		t.Fatal("cancel changed the device or skipped its hook")
+	}
+	if got, _ := c.Read(2, 512, stamped); got[5] != 0 {
+		t.Fatal("cancelled change visible")
+	}
+}
+
+func TestVerifyErrorIsLocated(t *testing.T) {
+	c, d := newCache(t, 16)
+	d.b[4*512] = 0
+	tx, _ := c.Begin()
+	defer tx.Cancel()
+	_, err := tx.Read(4, 512, stamped)
+	var ce *format.CorruptError
+	if !errors.As(err, &ce) || ce.Where != "daddr 4" {
+		t.Fatalf("want located corrupt error, got %v", err)
+	}
+}
+
+func TestFailedWriteShutsDown(t *testing.T) {
+	c, d := newCache(t, 16)
+	d.failWrites = 1
+	tx, _ := c.Begin()
+	for _, a := range []format.Daddr{1, 2} {
+		b, _ := tx.Read(a, 512, stamped)
+		b[3] = 1
+		tx.Dirty(a)
+	}
+	if err := tx.Commit(); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("commit: %v", err)
+	}
+	if _, err := c.Begin(); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("begin after shutdown: %v", err)
+	}
+}
+
+func TestBusyUntilSync(t *testing.T) {
+	c, _ := newCache(t, 16)
+	tx, _ := c.Begin()
+	tx.FreeExtent(Extent{AG: 1, Start: 100, Len: 10})
+	tx.Commit()
+	if got := c.Busy().Overlap(1, 105, 1); len(got) != 1 {
+		t.Fatalf("freed extent not busy: %v", got)
+	}
+	if got := c.Busy().Overlap(1, 110, 5); len(got) != 0 {
+		t.Fatalf("neighbour reported busy: %v", got)
+	}
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Busy().Len() != 0 {
+		t.Fatal("busy extents survive a sync")
+	}
+}
+
+func TestQuotaDeltas(t *testing.T) {
+	c, _ := newCache(t, 4)
+	tx, _ := c.Begin()
+	tx.ModQuota(7, 8, 1)
+	tx.ModQuota(7, -2, 0)
+	if d := tx.QuotaDeltas()[7]; d != (QuotaDelta{6, 1}) {
+		t.Fatalf("delta %+v", d)
+	}
+	tx.Cancel()
+}
+
+// TestConcurrentTransactions increments counters in shared blocks from
+// many goroutines; buffer locks must serialise them (run with -race).
+func TestConcurrentTransactions(t *testing.T) {
+	c, _ := newCache(t, 8)
+	var wg sync.WaitGroup
+	const workers, rounds = 8, 200
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for r := 0; r < rounds; r++ {
+				tx, err := c.Begin()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Always lock in ascending order, as the lock order says.
+				for _, a := range []format.Daddr{1, format.Daddr(2 + w%3)} {
+					b, err := tx.Read(a, 512, stamped)
+					if err != nil {
+						t.Error(err)
+						tx.Cancel()
+						return
+					}
+					b[8]++
+					tx.Dirty(a)
+				}
+				if r%7 == 0 {
+					tx.Cancel()
+					continue
+				}
+				if err := tx.Commit(); err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = c.Read(format.Daddr(1), 512, stamped)
+			}
+		}(w)
+	}
+	wg.Wait()
+	got, _ := c.Read(1, 512, stamped)
+	committed := workers * (rounds - (rounds+6)/7)
+	if int(got[8]) != committed%256 {
+		t.Fatalf("counter %d, want %d", got[8], committed%256)
+	}
+}
+
+func TestEvictionKeepsHeldBuffers(t *testing.T) {
+	d := &memDev{b: make([]byte, 256*512)}
+	for i := 0; i < 256; i++ {
+		stamped.Finish(d.b[i*512 : i*512+512])
+	}
+	c := NewCache(d, 4*512)
+	tx, _ := c.Begin()
+	held, _ := tx.Read(0, 512, stamped)
+	held[9] = 1
+	tx.Dirty(0)
+	for i := 1; i < 256; i++ {
+		if _, err := c.Read(format.Daddr(i), 512, stamped); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Read(0, 512, stamped); got[9] != 1 {
+		t.Fatal("held buffer lost to eviction")
+	}
+	c.mu.Lock()
+	n := len(c.bufs)
+	c.mu.Unlock()
+	if n > 5 {
+		t.Fatalf("%d buffers cached with a budget of 4", n)
+	}
+}
