@@ -1,0 +1,235 @@
+package fork
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// ErrMemFull is returned by Mem.Alloc when its block budget is spent.
+var ErrMemFull = errors.New("fork.Mem: out of blocks")
+
+// Mem is an in-memory Writer for tests of format code. Blocks live in a
+// map by fork offset; each gets a fake, unique disk address. Ops.Verify
+// runs on every Read and Ops.Finish on every Commit, like the real thing.
+type Mem struct {
+	Geo        format.Geometry
+	Ino        format.Ino
+	Fmt        int8
+	Data       []byte // local bytes
+	DiSize     int64
+	Space      int // InlineSpace
+	MaxSpace   int // MaxInlineSpace
+	BlockLimit int // Alloc fails with ErrMemFull beyond this many blocks (0: no limit)
+
+	blocks  map[format.FileOff]*memBlock
+	next    format.Daddr
+	pending []pendingRun // private copies handed out since Begin
+	dirty   map[format.Daddr]bool
+	saved   *Mem // state at Begin, restored by Cancel
+}
+
+type memBlock struct {
+	daddr format.Daddr
+	data  []byte // one filesystem block
+	ops   *trans.Ops
+}
+
+// NewMem returns an empty local fork with space bytes of inline room.
+func NewMem(g format.Geometry, ino format.Ino, space int) *Mem {
+	return &Mem{Geo: g, Ino: ino, Fmt: format.FmtLocal, Space: space, MaxSpace: space,
+		blocks: make(map[format.FileOff]*memBlock), next: 1 << 20, dirty: make(map[format.Daddr]bool)}
+}
+
+// Begin starts a transaction on the fork: Commit applies what was marked
+// dirty (running Ops.Finish), Cancel restores the state at Begin.
+func (m *Mem) Begin() {
+	s := *m
+	s.Data = append([]byte(nil), m.Data...)
+	s.blocks = make(map[format.FileOff]*memBlock, len(m.blocks))
+	for o, b := range m.blocks {
+		c := *b
+		c.data = append([]byte(nil), b.data...)
+		s.blocks[o] = &c
+	}
+	s.saved, s.pending, s.dirty = nil, nil, nil
+	m.saved = &s
+	m.pending = nil
+	m.dirty = make(map[format.Daddr]bool)
+}
+
+// Commit writes back every dirty private copy.
+func (m *Mem) Commit() {
+	bs := m.Geo.BlockSize
+	for _, p := range m.pending {
+		run, err := m.run(p.off, p.count)
+		if err != nil || !m.dirty[run[0].daddr] || run[0].daddr != p.daddr {
+			continue // freed since, or never changed
+		}
+		if p.ops != nil && p.ops.Finish != nil {
+			p.ops.Finish(p.buf)
+		}
+		for i, b := range run {
+			copy(b.data, p.buf[i*bs:(i+1)*bs])
+			b.ops = p.ops
+		}
+	}
+	m.pending, m.saved = nil, nil
+	m.dirty = make(map[format.Daddr]bool)
+}
+
+// Cancel restores the state at Begin.
+func (m *Mem) Cancel() {
+	if m.saved == nil {
+		return
+	}
+	s := m.saved
+	m.Fmt, m.Data, m.DiSize, m.blocks, m.next = s.Fmt, s.Data, s.DiSize, s.blocks, s.next
+	m.pending, m.saved = nil, nil
+	m.dirty = make(map[format.Daddr]bool)
+}
+
+// Block returns the committed bytes of the block at off (for checkers).
+func (m *Mem) Block(off format.FileOff) ([]byte, format.Daddr, bool) {
+	b, ok := m.blocks[off]
+	if !ok {
+		return nil, 0, false
+	}
+	return b.data, b.daddr, true
+}
+
+func (m *Mem) Geometry() *format.Geometry { return &m.Geo }
+func (m *Mem) Owner() format.Ino          { return m.Ino }
+func (m *Mem) Format() int8               { return m.Fmt }
+func (m *Mem) Inline() []byte             { return m.Data }
+func (m *Mem) Size() int64                { return m.DiSize }
+func (m *Mem) InlineSpace() int           { return m.Space }
+func (m *Mem) MaxInlineSpace() int        { return m.MaxSpace }
+func (m *Mem) SetSize(size int64)         { m.DiSize = size }
+
+// Blocks is the number of mapped blocks.
+func (m *Mem) Blocks() int { return len(m.blocks) }
+
+func (m *Mem) SetInline(b []byte) error {
+	if len(b) > m.MaxSpace {
+		return fmt.Errorf("fork.Mem: %d inline bytes exceed %d", len(b), m.MaxSpace)
+	}
+	if len(m.blocks) != 0 {
+		return errors.New("fork.Mem: SetInline with blocks still mapped")
+	}
+	m.Data = append([]byte(nil), b...)
+	m.DiSize = int64(len(b))
+	m.Fmt = format.FmtLocal
+	return nil
+}
+
+func (m *Mem) ToBlocks() error {
+	if m.Fmt != format.FmtLocal {
+		return errors.New("fork.Mem: ToBlocks of a fork that is not local")
+	}
+	m.Data, m.DiSize, m.Fmt = nil, 0, format.FmtExtents
+	return nil
+}
+
+// run returns the count blocks mapped from off, or an error on a hole.
+func (m *Mem) run(off format.FileOff, count int) ([]*memBlock, error) {
+	out := make([]*memBlock, count)
+	for i := range out {
+		b, ok := m.blocks[off+format.FileOff(i)]
+		if !ok {
+			return nil, format.Corrupt("fork", "", "block %d is not mapped", uint64(off)+uint64(i))
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+func (m *Mem) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	run, err := m.run(off, count)
+	if err != nil {
+		return nil, 0, err
+	}
+	bs := m.Geo.BlockSize
+	buf := make([]byte, count*bs)
+	for i, b := range run {
+		copy(buf[i*bs:], b.data)
+	}
+	if ops != nil && ops.Verify != nil {
+		if err := ops.Verify(buf, run[0].daddr); err != nil {
+			return nil, 0, err
+		}
+	}
+	// Writes through the returned slice land in the blocks at Dirty time.
+	m.pending = append(m.pending, pendingRun{off, count, run[0].daddr, buf, ops})
+	return buf, run[0].daddr, nil
+}
+
+type pendingRun struct {
+	off   format.FileOff
+	count int
+	daddr format.Daddr
+	buf   []byte
+	ops   *trans.Ops
+}
+
+func (m *Mem) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	if m.Fmt == format.FmtLocal {
+		return nil, 0, errors.New("fork.Mem: Alloc on a local fork (call ToBlocks first)")
+	}
+	if m.BlockLimit > 0 && len(m.blocks)+count > m.BlockLimit {
+		return nil, 0, ErrMemFull
+	}
+	bbPerBlock := format.Daddr(m.Geo.BlockSize >> format.BBShift)
+	first := m.next
+	for i := 0; i < count; i++ {
+		o := off + format.FileOff(i)
+		if _, ok := m.blocks[o]; ok {
+			return nil, 0, fmt.Errorf("fork.Mem: block %d already mapped", o)
+		}
+		m.blocks[o] = &memBlock{daddr: m.next, data: make([]byte, m.Geo.BlockSize), ops: ops}
+		m.next += bbPerBlock
+	}
+	buf := make([]byte, count*m.Geo.BlockSize)
+	m.pending = append(m.pending, pendingRun{off, count, first, buf, ops})
+	m.dirty[first] = true
+	return buf, first, nil
+}
+
+func (m *Mem) Free(off format.FileOff, count int) error {
+	if _, err := m.run(off, count); err != nil {
+		return err
+	}
+	for i := 0; i < count; i++ {
+		delete(m.blocks, off+format.FileOff(i))
+	}
+	kept := m.pending[:0]
+	for _, p := range m.pending {
+		if p.off+format.FileOff(p.count) <= off || p.off >= off+format.FileOff(count) {
+			kept = append(kept, p)
+		}
+	}
+	m.pending = kept
+	return nil
+}
+
+func (m *Mem) Dirty(daddr format.Daddr) { m.dirty[daddr] = true }
+
+func (m *Mem) Mapped() ([][2]format.FileOff, error) {
+	offs := make([]format.FileOff, 0, len(m.blocks))
+	for o := range m.blocks {
+		offs = append(offs, o)
+	}
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	var out [][2]format.FileOff
+	for _, o := range offs {
+		if n := len(out); n > 0 && out[n-1][1] == o {
+			out[n-1][1]++
+		} else {
+			out = append(out, [2]format.FileOff{o, o + 1})
+		}
+	}
+	return out, nil
+}
