@@ -23,8 +23,11 @@ import (
 
 // Options control how a volume is opened.
 type Options struct {
-	// ReadOnly must be true until the write path exists.
+	// ReadOnly opens without taking the writer lock; every change fails.
 	ReadOnly bool
+	// CacheBytes bounds the metadata buffer cache of a writable volume
+	// (0: a default of 64 MiB).
+	CacheBytes int
 }
 
 // Volume is an open XFS filesystem.
@@ -36,14 +39,12 @@ type Volume struct {
 	path string
 
 	icache    inodeCache
+	w         *writeState // nil when read-only
 	closeOnce sync.Once
 }
 
 // Open opens the volume file or block device at path.
 func Open(path string, o Options) (*Volume, error) {
-	if !o.ReadOnly {
-		return nil, fmt.Errorf("%s: %w: read-write access arrives with the write path; open read-only", path, ErrUnsupported)
-	}
 	d, err := dev.Open(path, o.ReadOnly)
 	if err != nil {
 		return nil, err
@@ -60,9 +61,6 @@ func Open(path string, o Options) (*Volume, error) {
 // OpenDevice opens a filesystem on an already open device. The volume owns
 // the device from then on and closes it in Close.
 func OpenDevice(d dev.Device, o Options) (*Volume, error) {
-	if !o.ReadOnly {
-		return nil, fmt.Errorf("%w: read-write access arrives with the write path", ErrUnsupported)
-	}
 	sector := make([]byte, 512)
 	if d.Size() < 512 {
 		return nil, fmt.Errorf("%w: device of %d bytes is too small to hold XFS", ErrUnsupported, d.Size())
@@ -99,6 +97,11 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 	v.icache.init()
 	if err := v.checkLog(); err != nil {
 		return nil, err
+	}
+	if !o.ReadOnly {
+		if err := v.openWrite(o); err != nil {
+			return nil, err
+		}
 	}
 	return v, nil
 }
@@ -143,10 +146,16 @@ func (v *Volume) checkLog() error {
 	return nil
 }
 
-// Close releases the device.
+// Close writes back the counters of a writable volume, makes everything
+// durable and releases the device.
 func (v *Volume) Close() error {
 	var err error
-	v.closeOnce.Do(func() { err = v.dev.Close() })
+	v.closeOnce.Do(func() {
+		err = v.Sync()
+		if cerr := v.dev.Close(); err == nil {
+			err = cerr
+		}
+	})
 	return err
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Device is random-access storage with an explicit flush.
@@ -26,6 +27,9 @@ type Device interface {
 
 // ErrReadOnly is returned by writes to a device opened read-only.
 var ErrReadOnly = errors.New("device is read-only")
+
+// ErrInUse is returned when another process has the volume open for writing.
+var ErrInUse = errors.New("volume is open for writing by another process")
 
 // File is a Device backed by an *os.File (a volume file or a block device).
 type File struct {
@@ -44,6 +48,17 @@ func Open(path string, readOnly bool) (*File, error) {
 	f, err := os.OpenFile(path, flag, 0)
 	if err != nil {
 		return nil, err
+	}
+	if !readOnly {
+		// One writer at a time: two engines writing one volume would
+		// corrupt it. Read-only opens take no lock.
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%s: %w", path, ErrInUse)
+			}
+			return nil, fmt.Errorf("%s: lock: %w", path, err)
+		}
 	}
 	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {

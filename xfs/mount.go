@@ -1,0 +1,149 @@
+package xfs
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// counters are the in-core superblock counters of a writable volume. They
+// start from the AG headers (the truth with lazy superblock counters) and
+// reach the superblock at every Sync and at Close.
+type counters struct {
+	fdblocks atomic.Int64 // free blocks, reservations already taken out
+	icount   atomic.Int64
+	ifree    atomic.Int64
+}
+
+// writeState is what only a writable volume has.
+type writeState struct {
+	cache    *trans.Cache
+	counters counters
+	setAside int64 // blocks never handed out (room for free-space btree splits)
+
+	sbMu sync.Mutex // serialises superblock writes
+}
+
+// defaultCacheBytes is the metadata buffer budget when Options leave it 0.
+const defaultCacheBytes = 64 << 20
+
+// openWrite prepares a volume for writing: it refuses what the write path
+// cannot keep consistent and loads the counters.
+func (v *Volume) openWrite(o Options) error {
+	if v.geo.Reflink {
+		shared, err := v.hasRefcountRecords()
+		if err != nil {
+			return err
+		}
+		if shared {
+			return fmt.Errorf("%w: the refcount tree holds shared or CoW extents; writing reflinked volumes is not supported yet (open read-only)", ErrUnsupported)
+		}
+	}
+	budget := o.CacheBytes
+	if budget == 0 {
+		budget = defaultCacheBytes
+	}
+	v.w = &writeState{cache: trans.NewCache(v.dev, budget)}
+	v.w.setAside = int64(v.geo.AgCount) * 8
+	st, err := v.Statfs()
+	if err != nil {
+		return err
+	}
+	v.w.counters.fdblocks.Store(int64(st.FreeBlocks))
+	v.w.counters.icount.Store(int64(st.Inodes))
+	v.w.counters.ifree.Store(int64(st.FreeInodes))
+	// Until quotas are maintained, say so on disk: a checker must not
+	// trust project quota counts this engine did not keep.
+	v.sb.QFlags &^= qflagsChecked
+	return v.writeSuperblock()
+}
+
+// Quota "checked" bits: counts are trusted only while set.
+const qflagsChecked = 0x4 | 0x20 | 0x100 | 0x400
+
+// hasRefcountRecords reports whether any AG's refcount tree is non-empty.
+func (v *Volume) hasRefcountRecords() (bool, error) {
+	sector := make([]byte, v.geo.SectSize)
+	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
+		agf, err := v.readAgf(ag, sector)
+		if err != nil {
+			return false, err
+		}
+		if agf.RefcountLevel > 1 {
+			return true, nil
+		}
+		b, err := v.readFsb(v.geo.AgToFsb(ag, agf.RefcountRoot), 1)
+		if err != nil {
+			return false, err
+		}
+		h, err := format.VerifyBtreeBlock(&v.geo, &format.RefcountShape, b, v.geo.AgbToDaddr(ag, agf.RefcountRoot), uint64(ag))
+		if err != nil {
+			return false, format.Located(err, fmt.Sprintf("AG %d refcount root", ag))
+		}
+		if h.NumRecs > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// writeSuperblock stores the in-core counters in the primary superblock.
+func (v *Volume) writeSuperblock() error {
+	w := v.w
+	w.sbMu.Lock()
+	defer w.sbMu.Unlock()
+	sector := make([]byte, v.geo.SectSize)
+	if _, err := v.dev.ReadAt(sector, 0); err != nil {
+		return err
+	}
+	sb := *v.sb
+	sb.ICount = uint64(w.counters.icount.Load())
+	sb.IFree = uint64(w.counters.ifree.Load())
+	sb.FDBlocks = uint64(w.counters.fdblocks.Load())
+	sb.Encode(sector)
+	format.SetCRC(sector, format.SbCRCOff)
+	if _, err := v.dev.WriteAt(sector, 0); err != nil {
+		return fmt.Errorf("write superblock: %w", err)
+	}
+	return nil
+}
+
+// reserveBlocks takes n blocks from the free count for a transaction, or
+// fails with ErrNoSpace before anything is modified.
+func (v *Volume) reserveBlocks(n int64) error {
+	c := &v.w.counters.fdblocks
+	for {
+		free := c.Load()
+		if free-n < v.w.setAside {
+			return fmt.Errorf("%w: %d blocks wanted, %d free", ErrNoSpace, n, max(free-v.w.setAside, 0))
+		}
+		if c.CompareAndSwap(free, free-n) {
+			return nil
+		}
+	}
+}
+
+// unreserveBlocks returns unused reservation (or freed blocks).
+func (v *Volume) unreserveBlocks(n int64) { v.w.counters.fdblocks.Add(n) }
+
+// Sync makes every completed change durable.
+func (v *Volume) Sync() error {
+	if v.w == nil {
+		return nil
+	}
+	if err := v.writeSuperblock(); err != nil {
+		return err
+	}
+	return v.w.cache.Sync()
+}
+
+// errReadOnlyVolume is returned by every change to a read-only volume.
+func (v *Volume) checkWritable() error {
+	if v.w == nil {
+		return fmt.Errorf("%w (opened read-only)", ErrReadOnly)
+	}
+	return nil
+}

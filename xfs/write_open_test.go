@@ -1,0 +1,45 @@
+package xfs_test
+
+import (
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// TestOpenReadWrite opens a fresh volume for writing, closes it, and
+// requires xfs_repair to find nothing and the counters to be unchanged.
+func TestOpenReadWrite(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "rw.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := xfs.Open(img, xfs.Options{}); !errors.Is(err, dev.ErrInUse) {
+		t.Fatalf("second writer: %v", err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ro := openRO(t, img)
+	after, _ := ro.Statfs()
+	if before != after {
+		t.Fatalf("statfs changed across a read-write open: %+v -> %+v", before, after)
+	}
+	if sb := ro.Superblock(); sb.FDBlocks != after.FreeBlocks || sb.ICount != after.Inodes || sb.IFree != after.FreeInodes {
+		t.Fatalf("superblock counters %d/%d/%d, AG headers %d/%d/%d", sb.FDBlocks, sb.ICount, sb.IFree, after.FreeBlocks, after.Inodes, after.FreeInodes)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
+}
