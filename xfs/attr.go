@@ -37,6 +37,7 @@ func SplitXattrName(full string) (flags uint8, name string, err error) {
 // ListXattr returns every attribute with its value, in on-disk order.
 // Parent-pointer attributes, which are not user-visible, are left out.
 func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
+	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
 		return nil, err
@@ -65,6 +66,7 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
 		return nil, err

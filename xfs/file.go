@@ -3,6 +3,7 @@ package xfs
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -11,6 +12,7 @@ import (
 // read as zeros. It returns io.EOF when off+len(p) passes the end of file,
 // like io.ReaderAt.
 func (v *Volume) ReadAt(ino format.Ino, p []byte, off int64) (int, error) {
+	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
 		return 0, err
@@ -56,7 +58,10 @@ func (v *Volume) readMapped(ext []format.Extent, p []byte, off int64) error {
 		if !ok {
 			// A hole: zeros up to the next extent.
 			n := int64(len(p))
-			if i := lookupExtent(ext, fb); i < len(ext) {
+			// The next extent starts after off; one starting beyond
+			// the largest byte offset cannot end the hole early (and
+			// its byte offset would overflow).
+			if i := lookupExtent(ext, fb); i < len(ext) && uint64(ext[i].StartOff) <= math.MaxInt64>>v.geo.BlockLog {
 				if gap := int64(ext[i].StartOff)<<v.geo.BlockLog - off; gap < n {
 					n = gap
 				}
@@ -105,6 +110,7 @@ func (v *Volume) readForkBlocks(ext []format.Extent, off format.FileOff, count i
 
 // Readlink returns a symlink's target.
 func (v *Volume) Readlink(ino format.Ino) (string, error) {
+	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
 		return "", err

@@ -3,6 +3,7 @@ package xfs
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -22,9 +23,10 @@ func (f Fork) String() string {
 	return "data fork"
 }
 
-// inode is the in-memory form of an on-disk inode: its verified core and
-// raw bytes, plus fork mappings loaded on first use. Immutable once cached
-// (read-only volumes); the write path will add a lock here.
+// inode is one committed version of an on-disk inode: its verified core
+// and raw bytes, plus fork mappings loaded on first use. A version is
+// immutable; a transaction that changes the inode publishes a new version
+// when it commits, so readers holding an older one stay consistent.
 type inode struct {
 	ino  format.Ino
 	core *format.Dinode
@@ -64,50 +66,93 @@ func (ip *inode) isDir() bool  { return ip.core.Mode&format.SIFMT == format.SIFD
 func (ip *inode) isReg() bool  { return ip.core.Mode&format.SIFMT == format.SIFREG }
 func (ip *inode) isLink() bool { return ip.core.Mode&format.SIFMT == format.SIFLNK }
 
-// inodeCache bounds the number of decoded inodes kept in memory.
+// inodeHandle is the cache entry of an inode: its lock and its latest
+// committed version.
+//
+// Lock order: directory inodes before the inodes they name (for two
+// directories, lower inode number first), inode locks before any buffer.
+type inodeHandle struct {
+	// lock is the inode lock: shared for reads that span several blocks,
+	// exclusive for changes.
+	lock sync.RWMutex
+	cur  atomic.Pointer[inode] // nil until loaded
+	refs int                   // holders; guarded by inodeCache.mu
+}
+
+// inodeCache bounds the number of inodes kept in memory; held handles are
+// never evicted, so an inode never has two locks.
 type inodeCache struct {
-	mu    sync.Mutex // guards m
-	m     map[format.Ino]*inode
+	mu    sync.Mutex // guards m and refs
+	m     map[format.Ino]*inodeHandle
 	limit int
 }
 
 func (c *inodeCache) init() {
-	c.m = make(map[format.Ino]*inode)
+	c.m = make(map[format.Ino]*inodeHandle)
 	c.limit = 1 << 14
 }
 
-func (c *inodeCache) get(ino format.Ino) *inode {
+// hold returns the handle of ino with a reference; drop it with release.
+func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.m[ino]
+	h, ok := c.m[ino]
+	if !ok {
+		if len(c.m) >= c.limit {
+			c.evictLocked()
+		}
+		h = &inodeHandle{}
+		c.m[ino] = h
+	}
+	h.refs++
+	return h
 }
 
-func (c *inodeCache) put(ip *inode) *inode {
+func (c *inodeCache) release(h *inodeHandle) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old, ok := c.m[ip.ino]; ok {
-		return old
-	}
-	if len(c.m) >= c.limit {
-		// Evict an arbitrary eighth; map order is random enough for a
-		// read cache and keeps this O(1) amortised.
-		n := c.limit / 8
-		for k := range c.m {
+	h.refs--
+	c.mu.Unlock()
+}
+
+// evictLocked drops an arbitrary eighth of the unheld handles; map order
+// is random enough for this cache and keeps it O(1) amortised.
+func (c *inodeCache) evictLocked() {
+	n := c.limit / 8
+	for k, h := range c.m {
+		if h.refs == 0 {
 			delete(c.m, k)
 			if n--; n == 0 {
-				break
+				return
 			}
 		}
 	}
-	c.m[ip.ino] = ip
-	return ip
 }
 
-// iget returns the verified in-use inode ino.
+// iget returns the latest committed version of the in-use inode ino.
 func (v *Volume) iget(ino format.Ino) (*inode, error) {
-	if ip := v.icache.get(ino); ip != nil {
+	h := v.icache.hold(ino)
+	defer v.icache.release(h)
+	return v.igetHeld(h, ino)
+}
+
+// igetHeld is iget for a caller that holds the handle.
+func (v *Volume) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
+	if ip := h.cur.Load(); ip != nil {
 		return ip, nil
 	}
+	ip, err := v.readInode(ino)
+	if err != nil {
+		return nil, err
+	}
+	if ip.core.Mode == 0 {
+		return nil, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "referenced inode is free")
+	}
+	h.cur.CompareAndSwap(nil, ip)
+	return h.cur.Load(), nil
+}
+
+// readInode reads and verifies an inode from disk, free or not.
+func (v *Volume) readInode(ino format.Ino) (*inode, error) {
 	off, err := v.geo.InoLocation(ino)
 	if err != nil {
 		return nil, err
@@ -120,8 +165,16 @@ func (v *Volume) iget(ino format.Ino) (*inode, error) {
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
 	}
-	if core.Mode == 0 {
-		return nil, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "referenced inode is free")
+	return &inode{ino: ino, core: core, raw: raw}, nil
+}
+
+// rlock takes ino's lock shared for a read spanning several blocks and
+// returns the function that drops it.
+func (v *Volume) rlock(ino format.Ino) func() {
+	h := v.icache.hold(ino)
+	h.lock.RLock()
+	return func() {
+		h.lock.RUnlock()
+		v.icache.release(h)
 	}
-	return v.icache.put(&inode{ino: ino, core: core, raw: raw}), nil
 }

@@ -38,6 +38,7 @@ func (s *Stat) IsDir() bool { return s.Mode&format.SIFMT == format.SIFDIR }
 
 // Stat returns an inode's attributes.
 func (v *Volume) Stat(ino format.Ino) (Stat, error) {
+	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
 		return Stat{}, err

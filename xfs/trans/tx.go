@@ -21,9 +21,10 @@ type Tx struct {
 	freed []Extent
 	quota map[uint32]QuotaDelta
 
-	onCommit []func()
-	onCancel []func()
-	done     bool
+	onPrepare []func() error
+	onCommit  []func()
+	onCancel  []func()
+	done      bool
 }
 
 // QuotaDelta is a change to one project's usage.
@@ -161,6 +162,11 @@ func (tx *Tx) ModQuota(projid uint32, blocks, inodes int64) {
 // QuotaDeltas returns the accumulated per-project deltas.
 func (tx *Tx) QuotaDeltas() map[uint32]QuotaDelta { return tx.quota }
 
+// OnPrepare registers fn to run at the start of Commit, before anything is
+// written: items kept outside buffers (inode cores) copy themselves into
+// their buffers here. An error cancels the transaction.
+func (tx *Tx) OnPrepare(fn func() error) { tx.onPrepare = append(tx.onPrepare, fn) }
+
 // OnCommit registers fn to run after a successful commit (in-core counter
 // updates, cache changes); OnCancel registers fn for a cancel.
 func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
@@ -172,6 +178,12 @@ func (tx *Tx) OnCancel(fn func()) { tx.onCancel = append(tx.onCancel, fn) }
 func (tx *Tx) Commit() error {
 	if tx.done {
 		panic("trans: commit of a finished transaction")
+	}
+	for i := 0; i < len(tx.onPrepare); i++ { // hooks may add hooks
+		if err := tx.onPrepare[i](); err != nil {
+			tx.Cancel()
+			return err
+		}
 	}
 	tx.done = true
 	var err error

@@ -1,0 +1,110 @@
+package xfs
+
+import (
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// txn is an engine transaction: the buffer transaction plus the inodes it
+// changes and the block reservation it holds.
+type txn struct {
+	*trans.Tx
+	v      *Volume
+	inodes map[format.Ino]*inodeChange
+	// res is the number of blocks reserved from the free count; used is
+	// how many of them allocations have consumed. The rest goes back at
+	// the end.
+	res, used int64
+}
+
+// begin starts a transaction that may allocate up to blocks blocks.
+func (v *Volume) begin(blocks int64) (*txn, error) {
+	if err := v.checkWritable(); err != nil {
+		return nil, err
+	}
+	if blocks > 0 {
+		if err := v.reserveBlocks(blocks); err != nil {
+			return nil, err
+		}
+	}
+	tx, err := v.w.cache.Begin()
+	if err != nil {
+		v.unreserveBlocks(blocks)
+		return nil, err
+	}
+	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks}
+	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
+	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
+	return t, nil
+}
+
+// useBlocks accounts n allocated blocks against the reservation.
+func (t *txn) useBlocks(n int64) error {
+	if t.used+n > t.res {
+		return fmt.Errorf("%w: transaction reserved %d blocks and needs %d", ErrNoSpace, t.res, t.used+n)
+	}
+	t.used += n
+	return nil
+}
+
+// freeBlocks returns n freed blocks to the free count when t commits.
+func (t *txn) freeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
+
+// inodeBufOps describe a block of inodes: every slot must look like a v3
+// inode (each inode's own CRC is checked when it is read).
+var inodeBufOps = &trans.Ops{Name: "inode block"}
+
+// inodeChange is a transaction's private copy of an inode it changes. The
+// caller holds the inode's lock exclusively for the transaction's life.
+type inodeChange struct {
+	t    *txn
+	h    *inodeHandle
+	ino  format.Ino
+	core *format.Dinode // edited freely; encoded into raw at commit
+	raw  []byte         // the whole inode; forks are edited here
+}
+
+// modify returns the transaction's copy of the in-use inode ino.
+func (t *txn) modify(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
+	if c, ok := t.inodes[ino]; ok {
+		return c, nil
+	}
+	cur, err := t.v.igetHeld(h, ino)
+	if err != nil {
+		return nil, err
+	}
+	return t.track(h, cur), nil
+}
+
+// track starts a change from a known version (also a free inode being
+// allocated, which iget would refuse).
+func (t *txn) track(h *inodeHandle, cur *inode) *inodeChange {
+	core := *cur.core
+	c := &inodeChange{t: t, h: h, ino: cur.ino, core: &core, raw: append([]byte(nil), cur.raw...)}
+	t.inodes[cur.ino] = c
+	t.OnPrepare(c.flush)
+	t.OnCommit(func() { h.cur.Store(&inode{ino: c.ino, core: c.core, raw: c.raw}) })
+	return c
+}
+
+// flush copies the inode into its block inside the transaction.
+func (c *inodeChange) flush() error {
+	g := &c.t.v.geo
+	c.core.Encode(c.raw)
+	format.SetCRC(c.raw, format.InodeCRCOff)
+	ag, agino := g.InoToAg(c.ino)
+	bno, slot := g.AgInoToAgBlock(agino)
+	daddr := g.AgbToDaddr(ag, bno)
+	b, err := c.t.Read(daddr, g.BlockSize, inodeBufOps)
+	if err != nil {
+		return err
+	}
+	copy(b[slot*g.InodeSize:], c.raw)
+	c.t.Dirty(daddr)
+	return nil
+}
+
+// forks returns the data and attribute fork bytes of the private copy.
+func (c *inodeChange) forks() (data, attr []byte) { return c.core.Forks(c.raw) }
