@@ -26,7 +26,7 @@ func (v *Volume) loadExtents(ip *inode, f Fork) ([]format.Extent, error) {
 	var ext []format.Extent
 	switch ip.format(f) {
 	case format.FmtExtents:
-		if n*format.ExtentRecSize > uint64(len(fork)) {
+		if n > uint64(len(fork))/format.ExtentRecSize { // n*16 could overflow (nrext64)
 			return nil, format.Corrupt("extent list", "", "%d extents do not fit a %d-byte fork", n, len(fork))
 		}
 		ext = make([]format.Extent, n)

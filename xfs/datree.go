@@ -42,7 +42,7 @@ func (t *daTree) descend(da uint32, hash uint32, leftmost bool) (uint32, []byte,
 		}
 		if info.Magic != format.Da3NodeMagic {
 			if level > 1 {
-				return 0, nil, nil, format.Corrupt(t.what, fmt.Sprintf("block %d", da), "leaf found below a level-%d node", level)
+				return 0, nil, nil, format.Corrupt(t.what, fmt.Sprintf("%s block %d", t.what, da), "leaf found below a level-%d node", level)
 			}
 			return da, b, info, nil
 		}
@@ -51,7 +51,7 @@ func (t *daTree) descend(da uint32, hash uint32, leftmost bool) (uint32, []byte,
 			return 0, nil, nil, format.Located(err, fmt.Sprintf("%s block %d", t.what, da))
 		}
 		if level >= 0 && int(n.Level) != level-1 {
-			return 0, nil, nil, format.Corrupt(t.what, fmt.Sprintf("block %d", da), "node level %d below level %d", n.Level, level)
+			return 0, nil, nil, format.Corrupt(t.what, fmt.Sprintf("%s block %d", t.what, da), "child node has level %d, want %d", n.Level, level-1)
 		}
 		level = int(n.Level)
 		child := n.Entries[len(n.Entries)-1].Before
@@ -80,7 +80,7 @@ func (t *daTree) leaves(root uint32, fn func(da uint32, b []byte, info *format.D
 	seen := map[uint32]bool{}
 	for {
 		if seen[da] {
-			return format.Corrupt(t.what, fmt.Sprintf("block %d", da), "leaf sibling chain loops")
+			return format.Corrupt(t.what, fmt.Sprintf("%s block %d", t.what, da), "leaf sibling chain loops")
 		}
 		seen[da] = true
 		if err := fn(da, b, info); err != nil {
@@ -95,10 +95,10 @@ func (t *daTree) leaves(root uint32, fn func(da uint32, b []byte, info *format.D
 			return err
 		}
 		if info.Magic == format.Da3NodeMagic {
-			return format.Corrupt(t.what, fmt.Sprintf("block %d", da), "leaf sibling is a node")
+			return format.Corrupt(t.what, fmt.Sprintf("%s block %d", t.what, da), "leaf sibling is a node")
 		}
 		if info.Back != prev {
-			return format.Corrupt(t.what, fmt.Sprintf("block %d", da), "back pointer %d, want %d", info.Back, prev)
+			return format.Corrupt(t.what, fmt.Sprintf("%s block %d", t.what, da), "back pointer %d, want %d", info.Back, prev)
 		}
 	}
 }

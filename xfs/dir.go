@@ -55,6 +55,7 @@ func (v *Volume) getDir(ino format.Ino) (*inode, error) {
 
 // ReadDir lists a directory in on-disk order, without "." and "..".
 func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
+	defer v.rlock(ino)()
 	ip, err := v.getDir(ino)
 	if err != nil {
 		return nil, err
@@ -65,12 +66,12 @@ func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
 			return nil
 		}
 		if !v.geo.ValidIno(e.Ino) {
-			return format.Corrupt("directory entry", fmt.Sprintf("inode %d", ino), "%q points at invalid inode %d", e.Name, e.Ino)
+			return format.Corrupt("directory entry", "", "%q points at invalid inode %d", e.Name, e.Ino)
 		}
 		out = append(out, DirEntry{Name: string(e.Name), Ino: e.Ino, Type: e.FType})
 		return nil
 	})
-	return out, format.Located(err, fmt.Sprintf("directory inode %d", ino))
+	return out, format.Located(err, fmt.Sprintf("inode %d", ino))
 }
 
 func isDot(name []byte) bool {
@@ -145,6 +146,7 @@ func (v *Volume) readDirData(ip *inode, ext []format.Extent, db uint32) ([]byte,
 
 // Lookup finds name in directory dir. "." and ".." work in every format.
 func (v *Volume) Lookup(dir format.Ino, name string) (format.Ino, error) {
+	defer v.rlock(dir)()
 	ip, err := v.getDir(dir)
 	if err != nil {
 		return 0, err
@@ -160,10 +162,10 @@ func (v *Volume) Lookup(dir format.Ino, name string) (format.Ino, error) {
 	}
 	ino, err := v.lookup(ip, []byte(name))
 	if err != nil {
-		return 0, format.Located(err, fmt.Sprintf("directory inode %d", dir))
+		return 0, format.Located(err, fmt.Sprintf("inode %d", dir))
 	}
 	if !v.geo.ValidIno(ino) {
-		return 0, format.Corrupt("directory entry", fmt.Sprintf("directory inode %d", dir), "%q points at invalid inode %d", name, ino)
+		return 0, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dir), "%q points at invalid inode %d", name, ino)
 	}
 	return ino, nil
 }
@@ -254,7 +256,9 @@ func (v *Volume) lookupLeaf(ip *inode, name []byte) (format.Ino, error) {
 	if err != nil {
 		return 0, err
 	}
-	for hops := 0; ; hops++ {
+	seen := map[uint32]bool{}
+	for {
+		seen[da] = true
 		_, ents, err := format.DecodeDirLeaf(b, info)
 		if err != nil {
 			return 0, format.Located(err, fmt.Sprintf("dir3 leaf block %d", da))
@@ -275,12 +279,23 @@ func (v *Volume) lookupLeaf(ip *inode, name []byte) (format.Ino, error) {
 			}
 		}
 		// Equal hashes may continue in the next leaf.
-		if i < len(ents) || info.Forw == 0 || hops > 1<<16 {
+		if i < len(ents) || info.Forw == 0 {
 			return 0, ErrNotFound
 		}
+		prev := da
 		da = info.Forw
+		where := fmt.Sprintf("%s block %d", t.what, da)
+		if seen[da] {
+			return 0, format.Corrupt(t.what, where, "leaf sibling chain loops (forward pointer of block %d)", prev)
+		}
 		if b, info, err = t.read(da); err != nil {
 			return 0, err
+		}
+		if info.Magic != format.Dir3LeafNMagic {
+			return 0, format.Corrupt(t.what, where, "leaf sibling has magic %#x", info.Magic)
+		}
+		if info.Back != prev {
+			return 0, format.Corrupt(t.what, where, "back pointer %d, want %d", info.Back, prev)
 		}
 	}
 }

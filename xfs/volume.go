@@ -91,8 +91,10 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 		return nil, err
 	}
 	v := &Volume{dev: d, sb: sb, geo: format.NewGeometry(sb), ro: o.ReadOnly}
-	if need := int64(v.geo.DBlocks) << v.geo.BlockLog; d.Size() < need {
-		return nil, fmt.Errorf("%w: device has %d bytes, the filesystem needs %d", ErrUnsupported, d.Size(), need)
+	// Compared in blocks: the size in bytes of a corrupt superblock's
+	// geometry may not fit an int64.
+	if v.geo.DBlocks > uint64(d.Size())>>v.geo.BlockLog {
+		return nil, fmt.Errorf("%w: device has %d bytes, the filesystem needs %d blocks of %d bytes", ErrUnsupported, d.Size(), v.geo.DBlocks, v.geo.BlockSize)
 	}
 	v.icache.init()
 	if err := v.checkLog(); err != nil {
@@ -134,6 +136,11 @@ func (v *Volume) checkLog() error {
 	g := &v.geo
 	if !g.ValidFsb(v.sb.LogStart) || !g.ValidExtent(v.sb.LogStart, uint64(v.sb.LogBlocks)) {
 		return format.Corrupt("superblock", "daddr 0", "log of %d blocks at %d lies outside the filesystem", v.sb.LogBlocks, v.sb.LogStart)
+	}
+	// The kernel refuses logs over 2 GiB, and xlog counts basic blocks
+	// in 32 bits.
+	if uint64(v.sb.LogBlocks)<<g.BlockLog > 2<<30 {
+		return format.Corrupt("superblock", "daddr 0", "log of %d blocks of %d bytes is larger than 2 GiB", v.sb.LogBlocks, g.BlockSize)
 	}
 	l := &xlog.Log{R: v.dev, Start: format.DaddrToByte(g.FsbToDaddr(v.sb.LogStart)),
 		Blocks: v.sb.LogBlocks << (g.BlockLog - format.BBShift)}

@@ -1,6 +1,9 @@
 package format
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Attribute namespaces and entry flags.
 const (
@@ -10,6 +13,8 @@ const (
 	AttrParent     = 0x08 // parent pointers (not used by this engine)
 	AttrIncomplete = 0x80
 	AttrNSMask     = AttrRoot | AttrSecure | AttrParent
+	// AttrOnDiskMask holds every flag a leaf entry may carry.
+	AttrOnDiskMask = AttrLocal | AttrNSMask | AttrIncomplete
 
 	Attr3LeafHdrSize = 80
 	AttrSFHdrSize    = 4
@@ -65,6 +70,9 @@ func DecodeSFAttrs(fork []byte) ([]Attr, error) {
 		if nl == 0 || end > tot {
 			return nil, Corrupt(what, "", "entry %d overruns the fork", i)
 		}
+		if !validAttrFlags(fl, AttrNSMask) {
+			return nil, Corrupt(what, "", "entry %d has flags %#x", i, fl)
+		}
 		out = append(out, Attr{Flags: fl, Name: fork[p+3 : p+3+nl], Value: fork[p+3+nl : end], ValueLen: uint32(vl)})
 		p = end
 	}
@@ -103,6 +111,9 @@ func DecodeAttrLeaf(b []byte) ([]Attr, []AttrLeafEntry, error) {
 		off := Attr3LeafHdrSize + 8*i
 		e := AttrLeafEntry{be.Uint32(b[off:]), be.Uint16(b[off+4:]), b[off+6]}
 		ents[i] = e
+		if !validAttrFlags(e.Flags, AttrOnDiskMask) {
+			return nil, nil, Corrupt(what, "", "entry %d has flags %#x", i, e.Flags)
+		}
 		if i > 0 && e.HashVal < ents[i-1].HashVal {
 			return nil, nil, Corrupt(what, "", "hash order broken at entry %d", i)
 		}
@@ -139,4 +150,12 @@ func DecodeAttrLeaf(b []byte) ([]Attr, []AttrLeafEntry, error) {
 		attrs = append(attrs, a)
 	}
 	return attrs, ents, nil
+}
+
+// validAttrFlags reports whether an entry's flags use only the bits in
+// allowed and name at most one namespace, as the kernel's verifiers
+// require (an entry in two namespaces would be listed under one name and
+// not found under it).
+func validAttrFlags(flags, allowed uint8) bool {
+	return flags&^allowed == 0 && bits.OnesCount8(flags&AttrNSMask) <= 1
 }

@@ -3,6 +3,7 @@ package format
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ErrCorrupt is the kind of every *CorruptError, for errors.Is.
@@ -31,13 +32,30 @@ func Corrupt(structure, where, format string, args ...any) *CorruptError {
 }
 
 // Located returns a copy of err with Where filled in when err is a
-// CorruptError that does not know its location yet; other errors pass through.
+// CorruptError that does not know its location yet. A CorruptError that
+// already knows where inside a structure it was found is placed within
+// where, outermost first ("inode 5 data fork, fsb 1234"), unless its
+// location already starts with where. Other errors pass through.
 func Located(err error, where string) error {
 	var ce *CorruptError
-	if errors.As(err, &ce) && ce.Where == "" {
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case ce.Where == "":
 		c := *ce
 		c.Where = where
 		return &c
+	case err == error(ce) && where != "" && !locatedIn(ce.Where, where):
+		c := *ce
+		c.Where = where + ", " + ce.Where
+		return &c
 	}
 	return err
+}
+
+// locatedIn reports whether the location inner already starts with outer.
+func locatedIn(inner, outer string) bool {
+	rest, ok := strings.CutPrefix(inner, outer)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == ',')
 }

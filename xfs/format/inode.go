@@ -314,7 +314,7 @@ func verifyForkFormat(d *Dinode, g *Geometry) error {
 				return Corrupt(what, "", "local fork of %d bytes in a %d-byte fork", d.Size, dsize)
 			}
 		case FmtExtents:
-			if d.DataExtents()*16 > uint64(dsize) {
+			if d.DataExtents() > uint64(dsize)/ExtentRecSize { // 64-bit counts (nrext64) would overflow n*16
 				return Corrupt(what, "", "%d extents do not fit a %d-byte data fork", d.DataExtents(), dsize)
 			}
 		case FmtBtree:
@@ -334,7 +334,7 @@ func verifyForkFormat(d *Dinode, g *Geometry) error {
 	switch d.AFormat {
 	case FmtLocal:
 	case FmtExtents:
-		if d.AttrExtents()*16 > uint64(asize) {
+		if d.AttrExtents() > uint64(asize)/ExtentRecSize {
 			return Corrupt(what, "", "%d attr extents do not fit a %d-byte attr fork", d.AttrExtents(), asize)
 		}
 	case FmtBtree:

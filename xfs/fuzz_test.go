@@ -1,0 +1,280 @@
+package xfs_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/xlog"
+)
+
+// FuzzVolume patches one metadata structure of the default golden image
+// in memory, opens it and walks everything. Whatever the bytes, the engine
+// must not panic or hang, and every error must be one of its typed kinds.
+//
+//	go test -run '^$' -fuzz FuzzVolume -fuzztime 5m ./xfs/
+//
+// Inputs: region picks a structure (see metadataRegions), pos a byte inside
+// it, data the bytes written there (clipped to the structure); flags bit 0
+// recomputes the structure's CRC afterwards so that the checks behind the
+// checksum get exercised, bit 1 XORs data into the old bytes instead of
+// replacing them.
+func FuzzVolume(f *testing.F) {
+	base := loadFuzzBase(f)
+	for _, s := range fuzzSeeds(base) {
+		f.Add(s.region, s.pos, s.data, s.flags)
+	}
+	f.Fuzz(func(t *testing.T, region uint16, pos uint16, data []byte, flags uint8) {
+		o := newOverlay(base.im.b)
+		r := base.pick(region)
+		patchRegion(o, r, int(pos)%r.size, data, flags)
+		watchdog := time.AfterFunc(20*time.Second, func() {
+			panic(fmt.Sprintf("walk of a volume with %s patched at %d did not finish in 20s", r.what, pos))
+		})
+		defer watchdog.Stop()
+		fuzzWalk(t, o)
+	})
+}
+
+// metaRegion is one metadata structure of the image: size bytes at off,
+// with its CRC at crc (-1 when it has none).
+type metaRegion struct {
+	what string
+	off  int64
+	size int
+	crc  int
+}
+
+type fuzzBaseData struct {
+	im      *image
+	regions []metaRegion
+	// classes group the regions by kind (the text of what before its
+	// first digit), so that the few AG headers and btree blocks are
+	// picked as often as the hundreds of inodes.
+	classes [][]metaRegion
+}
+
+// pick chooses a class with the low bits of sel and a region of that
+// class with the rest.
+func (b *fuzzBaseData) pick(sel uint16) metaRegion {
+	c := b.classes[int(sel)%len(b.classes)]
+	return c[int(sel)/len(b.classes)%len(c)]
+}
+
+// classify groups regions by kind, in order of first appearance.
+func classify(rs []metaRegion) [][]metaRegion {
+	var classes [][]metaRegion
+	index := map[string]int{}
+	for _, r := range rs {
+		kind := strings.TrimRight(r.what[:strings.IndexFunc(r.what+"0", func(c rune) bool { return c >= '0' && c <= '9' })], " ")
+		i, ok := index[kind]
+		if !ok {
+			i = len(classes)
+			index[kind] = i
+			classes = append(classes, nil)
+		}
+		classes[i] = append(classes[i], r)
+	}
+	return classes
+}
+
+var fuzzBaseOnce struct {
+	sync.Once
+	base *fuzzBaseData
+}
+
+// loadFuzzBase decompresses the golden image once per process and lists
+// its metadata structures by decoding them.
+func loadFuzzBase(tb testing.TB) *fuzzBaseData {
+	fuzzBaseOnce.Do(func() {
+		img, snap := oracle.LoadGolden(tb, "default")
+		im := loadImage(tb, img)
+		rs := metadataRegions(tb, im, snap)
+		fuzzBaseOnce.base = &fuzzBaseData{im: im, regions: rs, classes: classify(rs)}
+	})
+	if fuzzBaseOnce.base == nil {
+		tb.Fatal("loading the golden image failed earlier")
+	}
+	return fuzzBaseOnce.base
+}
+
+// metadataRegions lists every structure the engine reads while walking:
+// the superblock, AG headers, the end of the log, every inode of the
+// snapshot, and the blocks of their directory, btree, attribute and
+// symlink forks.
+func metadataRegions(tb testing.TB, im *image, snap oracle.Snapshot) []metaRegion {
+	g := &im.geo
+	var rs []metaRegion
+	add := func(what string, off int64, size, crc int) {
+		rs = append(rs, metaRegion{what, off, size, crc})
+	}
+	add("superblock", 0, g.SectSize, format.SbCRCOff)
+	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
+		add(fmt.Sprintf("AGF %d", ag), im.agHeaderOff(ag, 1), g.SectSize, format.AgfCRCOff)
+		add(fmt.Sprintf("AGI %d", ag), im.agHeaderOff(ag, 2), g.SectSize, format.AgiCRCOff)
+	}
+	logStart := format.DaddrToByte(g.FsbToDaddr(im.sb.LogStart))
+	log := &xlog.Log{R: newOverlay(im.b), Start: logStart, Blocks: im.sb.LogBlocks << (g.BlockLog - format.BBShift)}
+	head, _, err := log.FindHead()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, at, err := log.LastRecord(head)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	add("log start", logStart, 1024, -1)
+	add("log end", logStart+int64(log.Blocks-1)*format.BBSize, format.BBSize, -1)
+	add("last log record", logStart+int64(at)*format.BBSize, int(head-at)*format.BBSize, -1)
+
+	seen := map[format.Ino]bool{}
+	for _, e := range snap {
+		ino := format.Ino(e.Ino)
+		if seen[ino] {
+			continue
+		}
+		seen[ino] = true
+		d, _ := im.dinode(tb, ino)
+		add(fmt.Sprintf("inode %d", ino), im.inoOff(tb, ino), g.InodeSize, format.InodeCRCOff)
+		forks := []xfs.Fork{xfs.DataFork}
+		if d.ForkOff != 0 {
+			forks = append(forks, xfs.AttrFork)
+		}
+		for _, f := range forks {
+			fmtv := d.Format
+			if f == xfs.AttrFork {
+				fmtv = d.AFormat
+			}
+			if fmtv != format.FmtExtents && fmtv != format.FmtBtree {
+				continue
+			}
+			if fmtv == format.FmtBtree {
+				for _, level := range im.bmbtLevels(tb, ino, f) {
+					for _, fsb := range level {
+						add(fmt.Sprintf("bmbt block of inode %d", ino), im.fsbOff(fsb), g.BlockSize, format.LongBlockCRCOff)
+					}
+				}
+			}
+			switch {
+			case f == xfs.AttrFork:
+				for _, e := range im.extents(tb, ino, f) {
+					for i := uint64(0); i < e.BlockCount; i++ {
+						add(fmt.Sprintf("attr block %d of inode %d", uint64(e.StartOff)+i, ino),
+							im.fsbOff(e.StartBlock+format.FsBlock(i)), g.BlockSize, format.DaBlkinfoCRCOff) // XARM has its CRC there too
+					}
+				}
+			case d.Mode&format.SIFMT == format.SIFDIR:
+				per := g.DirBlockFsbs()
+				ext := im.extents(tb, ino, f)
+				for _, e := range ext {
+					for i := uint64(0); i < e.BlockCount; i += uint64(per) {
+						off := e.StartOff + format.FileOff(i)
+						crc := format.Dir3DataCRCOff // data and free index blocks
+						if off >= im.leafDa() && off < 2*im.leafDa() {
+							crc = format.DaBlkinfoCRCOff
+						}
+						add(fmt.Sprintf("dir block %d of inode %d", off, ino), im.mapOff(tb, ext, off, per), g.DirBlkSize, crc)
+					}
+				}
+			case d.Mode&format.SIFMT == format.SIFLNK:
+				for _, e := range im.extents(tb, ino, f) {
+					add(fmt.Sprintf("symlink block of inode %d", ino), im.fsbOff(e.StartBlock), int(e.BlockCount)<<g.BlockLog, format.RmtCRCOff)
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// patchRegion writes data at byte pos of r (clipped to r), replacing or
+// XORing the old bytes, and recomputes r's CRC when asked.
+func patchRegion(o *overlay, r metaRegion, pos int, data []byte, flags uint8) {
+	if n := r.size - pos; len(data) > n {
+		data = data[:n]
+	}
+	if flags&2 != 0 {
+		old := o.read(r.off+int64(pos), len(data))
+		for i := range old {
+			old[i] ^= data[i]
+		}
+		data = old
+	}
+	o.write(r.off+int64(pos), data)
+	if flags&1 != 0 && r.crc >= 0 {
+		o.reseal(r.off, r.size, r.crc)
+	}
+}
+
+// typedErrors are the kinds a walk over a damaged volume may meet: the
+// damage itself, refusals, and what a damaged tree makes of names and
+// symlinks.
+var typedErrors = []error{xfs.ErrCorrupt, xfs.ErrUnsupported, xfs.ErrNeedsRecovery, xfs.ErrNotFound,
+	xfs.ErrNotDir, xfs.ErrLoop, xfs.ErrNameTooLong}
+
+func isTyped(err error) bool {
+	for _, k := range typedErrors {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// fuzzWalk opens the device and walks it, failing on an untyped error.
+func fuzzWalk(t *testing.T, d *overlay) {
+	v, err := xfs.OpenDevice(d, xfs.Options{ReadOnly: true})
+	if err != nil {
+		if !isTyped(err) {
+			t.Fatalf("open: untyped error: %v", err)
+		}
+		return
+	}
+	defer v.Close()
+	w := newWalker(v, walkLimits{maxNodes: 4000, maxDepth: 40, readCap: 64 << 10}, func(op string, err error) bool {
+		if !isTyped(err) {
+			t.Errorf("%s: untyped error: %v", op, err)
+		}
+		return true
+	})
+	w.lenient = true
+	w.run()
+}
+
+type fuzzSeed struct {
+	region, pos uint16
+	data        []byte
+	flags       uint8
+}
+
+// fuzzSeeds aims a few patches at structures of each kind.
+func fuzzSeeds(base *fuzzBaseData) []fuzzSeed {
+	// find returns the selector of the first region named like prefix.
+	find := func(prefix string) uint16 {
+		n := len(base.classes)
+		for c, class := range base.classes {
+			for i, r := range class {
+				if strings.HasPrefix(r.what, prefix) {
+					return uint16(i*n + c)
+				}
+			}
+		}
+		panic("no metadata region " + prefix)
+	}
+	return []fuzzSeed{
+		{find("superblock"), 88, []byte{0, 0, 0, 0}, 1},               // agcount 0
+		{find("superblock"), 96, []byte{0xff, 0xff, 0xff, 0xff}, 1},   // log blocks
+		{find("AGF 1"), 16, []byte{0, 0, 0x40, 0}, 1},                 // bnobt root
+		{find("inode 128"), 5, []byte{3}, 1},                          // root dir as btree
+		{find("dir block 0 of inode 76608"), 100, []byte{0xff, 0}, 1}, // block dir entry
+		{find("bmbt block"), 6, []byte{0xff, 0xff}, 1},                // numrecs
+		{find("attr block 0"), 56, []byte{0x7f}, 3},                   // attr leaf count
+		{find("symlink block"), 4, []byte{0, 0, 0x10}, 1},             // rmt offset
+		{find("last log record"), 0, []byte{0}, 2},                    // nothing changes
+	}
+}
