@@ -25,6 +25,8 @@ type writeState struct {
 	setAside int64 // blocks never handed out (room for free-space btree splits)
 
 	sbMu sync.Mutex // serialises superblock writes
+
+	treeOps sync.Map // treeOpsKey -> *trans.Ops: buffer ops per btree and owner
 }
 
 // defaultCacheBytes is the metadata buffer budget when Options leave it 0.

@@ -2,6 +2,7 @@ package xfs
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
@@ -35,6 +36,7 @@ func (v *Volume) begin(blocks int64) (*txn, error) {
 		return nil, err
 	}
 	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks}
+	tx.OnPrepare(t.flushInodes)
 	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
 	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
 	return t, nil
@@ -84,9 +86,24 @@ func (t *txn) track(h *inodeHandle, cur *inode) *inodeChange {
 	core := *cur.core
 	c := &inodeChange{t: t, h: h, ino: cur.ino, core: &core, raw: append([]byte(nil), cur.raw...)}
 	t.inodes[cur.ino] = c
-	t.OnPrepare(c.flush)
 	t.OnCommit(func() { h.cur.Store(&inode{ino: c.ino, core: c.core, raw: c.raw}) })
 	return c
+}
+
+// flushInodes copies every changed inode into its block, in block order
+// so that concurrent commits lock inode blocks in the same order.
+func (t *txn) flushInodes() error {
+	changes := make([]*inodeChange, 0, len(t.inodes))
+	for _, c := range t.inodes {
+		changes = append(changes, c)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].ino < changes[j].ino })
+	for _, c := range changes {
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flush copies the inode into its block inside the transaction.

@@ -126,6 +126,15 @@ func (tx *Tx) Get(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
 	return tb.data, nil
 }
 
+// Held returns the transaction's copy of a block it holds, if any.
+func (tx *Tx) Held(daddr format.Daddr) ([]byte, bool) {
+	tb, ok := tx.index[daddr]
+	if !ok {
+		return nil, false
+	}
+	return tb.data, true
+}
+
 // Dirty marks a held block as modified.
 func (tx *Tx) Dirty(daddr format.Daddr) {
 	tb, ok := tx.index[daddr]
