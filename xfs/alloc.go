@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -29,32 +30,145 @@ var errBusyOnly = errors.New("free space is busy")
 
 // agfCtx is a transaction's locked view of one AG's free space.
 type agfCtx struct {
-	t     *txn
-	ag    format.AgNumber
-	daddr format.Daddr
-	buf   []byte // the transaction's copy of the AGF sector
-	h     *format.Agf
-	fl    []byte // the AGFL sector, read on first use
-	busyOnly bool // an allocation skipped busy extents
+	t        *txn
+	ag       format.AgNumber
+	daddr    format.Daddr
+	buf      []byte // the transaction's copy of the AGF sector
+	h        *format.Agf
+	fl       []byte // the AGFL sector, read on first use
+	busyOnly bool   // an allocation skipped busy extents
 }
 
-// readAgf locks AG ag's AGF for the transaction.
+// readAgf locks AG ag's AGF for the transaction (once; later calls
+// return the same view).
 func (t *txn) readAgf(ag format.AgNumber) (*agfCtx, error) {
+	a, _, err := t.lockAgf(ag, false)
+	return a, err
+}
+
+// tryAgf is readAgf that gives up instead of waiting when another
+// transaction holds the AGF.
+func (t *txn) tryAgf(ag format.AgNumber) (*agfCtx, bool, error) { return t.lockAgf(ag, true) }
+
+func (t *txn) lockAgf(ag format.AgNumber, try bool) (*agfCtx, bool, error) {
+	if a, ok := t.agfs[ag]; ok {
+		return a, true, nil
+	}
 	g := &t.v.geo
 	d := g.AgHeaderDaddr(ag, 1)
 	ops := &trans.Ops{Name: "AGF", Finish: agfOps.Finish, Verify: func(b []byte, _ format.Daddr) error {
 		_, err := format.VerifyAgf(g, ag, b)
 		return err
 	}}
-	buf, err := t.Read(d, g.SectSize, ops)
+	var buf []byte
+	var err error
+	if try {
+		var got bool
+		if buf, got, err = t.TryRead(d, g.SectSize, ops); err == nil && !got {
+			return nil, false, nil
+		}
+	} else {
+		buf, err = t.Read(d, g.SectSize, ops)
+	}
 	if err != nil {
-		return nil, format.Located(err, fmt.Sprintf("AG %d AGF", ag))
+		return nil, false, format.Located(err, fmt.Sprintf("AG %d AGF", ag))
 	}
 	h, err := format.DecodeAgf(buf)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return &agfCtx{t: t, ag: ag, daddr: d, buf: buf, h: h}, nil
+	a := &agfCtx{t: t, ag: ag, daddr: d, buf: buf, h: h}
+	t.agfs[ag] = a
+	return a, true, nil
+}
+
+// allocBlocks allocates between minLen and maxLen blocks anywhere, trying
+// the goal's AG first. AGFs are locked in ascending AG order: other AGs
+// are only tried without waiting, or when above every AG already held.
+func (t *txn) allocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint32) (format.FsBlock, uint32, error) {
+	g := &t.v.geo
+	startAG, goalBno := g.FsbToAg(goal)
+	if !g.ValidFsb(goal) {
+		startAG, goalBno = 0, 0
+	}
+	busy := false
+	for pass := 0; pass < 2; pass++ {
+		for i := uint32(0); i < g.AgCount; i++ {
+			ag := format.AgNumber((uint32(startAG) + i) % g.AgCount)
+			var a *agfCtx
+			if pass == 0 {
+				var ok bool
+				var err error
+				if a, ok, err = t.tryAgf(ag); err != nil {
+					return 0, 0, err
+				} else if !ok {
+					continue
+				}
+			} else {
+				if _, held := t.agfs[ag]; !held && ag < t.highestAgf() {
+					continue
+				}
+				var err error
+				if a, err = t.readAgf(ag); err != nil {
+					return 0, 0, err
+				}
+			}
+			if a.h.Longest < minLen+align {
+				continue
+			}
+			r := allocReq{minLen: minLen, maxLen: maxLen, align: align}
+			if ag == startAG {
+				r.goal = goalBno
+			}
+			bno, n, err := a.alloc(r)
+			if errors.Is(err, errBusyOnly) {
+				busy = true
+				continue
+			}
+			if errors.Is(err, ErrNoSpace) {
+				continue
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			if err := t.useBlocks(int64(n)); err != nil {
+				return 0, 0, err
+			}
+			return g.AgToFsb(ag, bno), n, nil
+		}
+	}
+	if busy {
+		return 0, 0, errBusyOnly
+	}
+	return 0, 0, fmt.Errorf("%w: no free extent of %d blocks", ErrNoSpace, minLen)
+}
+
+// highestAgf is the highest AG whose AGF the transaction holds.
+func (t *txn) highestAgf() format.AgNumber {
+	var hi format.AgNumber
+	for ag := range t.agfs {
+		hi = max(hi, ag)
+	}
+	return hi
+}
+
+// freeBlocksAt frees extents of any AGs, taking AGFs in ascending order.
+func (t *txn) freeExtents(exts []format.Extent) error {
+	g := &t.v.geo
+	sorted := append([]format.Extent(nil), exts...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].StartBlock < sorted[j].StartBlock })
+	for _, e := range sorted {
+		ag, bno := g.FsbToAg(e.StartBlock)
+		a, err := t.readAgf(ag)
+		if err != nil {
+			return err
+		}
+		if err := a.freeExtent(bno, uint32(e.BlockCount), true); err != nil {
+			return err
+		}
+		t.freeBlocks(int64(e.BlockCount))
+	}
+	return nil
 }
 
 // log re-encodes the header into the transaction's copy.

@@ -30,6 +30,9 @@ type agiCtx struct {
 var agiFinish = func(b []byte) { format.SetCRC(b, format.AgiCRCOff) }
 
 func (t *txn) readAgi(ag format.AgNumber) (*agiCtx, error) {
+	if a, ok := t.agis[ag]; ok {
+		return a, nil
+	}
 	g := &t.v.geo
 	d := g.AgHeaderDaddr(ag, 2)
 	ops := &trans.Ops{Name: "AGI", Finish: agiFinish, Verify: func(b []byte, _ format.Daddr) error {
@@ -44,7 +47,9 @@ func (t *txn) readAgi(ag format.AgNumber) (*agiCtx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agiCtx{t: t, ag: ag, daddr: d, buf: buf, h: h}, nil
+	a := &agiCtx{t: t, ag: ag, daddr: d, buf: buf, h: h}
+	t.agis[ag] = a
+	return a, nil
 }
 
 func (a *agiCtx) log() {
@@ -78,11 +83,11 @@ func (a *agiCtx) tree(free bool) *btree.Tree {
 			if err != nil {
 				return 0, err
 			}
-			if err := a.t.useBlocks(1); err != nil {
-				return 0, err
-			}
 			bno, _, err := agf.alloc(allocReq{minLen: 1, maxLen: 1, goal: format.AgBlock(near)})
 			if err != nil {
+				return 0, err
+			}
+			if err := a.t.useBlocks(1); err != nil {
 				return 0, err
 			}
 			if a.t.v.geo.InobtCount {
@@ -151,7 +156,9 @@ func (t *txn) allocInode(parent format.Ino, isDir bool) (*inode, error) {
 		if err == nil {
 			return ip, nil
 		}
-		if !errors.Is(err, ErrNoSpace) {
+		// Only a refusal made before anything changed lets us move on;
+		// anything later leaves this transaction half done.
+		if !errors.Is(err, errAGFull) {
 			return nil, err
 		}
 		lastErr = err
@@ -172,12 +179,15 @@ func (t *txn) allocInodeInAG(ag format.AgNumber, parent format.Ino) (*inode, err
 	return a.takeFree(parent)
 }
 
+// errAGFull says an AG cannot take an allocation; nothing was changed.
+var errAGFull = fmt.Errorf("%w: allocation group is full", ErrNoSpace)
+
 // newChunk allocates and initialises an inode chunk and indexes it.
 func (a *agiCtx) newChunk(parent format.Ino) error {
 	v := a.t.v
 	g := &v.geo
 	if max := v.maxInodes(); max > 0 && uint64(v.w.counters.icount.Load())+uint64(v.inodesPerAlloc()) > max {
-		return fmt.Errorf("%w: the inode limit (imaxpct) is reached", ErrNoSpace)
+		return fmt.Errorf("%w: the inode limit (imaxpct) is reached", errAGFull)
 	}
 	agf, err := a.freeSpace()
 	if err != nil {
@@ -185,15 +195,21 @@ func (a *agiCtx) newChunk(parent format.Ino) error {
 	}
 	blks := v.blocksPerAlloc()
 	align := max(v.sb.InoAlignMt, 1)
+	// Room for the chunk, splits of both inode trees to a new root, and
+	// the free list: checked before anything changes.
+	treeBlocks := 2 * (a.h.Level + a.h.FreeLevel + 2)
+	if agf.h.Longest < blks+align-1 || agf.h.FreeBlks < blks+align+treeBlocks+agf.minFreelist() {
+		return errAGFull
+	}
 	goal := format.AgBlock(0)
 	if pag, pino := g.InoToAg(parent); pag == a.ag {
 		goal, _ = g.AgInoToAgBlock(pino)
 	}
-	if err := a.t.useBlocks(int64(blks)); err != nil {
-		return err
-	}
 	bno, _, err := agf.alloc(allocReq{minLen: blks, maxLen: blks, goal: goal, align: align})
 	if err != nil {
+		return err
+	}
+	if err := a.t.useBlocks(int64(blks)); err != nil {
 		return err
 	}
 	for i := uint32(0); i < blks; i++ {

@@ -20,7 +20,7 @@ func TestInodeAllocFree(t *testing.T) {
 	live := map[format.Ino]bool{}
 	alloc := func(n int) {
 		for done := 0; done < n; {
-			tx, err := v.begin(64)
+			tx, err := v.begin(256)
 			if err != nil {
 				t.Fatal(err)
 			}

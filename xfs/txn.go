@@ -1,6 +1,7 @@
 package xfs
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 
@@ -14,6 +15,8 @@ type txn struct {
 	*trans.Tx
 	v      *Volume
 	inodes map[format.Ino]*inodeChange
+	agfs   map[format.AgNumber]*agfCtx // AG headers this transaction holds
+	agis   map[format.AgNumber]*agiCtx
 	// res is the number of blocks reserved from the free count; used is
 	// how many of them allocations have consumed. The rest goes back at
 	// the end.
@@ -35,17 +38,22 @@ func (v *Volume) begin(blocks int64) (*txn, error) {
 		v.unreserveBlocks(blocks)
 		return nil, err
 	}
-	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks}
+	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks,
+		agfs: make(map[format.AgNumber]*agfCtx), agis: make(map[format.AgNumber]*agiCtx)}
 	tx.OnPrepare(t.flushInodes)
 	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
 	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
 	return t, nil
 }
 
+// errReservation means a transaction reserved too few blocks for what it
+// did: a bug in the reservation arithmetic, never a full volume.
+var errReservation = errors.New("xfs: internal error: transaction block reservation exceeded")
+
 // useBlocks accounts n allocated blocks against the reservation.
 func (t *txn) useBlocks(n int64) error {
 	if t.used+n > t.res {
-		return fmt.Errorf("%w: transaction reserved %d blocks and needs %d", ErrNoSpace, t.res, t.used+n)
+		return fmt.Errorf("%w (reserved %d, need %d)", errReservation, t.res, t.used+n)
 	}
 	t.used += n
 	return nil

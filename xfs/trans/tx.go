@@ -62,8 +62,22 @@ func (c *Cache) shutDown(err error) {
 	}
 }
 
+// TryRead is Read that returns ok false instead of waiting when another
+// transaction holds the block.
+func (tx *Tx) TryRead(daddr format.Daddr, size int, ops *Ops) (data []byte, ok bool, err error) {
+	tb, err := tx.holdTry(daddr, size, ops, true, true)
+	if err != nil || tb == nil {
+		return nil, false, err
+	}
+	return tb.data, true, nil
+}
+
 // hold locks the buffer for this transaction and gives it a private copy.
 func (tx *Tx) hold(daddr format.Daddr, size int, ops *Ops, read bool) (*txBuf, error) {
+	return tx.holdTry(daddr, size, ops, read, false)
+}
+
+func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*txBuf, error) {
 	if tx.done {
 		panic("trans: use of a finished transaction")
 	}
@@ -77,7 +91,16 @@ func (tx *Tx) hold(daddr format.Daddr, size int, ops *Ops, read bool) (*txBuf, e
 	if err != nil {
 		return nil, err
 	}
-	b.lock.Lock()
+	if try {
+		if !b.lock.TryLock() {
+			tx.c.release(b)
+			return nil, nil
+		}
+		loaded = b.data.Load() != nil
+	} else {
+		b.lock.Lock()
+		loaded = b.data.Load() != nil
+	}
 	if read && !loaded {
 		if err := tx.c.load(b); err != nil {
 			b.lock.Unlock()
