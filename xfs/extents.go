@@ -49,6 +49,9 @@ func (v *Volume) contiguous(a, b format.Extent) bool {
 // extentsRemove unmaps file blocks [off, off+n) and returns the remaining
 // list and the removed pieces (whose disk blocks the caller frees).
 func extentsRemove(ext []format.Extent, off format.FileOff, n uint64) (rest, removed []format.Extent) {
+	if n == 0 {
+		return ext, nil
+	}
 	end := off + format.FileOff(n)
 	rest = make([]format.Extent, 0, len(ext)+1)
 	for _, e := range ext {

@@ -72,8 +72,14 @@ type inodeChange struct {
 	t    *txn
 	h    *inodeHandle
 	ino  format.Ino
+	base *inode         // the committed version the change started from
 	core *format.Dinode // edited freely; encoded into raw at commit
 	raw  []byte         // the whole inode; forks are edited here
+
+	// The transaction's extent lists, once loaded or changed; handed to
+	// the committed version so it need not walk its bmbt again.
+	ext       [2][]format.Extent
+	extLoaded [2]bool
 }
 
 // modify returns the transaction's copy of the in-use inode ino.
@@ -92,9 +98,9 @@ func (t *txn) modify(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
 // allocated, which iget would refuse).
 func (t *txn) track(h *inodeHandle, cur *inode) *inodeChange {
 	core := *cur.core
-	c := &inodeChange{t: t, h: h, ino: cur.ino, core: &core, raw: append([]byte(nil), cur.raw...)}
+	c := &inodeChange{t: t, h: h, ino: cur.ino, base: cur, core: &core, raw: append([]byte(nil), cur.raw...)}
 	t.inodes[cur.ino] = c
-	t.OnCommit(func() { h.cur.Store(&inode{ino: c.ino, core: c.core, raw: c.raw}) })
+	t.OnCommit(func() { h.cur.Store(c.committed()) })
 	return c
 }
 
@@ -129,6 +135,18 @@ func (c *inodeChange) flush() error {
 	copy(b[slot*g.InodeSize:], c.raw)
 	c.t.Dirty(daddr)
 	return nil
+}
+
+// committed builds the version published when the transaction commits.
+func (c *inodeChange) committed() *inode {
+	ip := &inode{ino: c.ino, core: c.core, raw: c.raw}
+	for f := range c.ext {
+		if c.extLoaded[f] {
+			ext := c.ext[f]
+			ip.maps[f].once.Do(func() { ip.maps[f].ext = ext })
+		}
+	}
+	return ip
 }
 
 // forks returns the data and attribute fork bytes of the private copy.

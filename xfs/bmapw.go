@@ -1,0 +1,287 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/btree"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Writing fork mappings. A transaction edits a fork's extent list as a
+// whole (inodeChange.mapping / setMapping); setMapping stores it in the
+// inode when it fits (extents format) and in a bmbt otherwise, applying
+// only the records that changed, and converting between the two formats
+// exactly when the kernel would: btree if and only if the records do not
+// fit in the fork (xfs_repair flags a btree fork that would fit).
+
+// forkBytes returns the private copy's bytes of fork f.
+func (c *inodeChange) forkBytes(f Fork) []byte {
+	data, attr := c.forks()
+	if f == AttrFork {
+		return attr
+	}
+	return data
+}
+
+func (c *inodeChange) forkFormat(f Fork) int8 {
+	if f == AttrFork {
+		return c.core.AFormat
+	}
+	return c.core.Format
+}
+
+func (c *inodeChange) setForkFormat(f Fork, fmt_ int8) {
+	if f == AttrFork {
+		c.core.AFormat = fmt_
+	} else {
+		c.core.Format = fmt_
+	}
+}
+
+func (c *inodeChange) setNextents(f Fork, n int) {
+	if f == AttrFork {
+		if c.core.Nrext64() {
+			c.core.Nextents32 = uint32(n)
+		} else {
+			c.core.Anextents16 = uint16(n)
+		}
+		return
+	}
+	if c.core.Nrext64() {
+		c.core.BigNextents = uint64(n)
+	} else {
+		c.core.Nextents32 = uint32(n)
+	}
+}
+
+// maxInodeExtents is how many extent records fit in fork f right now.
+func (c *inodeChange) maxInodeExtents(f Fork) int { return len(c.forkBytes(f)) / format.ExtentRecSize }
+
+// mapping returns the transaction's extent list of fork f (a copy the
+// caller may edit and hand to setMapping).
+func (c *inodeChange) mapping(f Fork) ([]format.Extent, error) {
+	if !c.extLoaded[f] {
+		switch c.forkFormat(f) {
+		case format.FmtExtents, format.FmtBtree:
+			base := c.base
+			ext, err := c.t.v.extents(base, f)
+			if err != nil {
+				return nil, err
+			}
+			c.ext[f] = append([]format.Extent(nil), ext...)
+		default:
+			c.ext[f] = nil
+		}
+		c.extLoaded[f] = true
+	}
+	return append([]format.Extent(nil), c.ext[f]...), nil
+}
+
+// bmbt returns the fork's btree, its blocks allocated near the inode and
+// counted in di_nblocks.
+func (c *inodeChange) bmbt(f Fork) (*btree.Tree, error) {
+	v := c.t.v
+	fork := c.forkBytes(f)
+	tr := &btree.Tree{Kind: btree.Bmbt, Geo: &v.geo, Ino: c.ino, ForkSize: len(fork)}
+	if c.forkFormat(f) == format.FmtBtree {
+		root, err := format.DecodeBmdrRoot(fork)
+		if err != nil {
+			return nil, format.Located(err, fmt.Sprintf("inode %d %v", c.ino, f))
+		}
+		tr.IRoot = root
+	}
+	tr.Store = &treeStore{t: c.t, tree: tr,
+		alloc: func(near uint64) (uint64, error) {
+			goal := format.FsBlock(near)
+			if near == 0 {
+				goal = c.inodeGoal()
+			}
+			fsb, _, err := c.t.allocBlocks(goal, 1, 1, 0)
+			if err != nil {
+				return 0, err
+			}
+			c.core.NBlocks++
+			return uint64(fsb), nil
+		},
+		free: func(ptr uint64) error {
+			if err := c.t.freeExtents([]format.Extent{{StartBlock: format.FsBlock(ptr), BlockCount: 1}}); err != nil {
+				return err
+			}
+			c.core.NBlocks--
+			return nil
+		}}
+	tr.RootChanged = func() {
+		clear(fork)
+		if tr.IRoot != nil {
+			tr.IRoot.Encode(fork)
+		}
+	}
+	return tr, nil
+}
+
+// inodeGoal is the block next to the inode: where its data should go.
+func (c *inodeChange) inodeGoal() format.FsBlock {
+	g := &c.t.v.geo
+	ag, agino := g.InoToAg(c.ino)
+	bno, _ := g.AgInoToAgBlock(agino)
+	return g.AgToFsb(ag, bno)
+}
+
+// setMapping stores ext as fork f's mapping.
+func (c *inodeChange) setMapping(f Fork, ext []format.Extent) error {
+	if err := c.t.v.checkExtents(ext); err != nil {
+		return err
+	}
+	old, err := c.mapping(f)
+	if err != nil {
+		return err
+	}
+	maxExt := c.maxInodeExtents(f)
+	fmt_ := c.forkFormat(f)
+	switch {
+	case fmt_ != format.FmtBtree && len(ext) <= maxExt:
+		c.writeInodeExtents(f, ext)
+	case fmt_ == format.FmtBtree && len(ext) <= maxExt && len(ext) < len(old)/2:
+		// Most records are going: drop the whole tree rather than
+		// deleting record by record.
+		if err := c.freeBmbt(f); err != nil {
+			return err
+		}
+		c.writeInodeExtents(f, ext)
+	default:
+		tr, err := c.bmbt(f)
+		if err != nil {
+			return err
+		}
+		if fmt_ != format.FmtBtree {
+			seed := old
+			if len(seed) == 0 {
+				seed = ext[:1]
+			}
+			if err := tr.FromExtents(seed, uint64(c.inodeGoal())); err != nil {
+				return err
+			}
+			c.setForkFormat(f, format.FmtBtree)
+			old = seed
+		}
+		if err := applyExtentDiff(tr, old, ext); err != nil {
+			return err
+		}
+		if len(ext) <= maxExt {
+			back, err := tr.ToExtents()
+			if err != nil {
+				if errors.Is(err, btree.ErrNotSingleLeaf) {
+					return fmt.Errorf("xfs: internal error: %d extents fit inode %d but its bmbt did not shrink to one leaf", len(ext), c.ino)
+				}
+				return err
+			}
+			if len(back) != len(ext) {
+				return fmt.Errorf("xfs: internal error: bmbt of inode %d holds %d extents, want %d", c.ino, len(back), len(ext))
+			}
+			c.writeInodeExtents(f, ext)
+		}
+	}
+	c.setNextents(f, len(ext))
+	c.ext[f] = append([]format.Extent(nil), ext...)
+	c.extLoaded[f] = true
+	return nil
+}
+
+// freeBmbt frees every block of fork f's bmbt.
+func (c *inodeChange) freeBmbt(f Fork) error {
+	tr, err := c.bmbt(f)
+	if err != nil {
+		return err
+	}
+	var blocks []uint64
+	ptrs := make([]uint64, 0, len(tr.IRoot.Ptrs))
+	for _, p := range tr.IRoot.Ptrs {
+		ptrs = append(ptrs, uint64(p))
+	}
+	for level := int(tr.IRoot.Level) - 1; level >= 0 && len(ptrs) > 0; level-- {
+		var next []uint64
+		for _, p := range ptrs {
+			blocks = append(blocks, p)
+			if level == 0 {
+				continue
+			}
+			b, err := tr.Store.Read(p)
+			if err != nil {
+				return err
+			}
+			h, err := format.DecodeBtreeBlock(b.Bytes(), true)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < int(h.NumRecs); i++ {
+				next = append(next, format.BmbtShape.Ptr(b.Bytes(), i))
+			}
+		}
+		ptrs = next
+	}
+	for _, p := range blocks {
+		b, err := tr.Store.Read(p)
+		if err != nil {
+			return err
+		}
+		if err := tr.Store.Free(b); err != nil {
+			return err
+		}
+	}
+	tr.IRoot = nil
+	return nil
+}
+
+// writeInodeExtents stores ext as an extents-format fork.
+func (c *inodeChange) writeInodeExtents(f Fork, ext []format.Extent) {
+	fork := c.forkBytes(f)
+	clear(fork)
+	for i, e := range ext {
+		e.Encode(fork[i*format.ExtentRecSize:])
+	}
+	c.setForkFormat(f, format.FmtExtents)
+}
+
+// applyExtentDiff deletes the records of old that ext lacks and inserts
+// the records of ext that old lacks.
+func applyExtentDiff(tr *btree.Tree, old, ext []format.Extent) error {
+	keep := make(map[format.Extent]bool, len(ext))
+	for _, e := range ext {
+		keep[e] = true
+	}
+	had := make(map[format.Extent]bool, len(old))
+	rec := make([]byte, format.ExtentRecSize)
+	for _, e := range old {
+		had[e] = true
+		if keep[e] {
+			continue
+		}
+		e.Encode(rec)
+		cur := tr.NewCursor()
+		found, err := cur.Lookup(btree.EQ, rec)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return format.Corrupt("bmbt", fmt.Sprintf("inode %d", tr.Ino), "extent at file block %d missing from the tree", e.StartOff)
+		}
+		if err := cur.Delete(); err != nil {
+			return err
+		}
+	}
+	for _, e := range ext {
+		if had[e] {
+			continue
+		}
+		e.Encode(rec)
+		cur := tr.NewCursor()
+		if _, err := cur.Lookup(btree.EQ, rec); err != nil {
+			return err
+		}
+		if err := cur.Insert(append([]byte(nil), rec...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,357 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// File data changes. Data is written straight to its blocks before the
+// transaction that maps them commits (ordered data), so a reader can never
+// reach blocks that hold another file's old bytes.
+
+// maxWriteChunk bounds the blocks one transaction allocates.
+const maxWriteChunk = 64 << 20
+
+// lockInode takes ino's lock exclusively for a change and returns the
+// handle and the function that drops it.
+func (v *Volume) lockInode(ino format.Ino) (*inodeHandle, func()) {
+	h := v.icache.hold(ino)
+	h.lock.Lock()
+	return h, func() {
+		h.lock.Unlock()
+		v.icache.release(h)
+	}
+}
+
+// retryBusy runs fn, and once more after making busy extents reusable
+// when fn found only busy free space.
+func (v *Volume) retryBusy(fn func() error) error {
+	err := fn()
+	if errors.Is(err, errBusyOnly) {
+		if serr := v.w.cache.Sync(); serr != nil {
+			return serr
+		}
+		err = fn()
+	}
+	if errors.Is(err, errBusyOnly) {
+		return fmt.Errorf("%w: only recently freed space is left", ErrNoSpace)
+	}
+	return err
+}
+
+// WriteAt writes p at byte offset off of regular file ino, allocating
+// blocks for holes, and extends the file when it writes past the end.
+func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (int, error) {
+	if err := v.checkWritable(); err != nil {
+		return 0, err
+	}
+	if off < 0 || off+int64(len(p)) < off {
+		return 0, fmt.Errorf("write of %d bytes at %d: %w", len(p), off, ErrInvalid)
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	done := 0
+	for done < len(p) {
+		n := min(len(p)-done, maxWriteChunk)
+		err := v.retryBusy(func() error { return v.writeChunk(h, ino, p[done:done+n], off+int64(done)) })
+		if err != nil {
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+func (v *Volume) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64) error {
+	g := &v.geo
+	first := format.FileOff(off >> g.BlockLog)
+	last := format.FileOff((off + int64(len(p)) - 1) >> g.BlockLog)
+	nblocks := uint64(last-first) + 1
+	t, err := v.begin(int64(nblocks) + v.bmbtReserve())
+	if err != nil {
+		return err
+	}
+	if err := v.writeChunkTx(t, h, ino, p, off, first, last); err != nil {
+		t.Cancel()
+		return err
+	}
+	return t.Commit()
+}
+
+// bmbtReserve is the blocks a mapping change may need for bmbt splits.
+func (v *Volume) bmbtReserve() int64 { return 2 * format.MaxBtreeLevels }
+
+func (v *Volume) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, off int64, first, last format.FileOff) error {
+	g := &v.geo
+	c, err := t.modify(h, ino)
+	if err != nil {
+		return err
+	}
+	if c.core.Mode&format.SIFMT != format.SIFREG {
+		if c.core.Mode&format.SIFMT == format.SIFDIR {
+			return fmt.Errorf("inode %d: %w", ino, ErrIsDir)
+		}
+		return fmt.Errorf("inode %d is a %s: %w", ino, format.FileType(c.core.Mode), ErrInvalid)
+	}
+	ext, err := c.mapping(DataFork)
+	if err != nil {
+		return err
+	}
+	// fresh marks blocks whose old content must not show: new allocations
+	// and unwritten blocks being written for the first time.
+	var fresh []format.Extent
+	for fb := first; fb <= last; {
+		i := lookupExtent(ext, fb)
+		switch {
+		case i < len(ext) && ext[i].StartOff <= fb && !ext[i].Unwritten:
+			fb = min(ext[i].End(), last+1)
+		case i < len(ext) && ext[i].StartOff <= fb:
+			// Unwritten: the written range becomes a written extent.
+			end := min(ext[i].End(), last+1)
+			e := ext[i]
+			d := uint64(fb - e.StartOff)
+			piece := format.Extent{StartOff: fb, StartBlock: e.StartBlock + format.FsBlock(d), BlockCount: uint64(end - fb)}
+			ext, _ = extentsRemove(ext, fb, piece.BlockCount)
+			ext = v.extentsInsert(ext, piece)
+			fresh = append(fresh, piece)
+			fb = end
+		default:
+			end := last + 1
+			if i < len(ext) && ext[i].StartOff < end {
+				end = ext[i].StartOff
+			}
+			goal := c.inodeGoal()
+			if j := lookupExtent(ext, fb); j > 0 {
+				prev := ext[j-1]
+				goal = prev.StartBlock + format.FsBlock(prev.BlockCount) + format.FsBlock(fb-prev.End())
+			}
+			want := min(uint64(end-fb), format.MaxExtentLen)
+			fsb, n, err := t.allocBlocks(goal, 1, uint32(want), 0)
+			if err != nil {
+				return err
+			}
+			piece := format.Extent{StartOff: fb, StartBlock: fsb, BlockCount: uint64(n)}
+			ext = v.extentsInsert(ext, piece)
+			fresh = append(fresh, piece)
+			c.core.NBlocks += uint64(n)
+			fb += format.FileOff(n)
+		}
+	}
+	if err := v.writeData(ext, fresh, p, off); err != nil {
+		return err
+	}
+	if err := c.setMapping(DataFork, ext); err != nil {
+		return err
+	}
+	if end := off + int64(len(p)); end > c.core.Size {
+		c.core.Size = end
+	}
+	c.touch(true)
+	_ = g
+	return nil
+}
+
+// touch updates ctime, and mtime with data changes, and the change count.
+func (c *inodeChange) touch(data bool) {
+	now := format.TimestampOf(time.Now())
+	c.core.Ctime = now
+	if data {
+		c.core.Mtime = now
+	}
+	c.core.ChangeCount++
+}
+
+// writeData writes p at byte off into mapped blocks. Partial blocks are
+// completed from disk, or with zeros when the block is fresh.
+func (v *Volume) writeData(ext, fresh []format.Extent, p []byte, off int64) error {
+	g := &v.geo
+	bs := int64(g.BlockSize)
+	start := off &^ (bs - 1)
+	end := (off + int64(len(p)) + bs - 1) &^ (bs - 1)
+	for pos := start; pos < end; {
+		fb := format.FileOff(pos >> g.BlockLog)
+		fsb, run, ok, _ := mapBlock(ext, fb)
+		if !ok {
+			return fmt.Errorf("xfs: internal error: file block %d unmapped during a write", fb)
+		}
+		n := min(int64(run)<<g.BlockLog, end-pos)
+		buf := make([]byte, n)
+		disk := format.DaddrToByte(g.FsbToDaddr(fsb))
+		// Complete partial head and tail blocks.
+		for _, edge := range []int64{pos, pos + n - bs} {
+			if edge >= pos && (edge < off || edge+bs > off+int64(len(p))) {
+				if !isFresh(fresh, format.FileOff(edge>>g.BlockLog)) {
+					if _, err := v.dev.ReadAt(buf[edge-pos:edge-pos+bs], disk+edge-pos); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		lo, hi := max(pos, off), min(pos+n, off+int64(len(p)))
+		copy(buf[lo-pos:hi-pos], p[lo-off:hi-off])
+		if _, err := v.dev.WriteAt(buf, disk); err != nil {
+			return fmt.Errorf("write data: %w", err)
+		}
+		pos += n
+	}
+	return nil
+}
+
+func isFresh(fresh []format.Extent, fb format.FileOff) bool {
+	for _, e := range fresh {
+		if fb >= e.StartOff && fb < e.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// Truncate sets a regular file's size, freeing blocks past the new end.
+func (v *Volume) Truncate(ino format.Ino, size int64) error {
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("truncate to %d: %w", size, ErrInvalid)
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.retryBusy(func() error {
+		t, err := v.begin(v.bmbtReserve())
+		if err != nil {
+			return err
+		}
+		if err := v.truncateTx(t, h, ino, size); err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
+	})
+}
+
+func (v *Volume) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) error {
+	c, err := t.modify(h, ino)
+	if err != nil {
+		return err
+	}
+	if c.core.Mode&format.SIFMT != format.SIFREG {
+		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
+	}
+	g := &v.geo
+	if size < c.core.Size {
+		ext, err := c.mapping(DataFork)
+		if err != nil {
+			return err
+		}
+		// Zero the tail of the new last block so a later extension reads zeros.
+		if size&int64(g.BlockSize-1) != 0 {
+			if err := v.zeroRange(ext, size, (size|int64(g.BlockSize-1))+1); err != nil {
+				return err
+			}
+		}
+		keep := format.FileOff((size + int64(g.BlockSize) - 1) >> g.BlockLog)
+		if err := c.unmap(ext, keep, ^uint64(0)>>12-uint64(keep)); err != nil {
+			return err
+		}
+	}
+	c.core.Size = size
+	c.touch(true)
+	return nil
+}
+
+// unmap removes [off, off+n) from the data fork and frees the blocks.
+func (c *inodeChange) unmap(ext []format.Extent, off format.FileOff, n uint64) error {
+	rest, removed := extentsRemove(ext, off, n)
+	if len(removed) == 0 {
+		return nil
+	}
+	var blocks uint64
+	for _, e := range removed {
+		blocks += e.BlockCount
+	}
+	c.core.NBlocks -= blocks
+	// Free first: AGFs are then taken in ascending order, and bmbt
+	// allocations that follow only wait for AGs above those.
+	if err := c.t.freeExtents(removed); err != nil {
+		return err
+	}
+	return c.setMapping(DataFork, rest)
+}
+
+// zeroRange writes zeros over the written blocks of [from, to).
+func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
+	g := &v.geo
+	for pos := from; pos < to; {
+		fb := format.FileOff(pos >> g.BlockLog)
+		blockEnd := int64(fb+1) << g.BlockLog
+		n := min(blockEnd, to) - pos
+		if fsb, _, ok, unwritten := mapBlock(ext, fb); ok && !unwritten {
+			disk := format.DaddrToByte(g.FsbToDaddr(fsb)) + pos - int64(fb)<<g.BlockLog
+			if _, err := v.dev.WriteAt(make([]byte, n), disk); err != nil {
+				return err
+			}
+		}
+		pos += n
+	}
+	return nil
+}
+
+// PunchHole frees the blocks of [off, off+length) of a regular file and
+// zeroes the partial blocks at its edges; the size does not change.
+func (v *Volume) PunchHole(ino format.Ino, off, length int64) error {
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	if off < 0 || length <= 0 || off+length < off {
+		return fmt.Errorf("punch %d+%d: %w", off, length, ErrInvalid)
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.retryBusy(func() error {
+		t, err := v.begin(v.bmbtReserve())
+		if err != nil {
+			return err
+		}
+		if err := v.punchTx(t, h, ino, off, length); err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
+	})
+}
+
+func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64) error {
+	c, err := t.modify(h, ino)
+	if err != nil {
+		return err
+	}
+	if c.core.Mode&format.SIFMT != format.SIFREG {
+		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
+	}
+	g := &v.geo
+	ext, err := c.mapping(DataFork)
+	if err != nil {
+		return err
+	}
+	end := off + length
+	firstWhole := format.FileOff((off + int64(g.BlockSize) - 1) >> g.BlockLog)
+	lastWhole := format.FileOff(end >> g.BlockLog) // exclusive
+	if err := v.zeroRange(ext, off, min(end, int64(firstWhole)<<g.BlockLog)); err != nil {
+		return err
+	}
+	if lastWhole >= firstWhole {
+		if err := v.zeroRange(ext, max(off, int64(lastWhole)<<g.BlockLog), end); err != nil {
+			return err
+		}
+	}
+	if lastWhole > firstWhole {
+		if err := c.unmap(ext, firstWhole, uint64(lastWhole-firstWhole)); err != nil {
+			return err
+		}
+	}
+	c.touch(true)
+	return nil
+}
