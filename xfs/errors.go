@@ -3,6 +3,7 @@ package xfs
 import (
 	"errors"
 
+	"github.com/xfs3/xfs3/xfs/dir"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -10,13 +11,13 @@ import (
 // Error kinds. Callers test them with errors.Is; the S3 layer maps them to
 // S3 codes at its edge, the CLI to messages.
 var (
-	ErrNotFound      = errors.New("no such file or directory")
-	ErrExist         = errors.New("file exists")
+	ErrNotFound      = dir.ErrNotFound
+	ErrExist         = dir.ErrExist
 	ErrNotDir        = errors.New("not a directory")
 	ErrIsDir         = errors.New("is a directory")
 	ErrNotEmpty      = errors.New("directory not empty")
-	ErrNameTooLong   = errors.New("name too long")
-	ErrInvalid       = errors.New("invalid argument")
+	ErrNameTooLong   = dir.ErrNameTooLong
+	ErrInvalid       = dir.ErrInvalid
 	ErrNoSpace       = errors.New("no space left on volume")
 	ErrNoData        = errors.New("no such attribute")
 	ErrReadOnly      = errors.New("volume is read-only")

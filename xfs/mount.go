@@ -27,6 +27,9 @@ type writeState struct {
 	sbMu sync.Mutex // serialises superblock writes
 
 	treeOps sync.Map // treeOpsKey -> *trans.Ops: buffer ops per btree and owner
+
+	unlinkedLists unlinkedLists
+	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
 // defaultCacheBytes is the metadata buffer budget when Options leave it 0.

@@ -45,6 +45,14 @@ func (c *Cache) Busy() *Busy { return &c.busy }
 func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if b, ok := c.bufs[daddr]; ok && b.size != size && b.refs == 0 {
+		// The block was reused as metadata of another size: forget the
+		// old buffer.
+		b.prev.next, b.next.prev = b.next, b.prev
+		b.next, b.prev = nil, nil
+		delete(c.bufs, daddr)
+		c.bytes -= b.size
+	}
 	if b, ok := c.bufs[daddr]; ok {
 		if b.size != size {
 			return nil, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",

@@ -21,6 +21,7 @@ type Tx struct {
 	freed []Extent
 	quota map[uint32]QuotaDelta
 
+	forget    []format.Daddr // freed blocks not held: dropped at commit
 	onPrepare []func() error
 	onCommit  []func()
 	onCancel  []func()
@@ -167,12 +168,14 @@ func (tx *Tx) Dirty(daddr format.Daddr) {
 	tb.dirty = true
 }
 
-// Forget marks a held block as freed metadata: it is dropped from the cache
-// at commit and never written (its disk blocks may become file data).
+// Forget marks a block as freed metadata: it is dropped from the cache at
+// commit and, if held, never written (its disk blocks may become file data).
 func (tx *Tx) Forget(daddr format.Daddr) {
 	if tb, ok := tx.index[daddr]; ok {
 		tb.stale = true
+		return
 	}
+	tx.forget = append(tx.forget, daddr)
 }
 
 // FreeExtent records blocks this transaction frees; they stay busy until
@@ -243,6 +246,9 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	tx.unlockAll(true)
+	for _, d := range tx.forget {
+		tx.c.Invalidate(d)
+	}
 	if err != nil {
 		return tx.c.shutdownErr()
 	}

@@ -1,0 +1,172 @@
+package xfs
+
+import (
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/fork"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// dataFork is the engine's fork.Writer for an inode's data fork inside a
+// transaction: directories and symlinks are written through it.
+type dataFork struct {
+	c *inodeChange
+}
+
+var _ fork.Writer = dataFork{}
+
+func (d dataFork) Geometry() *format.Geometry { return &d.c.t.v.geo }
+func (d dataFork) Owner() format.Ino          { return d.c.ino }
+func (d dataFork) Format() int8               { return d.c.core.Format }
+func (d dataFork) Size() int64                { return d.c.core.Size }
+func (d dataFork) SetSize(size int64)         { d.c.core.Size = size }
+func (d dataFork) InlineSpace() int           { return len(d.c.forkBytes(DataFork)) }
+func (d dataFork) MaxInlineSpace() int        { return len(d.c.forkBytes(DataFork)) }
+func (d dataFork) Dirty(daddr format.Daddr)   { d.c.t.Dirty(daddr) }
+
+func (d dataFork) Inline() []byte {
+	fork := d.c.forkBytes(DataFork)
+	if d.c.core.Format != format.FmtLocal || d.c.core.Size > int64(len(fork)) || d.c.core.Size < 0 {
+		return nil
+	}
+	// A copy: callers keep decoded names while they convert the fork.
+	return append([]byte(nil), fork[:d.c.core.Size]...)
+}
+
+func (d dataFork) SetInline(b []byte) error {
+	fork := d.c.forkBytes(DataFork)
+	if len(b) > len(fork) {
+		return fmt.Errorf("xfs: internal error: %d inline bytes in a %d-byte fork", len(b), len(fork))
+	}
+	if ext, err := d.c.mapping(DataFork); err != nil {
+		return err
+	} else if len(ext) > 0 {
+		return fmt.Errorf("xfs: internal error: local fork with %d extents still mapped", len(ext))
+	}
+	clear(fork)
+	copy(fork, b)
+	d.c.core.Format = format.FmtLocal
+	d.c.core.Size = int64(len(b))
+	d.c.setNextents(DataFork, 0)
+	d.c.ext[DataFork], d.c.extLoaded[DataFork] = nil, true
+	return nil
+}
+
+func (d dataFork) ToBlocks() error {
+	if d.c.core.Format != format.FmtLocal {
+		return fmt.Errorf("xfs: internal error: ToBlocks of a %s fork", format.FormatName(d.c.core.Format))
+	}
+	clear(d.c.forkBytes(DataFork))
+	d.c.core.Format = format.FmtExtents
+	d.c.core.Size = 0
+	d.c.setNextents(DataFork, 0)
+	d.c.ext[DataFork], d.c.extLoaded[DataFork] = nil, true
+	return nil
+}
+
+func (d dataFork) Mapped() ([][2]format.FileOff, error) { return d.c.mapped(DataFork) }
+
+func (d dataFork) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return d.c.readBlocks(DataFork, off, count, ops)
+}
+
+func (d dataFork) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return d.c.allocBlocks(DataFork, off, count, ops)
+}
+
+func (d dataFork) Free(off format.FileOff, count int) error { return d.c.freeForkBlocks(DataFork, off, count) }
+
+// mapped lists the mapped ranges of fork f.
+func (c *inodeChange) mapped(f Fork) ([][2]format.FileOff, error) {
+	ext, err := c.mapping(f)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]format.FileOff
+	for _, e := range ext {
+		if n := len(out); n > 0 && out[n-1][1] == e.StartOff {
+			out[n-1][1] = e.End()
+		} else {
+			out = append(out, [2]format.FileOff{e.StartOff, e.End()})
+		}
+	}
+	return out, nil
+}
+
+// diskRun returns the disk address of count fork blocks from off, which
+// must be mapped to consecutive disk blocks (metadata buffers are one
+// contiguous run).
+func (c *inodeChange) diskRun(f Fork, off format.FileOff, count int) (format.Daddr, error) {
+	ext, err := c.mapping(f)
+	if err != nil {
+		return 0, err
+	}
+	fsb, run, ok, _ := mapBlock(ext, off)
+	if !ok {
+		return 0, format.Corrupt("fork", fmt.Sprintf("inode %d %v", c.ino, f), "metadata block %d is a hole", off)
+	}
+	for run < uint64(count) {
+		next, more, ok, _ := mapBlock(ext, off+format.FileOff(run))
+		if !ok || next != fsb+format.FsBlock(run) {
+			return 0, fmt.Errorf("%w: inode %d has a multi-block metadata block at %d split across extents", ErrUnsupported, c.ino, off)
+		}
+		run += more
+	}
+	return c.t.v.geo.FsbToDaddr(fsb), nil
+}
+
+func (c *inodeChange) readBlocks(f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	d, err := c.diskRun(f, off, count)
+	if err != nil {
+		return nil, 0, err
+	}
+	b, err := c.t.Read(d, count*c.t.v.geo.BlockSize, ops)
+	if err != nil {
+		return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", c.ino, f, off))
+	}
+	return b, d, nil
+}
+
+// allocBlocks maps count new contiguous blocks at fork offset off.
+func (c *inodeChange) allocBlocks(f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	ext, err := c.mapping(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	goal := c.inodeGoal()
+	if i := lookupExtent(ext, off); i > 0 {
+		goal = ext[i-1].StartBlock + format.FsBlock(ext[i-1].BlockCount)
+	}
+	fsb, _, err := c.t.allocBlocks(goal, uint32(count), uint32(count), 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	c.core.NBlocks += uint64(count)
+	ext = c.t.v.extentsInsert(ext, format.Extent{StartOff: off, StartBlock: fsb, BlockCount: uint64(count)})
+	if err := c.setMapping(f, ext); err != nil {
+		return nil, 0, err
+	}
+	d := c.t.v.geo.FsbToDaddr(fsb)
+	b, err := c.t.Get(d, count*c.t.v.geo.BlockSize, ops)
+	return b, d, err
+}
+
+// freeForkBlocks unmaps and frees count blocks at fork offset off.
+func (c *inodeChange) freeForkBlocks(f Fork, off format.FileOff, count int) error {
+	d, err := c.diskRun(f, off, count)
+	if err != nil {
+		return err
+	}
+	ext, err := c.mapping(f)
+	if err != nil {
+		return err
+	}
+	rest, removed := extentsRemove(ext, off, uint64(count))
+	c.t.Forget(d)
+	c.core.NBlocks -= uint64(count)
+	if err := c.t.freeExtents(removed); err != nil {
+		return err
+	}
+	return c.setMapping(f, rest)
+}

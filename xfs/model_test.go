@@ -1,0 +1,443 @@
+package xfs_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// The randomized model test of the write path: random namespace and data
+// operations applied to the engine and to an in-memory model; at
+// checkpoints the volume is closed, xfs_repair must be clean, the kernel
+// must show exactly what the engine shows and the engine exactly the model;
+// then the volume is reopened and the run goes on.
+//
+// XFS3_MODEL_OPS sets the number of operations (the long run), and
+// XFS3_MODEL_SEED the seed.
+
+type mnode struct {
+	ino    format.Ino
+	dir    map[string]*mnode // directories
+	data   []byte            // files
+	target string            // symlinks
+	mode   uint32
+	nlink  uint32
+}
+
+func (n *mnode) typ() string {
+	switch {
+	case n.dir != nil:
+		return oracle.TypeDir
+	case n.target != "":
+		return oracle.TypeSymlink
+	}
+	return oracle.TypeFile
+}
+
+type model struct {
+	root *mnode
+	rng  *rand.Rand
+	v    *xfs.Volume
+	t    *testing.T
+	op   int
+}
+
+func envInt(name string, def int) int {
+	if s := os.Getenv(name); s != "" {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+func TestWriteModel(t *testing.T) {
+	ops := envInt("XFS3_MODEL_OPS", 3000)
+	seed := int64(envInt("XFS3_MODEL_SEED", 1))
+	for _, o := range []mkfs.Options{{}, {BlockSize: 1024}} {
+		t.Run(fmt.Sprintf("bs%d", map[bool]int{true: 4096, false: o.BlockSize}[o.BlockSize == 0]), func(t *testing.T) {
+			runWriteModel(t, o, seed, ops)
+		})
+	}
+}
+
+func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
+	t.Logf("seed %d, %d operations (XFS3_MODEL_SEED / XFS3_MODEL_OPS)", seed, ops)
+	img := filepath.Join(t.TempDir(), "model.img")
+	o.Size = 1 << 30
+	if _, err := mkfs.Format(img, o); err != nil {
+		t.Fatal(err)
+	}
+	m := &model{rng: rand.New(rand.NewSource(seed)), t: t}
+	open := func() {
+		v, err := xfs.Open(img, xfs.Options{})
+		if err != nil {
+			t.Fatalf("seed %d: open: %v", seed, err)
+		}
+		m.v = v
+	}
+	open()
+	m.root = &mnode{ino: m.v.Root(), dir: map[string]*mnode{}, mode: 0o755, nlink: 2}
+	checkpoints := 3
+	for m.op = 0; m.op < ops; m.op++ {
+		m.step()
+		if os.Getenv("XFS3_MODEL_PARANOID") != "" {
+			t.Logf("after op %d", m.op)
+			m.checkEngine()
+		}
+		if (m.op+1)%(ops/checkpoints+1) == 0 || m.op == ops-1 {
+			m.checkEngine()
+			if err := m.v.Close(); err != nil {
+				t.Fatalf("seed %d op %d: close: %v", seed, m.op, err)
+			}
+			m.checkOracles(img)
+			open()
+		}
+	}
+	m.v.Close()
+}
+
+// pick returns a random directory of the model and its path.
+func (m *model) pickDir() (*mnode, string) {
+	cur, p := m.root, "."
+	for depth := 0; depth < 4 && m.rng.Intn(3) > 0; depth++ {
+		var subs []string
+		for name, n := range cur.dir {
+			if n.dir != nil {
+				subs = append(subs, name)
+			}
+		}
+		if len(subs) == 0 {
+			break
+		}
+		sort.Strings(subs)
+		name := subs[m.rng.Intn(len(subs))]
+		cur, p = cur.dir[name], path.Join(p, name)
+	}
+	return cur, p
+}
+
+func (m *model) pickEntry(d *mnode) (string, *mnode) {
+	if len(d.dir) == 0 {
+		return "", nil
+	}
+	names := make([]string, 0, len(d.dir))
+	for n := range d.dir {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	n := names[m.rng.Intn(len(names))]
+	return n, d.dir[n]
+}
+
+func (m *model) name() string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789-_."
+	l := 1 + m.rng.Intn(20)
+	if m.rng.Intn(20) == 0 {
+		l = 100 + m.rng.Intn(156)
+	}
+	b := make([]byte, l)
+	for i := range b {
+		b[i] = letters[m.rng.Intn(len(letters))]
+	}
+	s := string(b)
+	if s == "." || s == ".." {
+		return "dot" + s
+	}
+	return s
+}
+
+func (m *model) fail(what string, err error) {
+	m.t.Helper()
+	m.t.Fatalf("op %d %s: %v", m.op, what, err)
+}
+
+func (m *model) step() {
+	d, dp := m.pickDir()
+	a := xfs.Attrs{Mode: 0o644}
+	k := m.rng.Intn(100)
+	if os.Getenv("XFS3_MODEL_PARANOID") != "" {
+		m.t.Logf("op %d kind %d in %s (%d entries, ino %d)", m.op, k, dp, len(d.dir), d.ino)
+	}
+	switch {
+	case k < 30: // create a file with data
+		name := m.name()
+		ino, err := m.v.Create(d.ino, name, a)
+		if _, exists := d.dir[name]; exists {
+			if !errors.Is(err, xfs.ErrExist) {
+				m.fail("create over an existing name", err)
+			}
+			return
+		}
+		if err != nil {
+			m.fail("create "+path.Join(dp, name), err)
+		}
+		n := &mnode{ino: ino, mode: 0o644, nlink: 1}
+		if size := m.rng.Intn(3); size > 0 {
+			n.data = make([]byte, m.rng.Intn(20000*size))
+			m.rng.Read(n.data)
+			if _, err := m.v.WriteAt(ino, n.data, 0); err != nil {
+				m.fail("write", err)
+			}
+		}
+		d.dir[name] = n
+	case k < 40:
+		name := m.name()
+		if _, exists := d.dir[name]; exists {
+			return
+		}
+		ino, err := m.v.Mkdir(d.ino, name, xfs.Attrs{Mode: 0o755})
+		if err != nil {
+			m.fail("mkdir", err)
+		}
+		d.dir[name] = &mnode{ino: ino, dir: map[string]*mnode{}, mode: 0o755, nlink: 2}
+		d.nlink++
+	case k < 45:
+		name := m.name()
+		if _, exists := d.dir[name]; exists {
+			return
+		}
+		target := m.name()
+		if m.rng.Intn(3) == 0 {
+			for len(target) < 300+m.rng.Intn(700) {
+				target += "/" + m.name()
+			}
+			target = target[:min(len(target), 1023)]
+		}
+		ino, err := m.v.Symlink(d.ino, name, target, a)
+		if err != nil {
+			m.fail("symlink", err)
+		}
+		d.dir[name] = &mnode{ino: ino, target: target, mode: 0o777, nlink: 1}
+	case k < 60: // remove something
+		name, n := m.pickEntry(d)
+		if n == nil {
+			return
+		}
+		if n.dir != nil {
+			err := m.v.Rmdir(d.ino, name)
+			if len(n.dir) > 0 {
+				if !errors.Is(err, xfs.ErrNotEmpty) {
+					m.fail("rmdir of a non-empty directory", err)
+				}
+				return
+			}
+			if err != nil {
+				m.fail("rmdir", err)
+			}
+			d.nlink--
+		} else {
+			if err := m.v.Unlink(d.ino, name); err != nil {
+				m.fail("unlink", err)
+			}
+			n.nlink--
+		}
+		delete(d.dir, name)
+	case k < 70: // rename, maybe across directories, maybe replacing
+		name, n := m.pickEntry(d)
+		if n == nil {
+			return
+		}
+		to, _ := m.pickDir()
+		newName := m.name()
+		if m.rng.Intn(3) == 0 {
+			if nm, other := m.pickEntry(to); other != nil {
+				newName = nm
+			}
+		}
+		if n.dir != nil && m.isBelow(to, n) {
+			return
+		}
+		old := to.dir[newName]
+		err := m.v.Rename(d.ino, name, to.ino, newName)
+		if old == n {
+			return
+		}
+		if old != nil {
+			switch {
+			case n.dir != nil && old.dir == nil:
+				if !errors.Is(err, xfs.ErrNotDir) {
+					m.fail("rename a dir over a file", err)
+				}
+				return
+			case n.dir == nil && old.dir != nil:
+				if !errors.Is(err, xfs.ErrIsDir) {
+					m.fail("rename a file over a dir", err)
+				}
+				return
+			case old.dir != nil && len(old.dir) > 0:
+				if !errors.Is(err, xfs.ErrNotEmpty) {
+					m.fail("rename over a non-empty dir", err)
+				}
+				return
+			}
+		}
+		if err != nil {
+			ents, rerr := m.v.ReadDir(d.ino)
+			st, _ := m.v.Stat(d.ino)
+			m.t.Logf("readdir of source dir %d (%+v): %d entries (%v), model %d", d.ino, st, len(ents), rerr, len(d.dir))
+			for _, e := range ents {
+				if e.Name == name {
+					m.t.Logf("readdir has %q -> %d", name, e.Ino)
+				}
+			}
+			_, lerr := m.v.Lookup(d.ino, name)
+			m.t.Logf("old lookup: %v", lerr)
+			m.fail(fmt.Sprintf("rename %s -> %s", name, newName), err)
+		}
+		if old != nil {
+			if old.dir != nil {
+				to.nlink--
+			} else {
+				old.nlink--
+			}
+		}
+		delete(d.dir, name)
+		to.dir[newName] = n
+		if n.dir != nil && d != to {
+			d.nlink--
+			to.nlink++
+		}
+	case k < 75: // hard link
+		_, n := m.pickEntry(d)
+		if n == nil || n.dir != nil {
+			return
+		}
+		to, _ := m.pickDir()
+		newName := m.name()
+		if _, exists := to.dir[newName]; exists {
+			return
+		}
+		if err := m.v.Link(n.ino, to.ino, newName); err != nil {
+			m.fail("link", err)
+		}
+		to.dir[newName] = n
+		n.nlink++
+	default: // change file data
+		_, n := m.pickEntry(d)
+		if n == nil || n.dir != nil || n.target != "" {
+			return
+		}
+		switch m.rng.Intn(3) {
+		case 0:
+			off := m.rng.Intn(len(n.data) + 8192)
+			p := make([]byte, 1+m.rng.Intn(16384))
+			m.rng.Read(p)
+			if _, err := m.v.WriteAt(n.ino, p, int64(off)); err != nil {
+				m.fail("overwrite", err)
+			}
+			if off+len(p) > len(n.data) {
+				n.data = append(n.data, make([]byte, off+len(p)-len(n.data))...)
+			}
+			copy(n.data[off:], p)
+		case 1:
+			size := m.rng.Intn(len(n.data) + 4096)
+			if err := m.v.Truncate(n.ino, int64(size)); err != nil {
+				m.fail("truncate", err)
+			}
+			if size < len(n.data) {
+				n.data = n.data[:size]
+			} else {
+				n.data = append(n.data, make([]byte, size-len(n.data))...)
+			}
+		default:
+			if len(n.data) == 0 {
+				return
+			}
+			off := m.rng.Intn(len(n.data))
+			l := 1 + m.rng.Intn(20000)
+			if err := m.v.PunchHole(n.ino, int64(off), int64(l)); err != nil {
+				m.fail("punch", err)
+			}
+			for i := off; i < off+l && i < len(n.data); i++ {
+				n.data[i] = 0
+			}
+		}
+	}
+}
+
+// isBelow reports whether dir is n or inside n.
+func (m *model) isBelow(dir, n *mnode) bool {
+	if dir == n {
+		return true
+	}
+	for _, c := range n.dir {
+		if c.dir != nil && m.isBelow(dir, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// expected renders the model as a snapshot (directory sizes left to the
+// comparison to ignore).
+func (m *model) expected() oracle.Snapshot {
+	var snap oracle.Snapshot
+	var walk func(n *mnode, p string)
+	walk = func(n *mnode, p string) {
+		e := oracle.Entry{Path: p, Type: n.typ(), Mode: n.mode, Nlink: n.nlink, Ino: uint64(n.ino)}
+		switch n.typ() {
+		case oracle.TypeFile:
+			e.Size = int64(len(n.data))
+			sum := sha256.Sum256(n.data)
+			e.SHA256 = hex.EncodeToString(sum[:])
+		case oracle.TypeSymlink:
+			e.Size, e.Target = int64(len(n.target)), n.target
+		}
+		snap = append(snap, e)
+		for name, c := range n.dir {
+			walk(c, path.Join(p, name))
+		}
+	}
+	walk(m.root, ".")
+	sort.Slice(snap, func(i, j int) bool { return snap[i].Path < snap[j].Path })
+	return snap
+}
+
+func (m *model) checkEngine() {
+	m.t.Helper()
+	got := engineSnapshot(m.t, m.v)
+	if d := m.expected().DiffWith(got, oracle.DiffOptions{IgnoreDirSize: true}); len(d) > 0 {
+		for _, l := range d {
+			m.t.Error(l)
+		}
+		m.t.Fatalf("op %d: the engine differs from the model", m.op)
+	}
+}
+
+func (m *model) checkOracles(img string) {
+	m.t.Helper()
+	oracle.Require(m.t, oracle.ToolRepair, oracle.ToolMount)
+	oracle.Repair(m.t, img)
+	v, err := xfs.Open(img, xfs.Options{ReadOnly: true})
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	ours := engineSnapshot(m.t, v)
+	v.Close()
+	mnt := oracle.Mount(m.t, img, true)
+	kernel, err := oracle.SnapshotDir(mnt)
+	oracle.Unmount(m.t, mnt)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	if d := kernel.Diff(ours); len(d) > 0 {
+		for _, l := range d {
+			m.t.Error(l)
+		}
+		m.t.Fatalf("op %d: the kernel differs from the engine", m.op)
+	}
+}
