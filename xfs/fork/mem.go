@@ -14,7 +14,10 @@ var ErrMemFull = errors.New("fork.Mem: out of blocks")
 
 // Mem is an in-memory Writer for tests of format code. Blocks live in a
 // map by fork offset; each gets a fake, unique disk address. Ops.Verify
-// runs on every Read and Ops.Finish on every Commit, like the real thing.
+// runs when a committed block is first read with those Ops (like a buffer
+// cache loading it) and Ops.Finish on every Commit, like the real thing.
+// Within a transaction, reading a block again returns the same private
+// copy. Begin, Commit and Cancel cost nothing per unchanged block.
 type Mem struct {
 	Geo        format.Geometry
 	Ino        format.Ino
@@ -28,14 +31,38 @@ type Mem struct {
 	blocks  map[format.FileOff]*memBlock
 	next    format.Daddr
 	pending []pendingRun // private copies handed out since Begin
+	latest  map[format.FileOff]int // index in pending of the last copy of a run
 	dirty   map[format.Daddr]bool
-	saved   *Mem // state at Begin, restored by Cancel
+	saved   *memSaved // state at Begin, restored by Cancel
+	mapped  [][2]format.FileOff // Mapped's answer until the map changes
+}
+
+// memSaved is what Cancel restores: the scalar state at Begin and an undo
+// log of the block map changes since (blocks themselves only change at
+// Commit, so Begin costs nothing per block).
+type memSaved struct {
+	fmt    int8
+	data   []byte
+	diSize int64
+	next   format.Daddr
+	undo   []memUndo
+}
+
+// memUndo restores one map slot: prev nil means the slot was empty.
+type memUndo struct {
+	off  format.FileOff
+	prev *memBlock
 }
 
 type memBlock struct {
 	daddr format.Daddr
 	data  []byte // one filesystem block
 	ops   *trans.Ops
+	// verified records the Ops (and run length) that last verified this
+	// content, so that, like a buffer cache, unchanged blocks are verified
+	// once; Commit clears it.
+	verified      *trans.Ops
+	verifiedCount int
 }
 
 // NewMem returns an empty local fork with space bytes of inline room.
@@ -47,18 +74,17 @@ func NewMem(g format.Geometry, ino format.Ino, space int) *Mem {
 // Begin starts a transaction on the fork: Commit applies what was marked
 // dirty (running Ops.Finish), Cancel restores the state at Begin.
 func (m *Mem) Begin() {
-	s := *m
-	s.Data = append([]byte(nil), m.Data...)
-	s.blocks = make(map[format.FileOff]*memBlock, len(m.blocks))
-	for o, b := range m.blocks {
-		c := *b
-		c.data = append([]byte(nil), b.data...)
-		s.blocks[o] = &c
-	}
-	s.saved, s.pending, s.dirty = nil, nil, nil
-	m.saved = &s
-	m.pending = nil
+	m.saved = &memSaved{fmt: m.Fmt, data: append([]byte(nil), m.Data...), diSize: m.DiSize, next: m.next}
+	m.pending, m.latest = nil, nil
 	m.dirty = make(map[format.Daddr]bool)
+}
+
+// logUndo records the current content of map slot off before it changes.
+func (m *Mem) logUndo(off format.FileOff) {
+	m.mapped = nil
+	if m.saved != nil {
+		m.saved.undo = append(m.saved.undo, memUndo{off, m.blocks[off]})
+	}
 }
 
 // Commit writes back every dirty private copy.
@@ -74,21 +100,28 @@ func (m *Mem) Commit() {
 		}
 		for i, b := range run {
 			copy(b.data, p.buf[i*bs:(i+1)*bs])
-			b.ops = p.ops
+			b.ops, b.verified = p.ops, nil
 		}
 	}
-	m.pending, m.saved = nil, nil
+	m.pending, m.latest, m.saved = nil, nil, nil
 	m.dirty = make(map[format.Daddr]bool)
 }
 
 // Cancel restores the state at Begin.
 func (m *Mem) Cancel() {
-	if m.saved == nil {
+	s := m.saved
+	if s == nil {
 		return
 	}
-	s := m.saved
-	m.Fmt, m.Data, m.DiSize, m.blocks, m.next = s.Fmt, s.Data, s.DiSize, s.blocks, s.next
-	m.pending, m.saved = nil, nil
+	for i := len(s.undo) - 1; i >= 0; i-- {
+		if u := s.undo[i]; u.prev == nil {
+			delete(m.blocks, u.off)
+		} else {
+			m.blocks[u.off] = u.prev
+		}
+	}
+	m.Fmt, m.Data, m.DiSize, m.next = s.fmt, s.data, s.diSize, s.next
+	m.pending, m.latest, m.saved, m.mapped = nil, nil, nil, nil
 	m.dirty = make(map[format.Daddr]bool)
 }
 
@@ -152,19 +185,37 @@ func (m *Mem) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, forma
 	if err != nil {
 		return nil, 0, err
 	}
+	// Like a real transaction, hand out the same private copy again.
+	if i, ok := m.latest[off]; ok {
+		if p := m.pending[i]; p.count == count && p.daddr == run[0].daddr {
+			return p.buf, p.daddr, nil
+		}
+	}
 	bs := m.Geo.BlockSize
 	buf := make([]byte, count*bs)
 	for i, b := range run {
 		copy(buf[i*bs:], b.data)
 	}
-	if ops != nil && ops.Verify != nil {
+	if ops != nil && ops.Verify != nil && (run[0].verified != ops || run[0].verifiedCount != count) {
 		if err := ops.Verify(buf, run[0].daddr); err != nil {
 			return nil, 0, err
 		}
+		run[0].verified, run[0].verifiedCount = ops, count
 	}
 	// Writes through the returned slice land in the blocks at Dirty time.
-	m.pending = append(m.pending, pendingRun{off, count, run[0].daddr, buf, ops})
+	m.addPending(pendingRun{off, count, run[0].daddr, buf, ops})
 	return buf, run[0].daddr, nil
+}
+
+func (m *Mem) addPending(p pendingRun) {
+	if m.latest == nil {
+		m.latest = make(map[format.FileOff]int)
+		for i, q := range m.pending {
+			m.latest[q.off] = i
+		}
+	}
+	m.latest[p.off] = len(m.pending)
+	m.pending = append(m.pending, p)
 }
 
 type pendingRun struct {
@@ -189,11 +240,12 @@ func (m *Mem) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, form
 		if _, ok := m.blocks[o]; ok {
 			return nil, 0, fmt.Errorf("fork.Mem: block %d already mapped", o)
 		}
+		m.logUndo(o)
 		m.blocks[o] = &memBlock{daddr: m.next, data: make([]byte, m.Geo.BlockSize), ops: ops}
 		m.next += bbPerBlock
 	}
 	buf := make([]byte, count*m.Geo.BlockSize)
-	m.pending = append(m.pending, pendingRun{off, count, first, buf, ops})
+	m.addPending(pendingRun{off, count, first, buf, ops})
 	m.dirty[first] = true
 	return buf, first, nil
 }
@@ -203,9 +255,11 @@ func (m *Mem) Free(off format.FileOff, count int) error {
 		return err
 	}
 	for i := 0; i < count; i++ {
+		m.logUndo(off + format.FileOff(i))
 		delete(m.blocks, off+format.FileOff(i))
 	}
 	kept := m.pending[:0]
+	m.latest = nil
 	for _, p := range m.pending {
 		if p.off+format.FileOff(p.count) <= off || p.off >= off+format.FileOff(count) {
 			kept = append(kept, p)
@@ -218,12 +272,15 @@ func (m *Mem) Free(off format.FileOff, count int) error {
 func (m *Mem) Dirty(daddr format.Daddr) { m.dirty[daddr] = true }
 
 func (m *Mem) Mapped() ([][2]format.FileOff, error) {
+	if m.mapped != nil {
+		return append([][2]format.FileOff(nil), m.mapped...), nil
+	}
 	offs := make([]format.FileOff, 0, len(m.blocks))
 	for o := range m.blocks {
 		offs = append(offs, o)
 	}
 	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
-	var out [][2]format.FileOff
+	out := [][2]format.FileOff{}
 	for _, o := range offs {
 		if n := len(out); n > 0 && out[n-1][1] == o {
 			out[n-1][1]++
@@ -231,5 +288,6 @@ func (m *Mem) Mapped() ([][2]format.FileOff, error) {
 			out = append(out, [2]format.FileOff{o, o + 1})
 		}
 	}
-	return out, nil
+	m.mapped = out
+	return append([][2]format.FileOff(nil), out...), nil
 }

@@ -1,0 +1,175 @@
+package dabtree
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/fork"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// Buf is one block (Fsbs filesystem blocks) read or allocated by the
+// current operation. B may be modified; call Blocks.Dirty afterwards.
+type Buf struct {
+	Blkno uint32       // fork offset in filesystem blocks
+	Daddr format.Daddr // disk address, recorded in v5 headers
+	B     []byte
+	dirty bool
+}
+
+// Blocks caches the blocks of one fork for the length of one operation, so
+// that each block is read (and verified) once and every change is made to
+// the same private copy. It is not safe for concurrent use; the caller
+// holds the inode's lock.
+type Blocks struct {
+	R    fork.Reader
+	W    fork.Writer // nil for read-only use
+	Fsbs int         // filesystem blocks per block
+	bufs map[uint32]*Buf
+	dirt []*Buf // dirty buffers in the order they were first dirtied
+}
+
+// ErrReadOnly is returned by changes through a Blocks made over a Reader.
+var ErrReadOnly = errors.New("dabtree: change through a read-only fork")
+
+// NewBlocks returns a cache of fsbs-block units over r. Changes need r to
+// be a fork.Writer.
+func NewBlocks(r fork.Reader, fsbs int) *Blocks {
+	c := &Blocks{R: r, Fsbs: fsbs, bufs: make(map[uint32]*Buf)}
+	if w, ok := r.(fork.Writer); ok {
+		c.W = w
+	}
+	return c
+}
+
+// Read returns the block at fork offset blkno, verified by ops when it is
+// first read.
+func (c *Blocks) Read(blkno uint32, ops *trans.Ops) (*Buf, error) {
+	if b, ok := c.bufs[blkno]; ok {
+		return b, nil
+	}
+	data, daddr, err := c.R.Read(format.FileOff(blkno), c.Fsbs, ops)
+	if err != nil {
+		return nil, format.Located(err, fmt.Sprintf("fork block %d", blkno))
+	}
+	b := &Buf{Blkno: blkno, Daddr: daddr, B: data}
+	c.bufs[blkno] = b
+	return b, nil
+}
+
+// Alloc maps a new zeroed block at blkno. It fails with the fork's error
+// (wrapping the engine's no-space error) when the volume is full.
+func (c *Blocks) Alloc(blkno uint32, ops *trans.Ops) (*Buf, error) {
+	if c.W == nil {
+		return nil, ErrReadOnly
+	}
+	if _, ok := c.bufs[blkno]; ok {
+		return nil, format.Corrupt("fork", fmt.Sprintf("fork block %d", blkno), "allocating a block that is in use")
+	}
+	data, daddr, err := c.W.Alloc(format.FileOff(blkno), c.Fsbs, ops)
+	if err != nil {
+		return nil, err
+	}
+	b := &Buf{Blkno: blkno, Daddr: daddr, B: data}
+	c.bufs[blkno] = b
+	c.Dirty(b)
+	return b, nil
+}
+
+// Dirty records that b was changed; Flush hands it to the transaction.
+func (c *Blocks) Dirty(b *Buf) {
+	if !b.dirty {
+		b.dirty = true
+		c.dirt = append(c.dirt, b)
+	}
+}
+
+// Free unmaps the block b and forgets it.
+func (c *Blocks) Free(b *Buf) error {
+	if c.W == nil {
+		return ErrReadOnly
+	}
+	if err := c.W.Free(format.FileOff(b.Blkno), c.Fsbs); err != nil {
+		return err
+	}
+	delete(c.bufs, b.Blkno)
+	if b.dirty {
+		b.dirty = false
+		for i, d := range c.dirt {
+			if d == b {
+				c.dirt = append(c.dirt[:i], c.dirt[i+1:]...)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// Flush marks every changed block dirty in the transaction. Call it once
+// the operation has succeeded.
+func (c *Blocks) Flush() {
+	for _, b := range c.dirt {
+		c.W.Dirty(b.Daddr)
+		b.dirty = false
+	}
+	c.dirt = c.dirt[:0]
+}
+
+// IsHole reports whether no filesystem block of the unit at blkno is
+// mapped. It reads the fork's mapping, so use it sparingly.
+func (c *Blocks) IsHole(blkno uint32) (bool, error) {
+	m, err := c.R.Mapped()
+	if err != nil {
+		return false, err
+	}
+	lo, hi := format.FileOff(blkno), format.FileOff(blkno)+format.FileOff(c.Fsbs)
+	for _, r := range m {
+		if r[0] < hi && r[1] > lo {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// FirstUnused returns the first unit-aligned offset at or after from where
+// Fsbs blocks are unmapped (xfs_bmap_first_unused). from must be aligned.
+func (c *Blocks) FirstUnused(from uint32) (uint32, error) {
+	m, err := c.R.Mapped()
+	if err != nil {
+		return 0, err
+	}
+	pos := format.FileOff(from)
+	n := format.FileOff(c.Fsbs)
+	for _, r := range m {
+		if r[1] <= pos {
+			continue
+		}
+		if r[0] >= pos+n {
+			break
+		}
+		// Overlap: continue after this range, rounded up to a unit.
+		pos = (r[1] + n - 1) / n * n
+	}
+	if pos > 1<<32-format.FileOff(c.Fsbs) {
+		return 0, format.Corrupt("fork", "", "no unmapped block left below 2^32")
+	}
+	return uint32(pos), nil
+}
+
+// LastBefore returns the end of the last mapped range that starts below
+// off (xfs_bmap_last_before), or 0 when nothing is mapped there.
+func (c *Blocks) LastBefore(off uint32) (uint32, error) {
+	m, err := c.R.Mapped()
+	if err != nil {
+		return 0, err
+	}
+	var end format.FileOff
+	for _, r := range m {
+		if r[0] >= format.FileOff(off) {
+			break
+		}
+		end = min(r[1], format.FileOff(off))
+	}
+	return uint32(end), nil
+}

@@ -1,0 +1,36 @@
+// Package dabtree is the directory/attribute B+tree ("da-btree") of XFS:
+// a tree of hash-ordered leaf blocks indexed by interior nodes, shared by
+// node-form directories (leafn leaves, 0x3DFF) and node-form attribute
+// forks (attr3 leaves, 0x3BEE). It owns the node blocks and the shape of
+// the tree; what a leaf holds is the business of its caller, described by
+// the Leaf interface.
+//
+//	             root (fixed block: dir 32 GiB / attr 0)
+//	            ┌──────────────────────────────┐
+//	node 0x3EBE │ hdr 64 │ (hashval,before)... │  key = last hash of child
+//	            └──────┬───────────────┬───────┘
+//	                   ▼               ▼
+//	 leaf ◀─back──▶ leaf ◀─back/forw─▶ leaf    (siblings linked per level)
+//
+// Every da block starts with xfs_da3_blkinfo (56 bytes): forw be32 @0,
+// back be32 @4, magic be16 @8, pad @10, crc le32 @12, blkno be64 @16 (its
+// own daddr), lsn @24, uuid @32, owner be64 @48. A node adds count be16
+// @56 and level be16 @58 (leaves are level 0), then count entries of
+// (hashval be32, before be32) sorted by hashval; an entry's hashval is the
+// largest hash stored under its child. Block numbers are fork offsets in
+// filesystem blocks; 0 means "none" in sibling links, so the root of a
+// directory tree can never be a sibling.
+//
+// The algorithms follow the kernel's xfs_da_btree.c: lookups descend to the
+// first child whose key is >= the hash; splits move the upper half of a
+// full block into a new one linked after it and grow the tree at the top
+// by moving the old root's contents into a new block, so the root block
+// never moves (xfs_da3_root_split); joins merge a block that is less than
+// half full into a sibling when the pair fits with 25% to spare, keeping
+// the lower-numbered block, and a root left with one child absorbs it
+// (xfs_da3_root_join).
+//
+// All block I/O of one operation goes through a Blocks cache over a fork,
+// so every block is read once per operation and every change lands in the
+// caller's transaction.
+package dabtree
