@@ -62,6 +62,17 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 			inos[0], inos[1] = dst, src
 		}
 	}
+	if dst == srcDir {
+		// The target is the source's own directory, which is not empty.
+		st, err := v.iget(src)
+		if err != nil {
+			return err
+		}
+		if !st.isDir() {
+			return fmt.Errorf("%q: %w", dstName, ErrIsDir)
+		}
+		return fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
+	}
 	for _, ino := range inos {
 		if _, ok := handles[ino]; ok {
 			return fmt.Errorf("rename of a directory into itself: %w", ErrInvalid)
