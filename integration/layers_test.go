@@ -23,6 +23,13 @@ var allowed = map[string][]string{
 	"xfs/dev":     {},
 	"xfs/xlog":    {"xfs/format"},
 	"xfs/oracle":  {},
+	"xfs/btree":   {"xfs/format"},
+	"xfs/fork":    {"xfs/format", "xfs/trans"},
+	"xfs/trans":   {"xfs/format", "xfs/dev"},
+	"xfs/dir":     {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
+	"xfs/dabtree": {"xfs/format", "xfs/fork", "xfs/trans"},
+	"xfs/attr":    {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
+	"xfs/mkfs":    {"xfs/format", "xfs/dev"},
 }
 
 // forbiddenInEngine are outside packages the engine must never need.

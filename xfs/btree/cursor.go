@@ -104,7 +104,8 @@ func (c *Cursor) dirty(n *node) {
 	c.t.Store.Dirty(n.blk)
 }
 
-// top returns the root node and its pointer to start a descent.
+// reset empties the cursor for a new descent from the Tree's root,
+// rebuilding the inode root from t.IRoot.
 func (c *Cursor) reset() error {
 	t := c.t
 	if err := t.checkRoot(); err != nil {
@@ -123,8 +124,8 @@ func (c *Cursor) reset() error {
 
 // Lookup positions the cursor for key(rec) and reports whether it points
 // at a record satisfying dir (xfs_btree_lookup). Only the key fields of
-// rec matter. When it returns false the cursor still marks where a record
-// with that key would go, which is where Insert puts it.
+// rec matter. After an EQ lookup that returns false, the cursor marks
+// where a record with that key goes, which is where Insert puts it.
 func (c *Cursor) Lookup(dir Dir, rec []byte) (bool, error) {
 	if err := c.checkLen(rec); err != nil {
 		return false, err

@@ -14,7 +14,7 @@ func bnoRec(start uint32) []byte { return u32s(start, 1) }
 
 // buildBnobt makes a bnobt in 512-byte blocks holding one-block records
 // at the given starts, inserted in order.
-func buildBnobt(t *testing.T, starts []uint32) (*Tree, *memStore) {
+func buildBnobt(t testing.TB, starts []uint32) (*Tree, *memStore) {
 	t.Helper()
 	tr, s := newAGTree(t, Bnobt, testGeo(512), rand.New(rand.NewSource(1)))
 	c := tr.NewCursor()

@@ -79,9 +79,9 @@ func (im *image) read(off int64, n int) []byte {
 }
 
 func (im *image) agTree(k *Kind, ag format.AgNumber, root format.AgBlock, levels uint32) *Tree {
-	tr := &Tree{Kind: k, Geo: im.g, AG: ag, Root: uint64(root), Levels: int(levels)}
-	tr.Store = &imgStore{t: tr, f: im.f, blocks: map[uint64]*memBlock{}}
-	return tr
+	st := &imgStore{f: im.f, blocks: map[uint64]*memBlock{}}
+	st.t = NewAGTree(k, im.g, ag, root, levels, st)
+	return st.t
 }
 
 // check runs Check on a tree and returns its stats and records.
@@ -223,8 +223,9 @@ func (im *image) checkInode(ino format.Ino, shapes map[format.Ino]bmbtShape) {
 		if err != nil {
 			t.Fatalf("inode %d %s fork: %v", ino, f.name, err)
 		}
-		tr := &Tree{Kind: Bmbt, Geo: g, Ino: ino, IRoot: root, ForkSize: len(f.fork)}
-		tr.Store = &imgStore{t: tr, f: im.f, blocks: map[uint64]*memBlock{}}
+		is := &imgStore{f: im.f, blocks: map[uint64]*memBlock{}}
+		tr := NewInodeTree(g, ino, root, len(f.fork), is)
+		is.t = tr
 		st, recs := im.check(fmt.Sprintf("inode %d %s fork", ino, f.name), tr)
 		if uint64(len(recs)) != f.n || uint64(st.Blocks) > d.NBlocks {
 			t.Errorf("inode %d %s fork: %d extents in %d blocks; inode says %d extents, %d blocks", ino, f.name, len(recs), st.Blocks, f.n, d.NBlocks)

@@ -58,7 +58,8 @@ func (s *memStore) Read(ptr uint64) (Block, error) {
 	}
 	b, ok := s.blocks[ptr]
 	if !ok {
-		return nil, fmt.Errorf("read of unallocated block %d", ptr)
+		// What a disk would return there is not a block of this tree.
+		return nil, format.Corrupt("test block", fmt.Sprint(ptr), "read of a block the tree does not own")
 	}
 	if !s.dirty[ptr] {
 		if err := s.t.VerifyBlock(ptr, b.buf); err != nil {

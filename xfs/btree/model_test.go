@@ -573,6 +573,12 @@ func runModel(t *testing.T, kind string, mc modelCase, seed int64) {
 	}
 	h.tr.RootChanged = func() {
 		h.rootCalls++
+		if !g.kind.inodeRooted() {
+			// The caller copies the root into the AGF or AGI.
+			if root, levels := h.tr.AGRoot(); uint64(root) != h.tr.Root || int(levels) != h.tr.Height() {
+				h.fatalf("AGRoot %d/%d, tree %d/%d", root, levels, h.tr.Root, h.tr.Height())
+			}
+		}
 		if r := h.tr.IRoot; r != nil {
 			// The caller re-encodes the root into the fork: it must fit.
 			fork := make([]byte, h.tr.ForkSize)
@@ -651,7 +657,8 @@ var modelCases = map[string][]modelCase{
 	},
 }
 
-// regressionSeeds are seeds that once failed; they run before the random one.
+// regressionSeeds run before the random seed of TestModel (and alone with
+// -short). A seed printed by a failure goes here once the bug is fixed.
 var regressionSeeds = []int64{1}
 
 func TestModel(t *testing.T) {

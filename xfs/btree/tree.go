@@ -96,6 +96,24 @@ type Tree struct {
 	RootChanged func()
 }
 
+// NewAGTree describes the short-form tree of kind k in AG ag whose root
+// block and height come from the AGF (agf_roots/agf_levels) or the AGI
+// (agi_root/agi_level, agi_free_root/agi_free_level).
+func NewAGTree(k *Kind, g *format.Geometry, ag format.AgNumber, root format.AgBlock, levels uint32, s Store) *Tree {
+	return &Tree{Kind: k, Geo: g, Store: s, AG: ag, Root: uint64(root), Levels: int(levels)}
+}
+
+// NewInodeTree describes the bmbt of a fork of inode ino that has size
+// bytes; root is the decoded fork root, nil while the fork is in extents
+// format.
+func NewInodeTree(g *format.Geometry, ino format.Ino, root *format.BmdrRoot, size int, s Store) *Tree {
+	return &Tree{Kind: Bmbt, Geo: g, Store: s, Ino: ino, IRoot: root, ForkSize: size}
+}
+
+// AGRoot returns a short-form tree's root block and height as the AG
+// headers store them.
+func (t *Tree) AGRoot() (format.AgBlock, uint32) { return format.AgBlock(t.Root), uint32(t.Levels) }
+
 // Height returns the number of levels of the tree, counting an inode root
 // as a level; 0 for an inode fork without a btree.
 func (t *Tree) Height() int {
