@@ -95,7 +95,6 @@ func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
 	for m.op = 0; m.op < ops; m.op++ {
 		m.step()
 		if os.Getenv("XFS3_MODEL_PARANOID") != "" {
-			t.Logf("after op %d", m.op)
 			m.checkEngine()
 		}
 		if (m.op+1)%(ops/checkpoints+1) == 0 || m.op == ops-1 {
@@ -168,11 +167,7 @@ func (m *model) fail(what string, err error) {
 func (m *model) step() {
 	d, dp := m.pickDir()
 	a := xfs.Attrs{Mode: 0o644}
-	k := m.rng.Intn(100)
-	if os.Getenv("XFS3_MODEL_PARANOID") != "" {
-		m.t.Logf("op %d kind %d in %s (%d entries, ino %d)", m.op, k, dp, len(d.dir), d.ino)
-	}
-	switch {
+	switch k := m.rng.Intn(100); {
 	case k < 30: // create a file with data
 		name := m.name()
 		ino, err := m.v.Create(d.ino, name, a)

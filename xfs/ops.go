@@ -401,6 +401,13 @@ func (v *Volume) inactivate(h *inodeHandle, ino format.Ino) error {
 	}
 }
 
+// forgetExtent drops any cached metadata buffer starting in e.
+func (t *txn) forgetExtent(e format.Extent) {
+	for i := uint64(0); i < e.BlockCount; i++ {
+		t.Forget(t.v.geo.FsbToDaddr(e.StartBlock + format.FsBlock(i)))
+	}
+}
+
 // maxFreePerTx bounds the extents one inactivation transaction frees.
 const maxFreePerTx = 256
 
@@ -432,6 +439,9 @@ func (v *Volume) inactivateStep(t *txn, h *inodeHandle, ino format.Ino) (more bo
 		var blocks uint64
 		for _, e := range removed {
 			blocks += e.BlockCount
+			if f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG {
+				t.forgetExtent(e) // metadata blocks may be cached
+			}
 		}
 		c.core.NBlocks -= blocks
 		if err := t.freeExtents(removed); err != nil {

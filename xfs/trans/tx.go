@@ -116,7 +116,9 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		tb.data = make([]byte, size)
 		tb.dirty = true
 	}
-	if ops != nil && b.ops == nil {
+	if ops != nil {
+		// The holder decides what the block is now: a freed block may
+		// come back as metadata of another kind.
 		b.ops = ops
 	}
 	tx.held = append(tx.held, tb)
