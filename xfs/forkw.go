@@ -75,7 +75,9 @@ func (d dataFork) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, 
 	return d.c.allocBlocks(DataFork, off, count, ops)
 }
 
-func (d dataFork) Free(off format.FileOff, count int) error { return d.c.freeForkBlocks(DataFork, off, count) }
+func (d dataFork) Free(off format.FileOff, count int) error {
+	return d.c.freeForkBlocks(DataFork, off, count)
+}
 
 // mapped lists the mapped ranges of fork f.
 func (c *inodeChange) mapped(f Fork) ([][2]format.FileOff, error) {
