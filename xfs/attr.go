@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/xfs3/xfs3/xfs/attr"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -18,7 +19,14 @@ type Xattr struct {
 func (x Xattr) FullName() string { return x.Namespace + "." + x.Name }
 
 // SplitXattrName splits "user.name" into namespace flags and name.
+// MaxXattrNameLen is Linux's XATTR_NAME_MAX: the longest full name
+// ("user.name") the kernel lets anyone read or write.
+const MaxXattrNameLen = 255
+
 func SplitXattrName(full string) (flags uint8, name string, err error) {
+	if len(full) > MaxXattrNameLen {
+		return 0, "", fmt.Errorf("attribute name of %d bytes (at most %d with its prefix): %w", len(full), MaxXattrNameLen, ErrNameTooLong)
+	}
 	ns, name, ok := strings.Cut(full, ".")
 	if !ok || name == "" {
 		return 0, "", fmt.Errorf("attribute %q needs a namespace prefix (user., trusted. or security.): %w", full, ErrInvalid)
@@ -60,7 +68,8 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 	return out, nil
 }
 
-// GetXattr returns the value of the attribute named like "user.color".
+// GetXattr returns the value of the attribute named like "user.color". It
+// looks the name up by hash, as the kernel does.
 func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 	flags, name, err := SplitXattrName(full)
 	if err != nil {
@@ -71,25 +80,9 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var val []byte
-	found := false
-	errStop := fmt.Errorf("stop")
-	err = v.walkAttrs(ip, func(a format.Attr) error {
-		if a.Flags&format.AttrNSMask != flags || string(a.Name) != name {
-			return nil
-		}
-		found = true
-		val, err = v.attrValue(ip, a)
-		if err != nil {
-			return err
-		}
-		return errStop
-	})
-	if err != nil && err != errStop {
-		return nil, format.Located(err, fmt.Sprintf("inode %d attr fork", ino))
-	}
-	if !found {
-		return nil, fmt.Errorf("%s: %w", full, ErrNoData)
+	val, err := attr.Get(attrReadFork{readFork{v, ip}}, flags, []byte(name))
+	if err != nil {
+		return nil, format.Located(xattrError(err), fmt.Sprintf("inode %d attr fork", ino))
 	}
 	return val, nil
 }

@@ -81,16 +81,21 @@ func (c *inodeChange) mapping(f Fork) ([]format.Extent, error) {
 // bmbt returns the fork's btree, its blocks allocated near the inode and
 // counted in di_nblocks.
 func (c *inodeChange) bmbt(f Fork) (*btree.Tree, error) {
-	v := c.t.v
 	fork := c.forkBytes(f)
-	tr := &btree.Tree{Kind: btree.Bmbt, Geo: &v.geo, Ino: c.ino, ForkSize: len(fork)}
+	var root *format.BmdrRoot
 	if c.forkFormat(f) == format.FmtBtree {
-		root, err := format.DecodeBmdrRoot(fork)
-		if err != nil {
+		var err error
+		if root, err = format.DecodeBmdrRoot(fork); err != nil {
 			return nil, format.Located(err, fmt.Sprintf("inode %d %v", c.ino, f))
 		}
-		tr.IRoot = root
 	}
+	return c.bmbtWith(f, root, len(fork)), nil
+}
+
+// bmbtWith is bmbt for a root already decoded from a fork of forkSize.
+func (c *inodeChange) bmbtWith(f Fork, root *format.BmdrRoot, forkSize int) *btree.Tree {
+	v := c.t.v
+	tr := &btree.Tree{Kind: btree.Bmbt, Geo: &v.geo, Ino: c.ino, ForkSize: forkSize, IRoot: root}
 	tr.Store = &treeStore{t: c.t, tree: tr,
 		alloc: func(near uint64) (uint64, error) {
 			goal := format.FsBlock(near)
@@ -112,12 +117,13 @@ func (c *inodeChange) bmbt(f Fork) (*btree.Tree, error) {
 			return nil
 		}}
 	tr.RootChanged = func() {
+		fork := c.forkBytes(f)
 		clear(fork)
 		if tr.IRoot != nil {
 			tr.IRoot.Encode(fork)
 		}
 	}
-	return tr, nil
+	return tr
 }
 
 // inodeGoal is the block next to the inode: where its data should go.

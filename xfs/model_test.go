@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs"
@@ -35,6 +36,7 @@ type mnode struct {
 	target string            // symlinks
 	mode   uint32
 	nlink  uint32
+	xattrs map[string]string
 }
 
 func (n *mnode) typ() string {
@@ -321,6 +323,12 @@ func (m *model) step() {
 		}
 		to.dir[newName] = n
 		n.nlink++
+	case k < 88: // extended attributes on any kind of inode
+		_, n := m.pickEntry(d)
+		if n == nil {
+			n = d
+		}
+		m.xattrStep(n)
 	default: // change file data
 		_, n := m.pickEntry(d)
 		if n == nil || n.dir != nil || n.target != "" {
@@ -364,6 +372,61 @@ func (m *model) step() {
 	}
 }
 
+func (m *model) xattrStep(n *mnode) {
+	if n.xattrs == nil {
+		n.xattrs = map[string]string{}
+	}
+	var names []string
+	for k := range n.xattrs {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) > 0 && m.rng.Intn(3) == 0 {
+		name := names[m.rng.Intn(len(names))]
+		if err := m.v.RemoveXattr(n.ino, name); err != nil {
+			m.fail("removexattr "+name, err)
+		}
+		delete(n.xattrs, name)
+		return
+	}
+	ns := []string{"user", "trusted", "security"}[m.rng.Intn(3)]
+	name := ns + "." + m.name()
+	if len(names) > 0 && m.rng.Intn(3) == 0 {
+		name = names[m.rng.Intn(len(names))] // replace
+	}
+	if len(name) > xfs.MaxXattrNameLen {
+		if err := m.v.SetXattr(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrNameTooLong) {
+			m.fail("over-long attribute name", err)
+		}
+		return
+	}
+	if n.target != "" && strings.HasPrefix(name, "user.") {
+		if err := m.v.SetXattr(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrInvalid) {
+			m.fail("user attribute on a symlink", err)
+		}
+		return
+	}
+	var size int
+	switch r := m.rng.Intn(20); {
+	case r < 12:
+		size = m.rng.Intn(64)
+	case r < 16:
+		size = 200 + m.rng.Intn(300)
+	case r < 19:
+		size = 1000 + m.rng.Intn(4000)
+	default:
+		size = m.rng.Intn(65537)
+	}
+	val := make([]byte, size)
+	for i := range val {
+		val[i] = byte('a' + m.rng.Intn(26)) // JSON-safe for the kernel snapshot
+	}
+	if err := m.v.SetXattr(n.ino, name, val, 0); err != nil {
+		m.fail(fmt.Sprintf("setxattr %s (%d bytes)", name, size), err)
+	}
+	n.xattrs[name] = string(val)
+}
+
 // isBelow reports whether dir is n or inside n.
 func (m *model) isBelow(dir, n *mnode) bool {
 	if dir == n {
@@ -384,6 +447,9 @@ func (m *model) expected() oracle.Snapshot {
 	var walk func(n *mnode, p string)
 	walk = func(n *mnode, p string) {
 		e := oracle.Entry{Path: p, Type: n.typ(), Mode: n.mode, Nlink: n.nlink, Ino: uint64(n.ino)}
+		if len(n.xattrs) > 0 {
+			e.Xattrs = n.xattrs
+		}
 		switch n.typ() {
 		case oracle.TypeFile:
 			e.Size = int64(len(n.data))
@@ -427,6 +493,16 @@ func (m *model) checkOracles(img string) {
 	kernel, err := oracle.SnapshotDir(mnt)
 	oracle.Unmount(m.t, mnt)
 	if err != nil {
+		if keep := os.Getenv("XFS3_MODEL_KEEP"); keep != "" {
+			b, _ := os.ReadFile(img)
+			os.WriteFile(keep, b, 0o644)
+		}
+		for _, e := range ours {
+			if len(e.Xattrs) > 0 && strings.Contains(err.Error(), "/"+e.Path+":") {
+				m.t.Logf("%s: attr format %s, %d attrs\n%s", e.Path, oracle.AttrFormat(m.t, img, e.Ino), len(e.Xattrs),
+					oracle.DB(m.t, img, fmt.Sprintf("inode %d", e.Ino), "print core.naextents core.forkoff core.aformat", "bmap -a"))
+			}
+		}
 		m.t.Fatal(err)
 	}
 	if d := kernel.Diff(ours); len(d) > 0 {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"path"
 	"sort"
@@ -85,6 +86,11 @@ func describe(v *xfs.Volume, ino format.Ino) (oracle.Entry, error) {
 			e.Xattrs = map[string]string{}
 		}
 		e.Xattrs[x.FullName()] = string(x.Value)
+		// Every listed name must also be found by hash lookup.
+		got, err := v.GetXattr(ino, x.FullName())
+		if err != nil || string(got) != string(x.Value) {
+			return e, fmt.Errorf("getxattr %s of inode %d: %d bytes, %v (listed with %d bytes)", x.FullName(), ino, len(got), err, len(x.Value))
+		}
 	}
 	return e, nil
 }

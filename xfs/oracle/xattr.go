@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"syscall"
@@ -113,7 +114,7 @@ func readXattrs(path string) (map[string]string, error) {
 	for _, name := range names {
 		v, err := readXattr(path, name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		m[name] = v
 	}

@@ -1,0 +1,57 @@
+package xfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// TestXattrsReadByKernel sets attributes of every size class and namespace
+// through the engine and requires the kernel to get each by name.
+func TestXattrsReadByKernel(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	img := filepath.Join(t.TempDir(), "x.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string][]byte{}
+	sizes := []int{0, 1, 100, 254, 255, 256, 300, 1000, 3000, 3100, 5000, 60000, 65536}
+	for _, size := range sizes {
+		for _, name := range []string{"user.kt", "user..kt", "trusted.x", "security.selinux"} {
+			file := fmt.Sprintf("f%d-%s", size, name)
+			ino, err := v.Create(v.Root(), file, xfs.Attrs{Mode: 0o644})
+			if err != nil {
+				t.Fatal(err)
+			}
+			val := bytes.Repeat([]byte{'v'}, size)
+			if err := v.SetXattr(ino, name, val, 0); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			want[file] = map[string][]byte{name: val}
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	mnt := oracle.Mount(t, img, true)
+	for file, attrs := range want {
+		for name, val := range attrs {
+			buf := make([]byte, 70000)
+			n, err := syscall.Getxattr(filepath.Join(mnt, file), name, buf)
+			if err != nil || !bytes.Equal(buf[:n], val) {
+				t.Errorf("%s %s (%d bytes): kernel reads %d bytes, %v", file, name, len(val), n, err)
+			}
+		}
+	}
+}

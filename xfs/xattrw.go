@@ -1,0 +1,280 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/xfs3/xfs3/xfs/attr"
+	"github.com/xfs3/xfs3/xfs/dir"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// Extended attribute changes, through xfs/attr over the engine's
+// attribute fork.
+
+// XattrFlag chooses between create-only and replace-only sets.
+type XattrFlag int
+
+const (
+	// XattrCreate fails with ErrExist when the attribute exists.
+	XattrCreate XattrFlag = XattrFlag(attr.Create)
+	// XattrReplace fails with ErrNoData when the attribute is absent.
+	XattrReplace XattrFlag = XattrFlag(attr.Replace)
+)
+
+// SetXattr sets the attribute named like "user.color" to value.
+func (v *Volume) SetXattr(ino format.Ino, name string, value []byte, flag XattrFlag) error {
+	ns, short, err := SplitXattrName(name)
+	if err != nil {
+		return err
+	}
+	return v.changeXattr(ino, func(f *attrFork) error {
+		// Linux allows user attributes only on files and directories
+		// (others could never be read back through a mount).
+		if typ := f.c.core.Mode & format.SIFMT; ns == 0 && typ != format.SIFREG && typ != format.SIFDIR {
+			return fmt.Errorf("user attribute on a %s: %w", format.FileType(f.c.core.Mode), ErrInvalid)
+		}
+		return attr.Set(f, ns, []byte(short), value, int(flag))
+	}, int64(len(value)>>v.geo.BlockLog)+2)
+}
+
+// RemoveXattr removes the attribute named like "user.color".
+func (v *Volume) RemoveXattr(ino format.Ino, name string) error {
+	ns, short, err := SplitXattrName(name)
+	if err != nil {
+		return err
+	}
+	return v.changeXattr(ino, func(f *attrFork) error {
+		return attr.Remove(f, ns, []byte(short))
+	}, 2)
+}
+
+func (v *Volume) changeXattr(ino format.Ino, fn func(*attrFork) error, blocks int64) error {
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.retryBusy(func() error {
+		t, err := v.begin(blocks + 4*format.MaxBtreeLevels + v.bmbtReserve())
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			c, err := t.modify(h, ino)
+			if err != nil {
+				return err
+			}
+			if err := fn(&attrFork{c}); err != nil {
+				return xattrError(err)
+			}
+			c.touch(false)
+			return nil
+		}()
+		if err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
+	})
+}
+
+// xattrError maps the attribute package's errors to the engine's kinds.
+func xattrError(err error) error {
+	switch {
+	case errors.Is(err, attr.ErrNoData):
+		return fmt.Errorf("%w: %w", ErrNoData, err)
+	case errors.Is(err, attr.ErrExist):
+		return fmt.Errorf("%w: %w", ErrExist, err)
+	case errors.Is(err, attr.ErrNameTooLong), errors.Is(err, attr.ErrValueTooLarge):
+		return fmt.Errorf("%w: %w", ErrNameTooLong, err)
+	case errors.Is(err, attr.ErrInvalid):
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return err
+}
+
+// attrFork is the engine's attr.Fork: an inode's attribute fork inside a
+// transaction.
+type attrFork struct{ c *inodeChange }
+
+var _ attr.Fork = (*attrFork)(nil)
+
+func (a *attrFork) Geometry() *format.Geometry { return &a.c.t.v.geo }
+func (a *attrFork) Owner() format.Ino          { return a.c.ino }
+func (a *attrFork) Size() int64                { return 0 }
+func (a *attrFork) SetSize(int64)              {}
+func (a *attrFork) InlineSpace() int           { return len(a.c.forkBytes(AttrFork)) }
+func (a *attrFork) MaxInlineSpace() int        { return len(a.c.forkBytes(AttrFork)) }
+func (a *attrFork) Dirty(d format.Daddr)       { a.c.t.Dirty(d) }
+func (a *attrFork) ForkOff() int               { return int(a.c.core.ForkOff) }
+
+func (a *attrFork) Format() int8 {
+	if a.c.core.ForkOff == 0 {
+		return format.FmtExtents
+	}
+	return a.c.core.AFormat
+}
+
+func (a *attrFork) Inline() []byte { return append([]byte(nil), a.c.forkBytes(AttrFork)...) }
+
+func (a *attrFork) SetInline(b []byte) error {
+	fork := a.c.forkBytes(AttrFork)
+	if len(b) > len(fork) {
+		return fmt.Errorf("xfs: internal error: %d attribute bytes in a %d-byte fork", len(b), len(fork))
+	}
+	clear(fork)
+	copy(fork, b)
+	a.c.core.AFormat = format.FmtLocal
+	a.c.setNextents(AttrFork, 0)
+	a.c.ext[AttrFork], a.c.extLoaded[AttrFork] = nil, true
+	return nil
+}
+
+func (a *attrFork) ToBlocks() error {
+	clear(a.c.forkBytes(AttrFork))
+	a.c.core.AFormat = format.FmtExtents
+	a.c.setNextents(AttrFork, 0)
+	a.c.ext[AttrFork], a.c.extLoaded[AttrFork] = nil, true
+	return nil
+}
+
+func (a *attrFork) Mapped() ([][2]format.FileOff, error) {
+	if a.c.core.ForkOff == 0 {
+		return nil, nil
+	}
+	return a.c.mapped(AttrFork)
+}
+
+func (a *attrFork) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return a.c.readBlocks(AttrFork, off, count, ops)
+}
+
+func (a *attrFork) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return a.c.allocBlocks(AttrFork, off, count, ops)
+}
+
+func (a *attrFork) Free(off format.FileOff, count int) error {
+	return a.c.freeForkBlocks(AttrFork, off, count)
+}
+
+// DataFork describes the data fork as xfs_attr_shortform_bytesfit sees it.
+func (a *attrFork) DataFork() (int8, int) {
+	c := a.c
+	switch c.core.Format {
+	case format.FmtLocal:
+		return format.FmtLocal, int(c.core.Size)
+	case format.FmtExtents:
+		return format.FmtExtents, int(c.core.DataExtents()) * format.ExtentRecSize
+	case format.FmtBtree:
+		root, err := format.DecodeBmdrRoot(c.forkBytes(DataFork))
+		if err != nil {
+			return format.FmtBtree, len(c.forkBytes(DataFork))
+		}
+		return format.FmtBtree, format.BmdrHdrSize + 16*int(root.NumRecs)
+	}
+	return c.core.Format, 0
+}
+
+// SetForkOff moves the boundary between the forks, keeping both forks'
+// contents (a btree root is laid out again for its new size).
+func (a *attrFork) SetForkOff(off int) error {
+	c := a.c
+	lit := format.LiteralSize(c.t.v.geo.InodeSize)
+	if off < 1 || off<<3 >= lit {
+		return fmt.Errorf("xfs: internal error: attribute fork offset %d", off)
+	}
+	return c.moveForkOff(off)
+}
+
+// AddFork creates an empty attribute fork at off, converting the data
+// fork when it no longer fits.
+func (a *attrFork) AddFork(off int) error {
+	c := a.c
+	if c.core.ForkOff != 0 {
+		return fmt.Errorf("xfs: internal error: inode %d already has an attribute fork", c.ino)
+	}
+	if c.core.Format == format.FmtLocal && c.core.Size > int64(off)<<3 {
+		if c.core.Mode&format.SIFMT == format.SIFDIR {
+			// The entries move to a directory block first, then the
+			// fork boundary moves.
+			if err := dir.ToBlock(dataFork{c}); err != nil {
+				return err
+			}
+			return a.AddFork(off)
+		}
+		target := string(dataFork{c}.Inline())
+		if err := c.moveForkOff(off); err != nil {
+			return err
+		}
+		c.core.AFormat = format.FmtExtents
+		clear(c.forkBytes(DataFork))
+		c.core.Format = format.FmtLocal
+		c.core.Size = 0
+		return c.writeSymlink(target)
+	}
+	if err := c.moveForkOff(off); err != nil {
+		return err
+	}
+	c.core.AFormat = format.FmtExtents
+	c.setNextents(AttrFork, 0)
+	clear(c.forkBytes(AttrFork))
+	c.ext[AttrFork], c.extLoaded[AttrFork] = nil, true
+	return nil
+}
+
+// RemoveFork deletes an attribute fork that maps no blocks.
+func (a *attrFork) RemoveFork() error {
+	c := a.c
+	if err := c.moveForkOff(0); err != nil {
+		return err
+	}
+	c.core.AFormat = format.FmtExtents
+	c.setNextents(AttrFork, 0)
+	c.ext[AttrFork], c.extLoaded[AttrFork] = nil, true
+	return nil
+}
+
+// moveForkOff sets di_forkoff (0: no attribute fork) and lays the forks
+// out again: extents and local data stay at the start of the data fork, a
+// bmbt root is re-encoded for its new size (moving into a new block when
+// it no longer fits), attribute fork bytes move with the boundary.
+func (c *inodeChange) moveForkOff(off int) error {
+	oldAttr := append([]byte(nil), c.forkBytes(AttrFork)...)
+	oldData := append([]byte(nil), c.forkBytes(DataFork)...)
+	var root *format.BmdrRoot
+	if c.core.Format == format.FmtBtree {
+		r, err := format.DecodeBmdrRoot(oldData)
+		if err != nil {
+			return format.Located(err, fmt.Sprintf("inode %d data fork", c.ino))
+		}
+		root = r
+	}
+	c.core.ForkOff = uint8(off)
+	clear(c.raw[format.InodeCoreSize:])
+	data := c.forkBytes(DataFork)
+	if off != 0 {
+		copy(c.forkBytes(AttrFork), oldAttr)
+	}
+	switch {
+	case root != nil:
+		tr := c.bmbtWith(DataFork, root, len(oldData))
+		if err := tr.SetForkSize(len(data)); err != nil {
+			return err
+		}
+		tr.RootChanged()
+	case c.core.Format == format.FmtExtents && int(c.core.DataExtents())*format.ExtentRecSize > len(data):
+		// The extents no longer fit: they move into a btree.
+		ext, err := c.mapping(DataFork)
+		if err != nil {
+			return err
+		}
+		c.ext[DataFork], c.extLoaded[DataFork] = nil, true
+		c.setNextents(DataFork, 0)
+		return c.setMapping(DataFork, ext)
+	default:
+		copy(data, oldData)
+	}
+	return nil
+}
