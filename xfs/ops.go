@@ -94,9 +94,9 @@ func (v *Volume) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 		return 0, err
 	}
 	h := v.icache.hold(free.ino)
+	c := t.track(h, free) // publishes the new version before the release below
 	t.OnCommit(func() { v.icache.release(h) })
 	t.OnCancel(func() { v.icache.release(h) })
-	c := t.track(h, free)
 	nlink := uint32(1)
 	if isDir {
 		nlink = 2

@@ -130,3 +130,5 @@ func requireSame(t *testing.T, kernel, ours oracle.Snapshot) {
 		}
 	}
 }
+
+var errEOF = io.EOF

@@ -20,7 +20,7 @@ type Ops struct {
 type Buf struct {
 	daddr format.Daddr
 	size  int
-	ops   *Ops
+	ops   atomic.Pointer[Ops] // what the block is; its current holder decides
 
 	// lock is held by the transaction that has the buffer; it serialises
 	// writers. Readers outside transactions use data without it.

@@ -58,14 +58,15 @@ func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, erro
 			return nil, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
 				daddr, b.size, size, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "overlapping metadata of different sizes"))
 		}
-		if b.ops == nil {
-			b.ops = ops
+		if ops != nil {
+			b.ops.CompareAndSwap(nil, ops)
 		}
 		b.refs++
 		c.touchLocked(b)
 		return b, b.data.Load() != nil, nil
 	}
-	b := &Buf{daddr: daddr, size: size, ops: ops, refs: 1}
+	b := &Buf{daddr: daddr, size: size, refs: 1}
+	b.ops.Store(ops)
 	c.bufs[daddr] = b
 	c.bytes += size
 	c.touchLocked(b)
@@ -126,8 +127,8 @@ func (c *Cache) load(b *Buf) error {
 	if _, err := c.dev.ReadAt(data, format.DaddrToByte(b.daddr)); err != nil {
 		return fmt.Errorf("read daddr %d: %w", b.daddr, err)
 	}
-	if b.ops != nil && b.ops.Verify != nil {
-		if err := b.ops.Verify(data, b.daddr); err != nil {
+	if ops := b.ops.Load(); ops != nil && ops.Verify != nil {
+		if err := ops.Verify(data, b.daddr); err != nil {
 			return format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
 		}
 	}

@@ -119,7 +119,7 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 	if ops != nil {
 		// The holder decides what the block is now: a freed block may
 		// come back as metadata of another kind.
-		b.ops = ops
+		b.ops.Store(ops)
 	}
 	tx.held = append(tx.held, tb)
 	tx.index[daddr] = tb
@@ -204,8 +204,9 @@ func (tx *Tx) QuotaDeltas() map[uint32]QuotaDelta { return tx.quota }
 // their buffers here. An error cancels the transaction.
 func (tx *Tx) OnPrepare(fn func() error) { tx.onPrepare = append(tx.onPrepare, fn) }
 
-// OnCommit registers fn to run after a successful commit (in-core counter
-// updates, cache changes); OnCancel registers fn for a cancel.
+// OnCommit registers fn to run after a successful commit, before the
+// transaction's buffers are unlocked (in-core counter updates, cache
+// changes); OnCancel registers fn for a cancel.
 func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 
 // OnCancel registers fn to run when the transaction is cancelled.
@@ -228,8 +229,8 @@ func (tx *Tx) Commit() error {
 		if !tb.dirty || tb.stale {
 			continue
 		}
-		if tb.b.ops != nil && tb.b.ops.Finish != nil {
-			tb.b.ops.Finish(tb.data)
+		if ops := tb.b.ops.Load(); ops != nil && ops.Finish != nil {
+			ops.Finish(tb.data)
 		}
 		if err == nil {
 			if _, werr := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); werr != nil {
@@ -247,15 +248,20 @@ func (tx *Tx) Commit() error {
 			tb.b.data.Store(&data)
 		}
 	}
+	// Hooks run while the buffers are still locked, so that whatever they
+	// publish (new inode versions, counters) is in place before another
+	// transaction can act on this one's results.
+	if err == nil {
+		for _, fn := range tx.onCommit {
+			fn()
+		}
+	}
 	tx.unlockAll(true)
 	for _, d := range tx.forget {
 		tx.c.Invalidate(d)
 	}
 	if err != nil {
 		return tx.c.shutdownErr()
-	}
-	for _, fn := range tx.onCommit {
-		fn()
 	}
 	return nil
 }
