@@ -28,7 +28,7 @@ func TestKernelBisect(t *testing.T) {
 	}
 	oracle.Require(t, oracle.ToolMkfs, oracle.ToolMount)
 	var sc script
-	for _, s := range layoutScripts(*bisectBS) {
+	for _, s := range layoutScripts(*bisectBS, true) {
 		if s.name == *bisectScript {
 			sc = s
 		}

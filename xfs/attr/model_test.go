@@ -109,6 +109,9 @@ func runModel(t *testing.T, mc modelCase, seed uint64, target int) {
 	if mc.bs > 4096 {
 		period = 389
 	}
+	if raceEnabled {
+		period *= 3
+	}
 	// Grow to the target, mostly adding.
 	for len(m.attrs) < target {
 		m.step(0.75)
