@@ -51,6 +51,7 @@ func (n *mnode) typ() string {
 
 type model struct {
 	root *mnode
+	hot  *mnode // a file that collects many attributes (node form)
 	rng  *rand.Rand
 	v    *xfs.Volume
 	t    *testing.T
@@ -107,6 +108,10 @@ func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
 			m.checkOracles(img)
 			open()
 		}
+	}
+	if m.hot != nil && m.hot.nlink > 0 {
+		st, _ := m.v.Stat(m.hot.ino)
+		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
 	}
 	m.v.Close()
 }
@@ -183,6 +188,9 @@ func (m *model) step() {
 			m.fail("create "+path.Join(dp, name), err)
 		}
 		n := &mnode{ino: ino, mode: 0o644, nlink: 1}
+		if m.hot == nil || m.hot.nlink == 0 {
+			m.hot = n
+		}
 		if size := m.rng.Intn(3); size > 0 {
 			n.data = make([]byte, m.rng.Intn(20000*size))
 			m.rng.Read(n.data)
@@ -328,6 +336,9 @@ func (m *model) step() {
 		if n == nil {
 			n = d
 		}
+		if m.hot != nil && m.hot.nlink > 0 && m.rng.Intn(2) == 0 {
+			n = m.hot
+		}
 		m.xattrStep(n)
 	default: // change file data
 		_, n := m.pickEntry(d)
@@ -381,7 +392,7 @@ func (m *model) xattrStep(n *mnode) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	if len(names) > 0 && m.rng.Intn(3) == 0 {
+	if len(names) > 0 && m.rng.Intn(map[bool]int{true: 6, false: 3}[n == m.hot]) == 0 {
 		name := names[m.rng.Intn(len(names))]
 		if err := m.v.RemoveXattr(n.ino, name); err != nil {
 			m.fail("removexattr "+name, err)
@@ -408,6 +419,8 @@ func (m *model) xattrStep(n *mnode) {
 	}
 	var size int
 	switch r := m.rng.Intn(20); {
+	case n == m.hot && r < 18:
+		size = m.rng.Intn(40)
 	case r < 12:
 		size = m.rng.Intn(64)
 	case r < 16:

@@ -1,0 +1,215 @@
+package xfs_test
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// Write-path benchmarks, each beside the kernel (on a loop mount of the
+// same kind of image, made by our mkfs) and, for data, the raw volume
+// file, measured in the same run:
+//
+//	go test -run '^$' -bench 'Create|SequentialWrite' -benchtime 1x ./xfs/
+//
+// Every timing ends with the data durable: Close for the engine, syncfs
+// for the kernel, fsync for the raw file.
+
+const (
+	benchDirs  = 100
+	benchFiles = 1000
+)
+
+func newBenchImage(b *testing.B, size int64) string {
+	img := filepath.Join(b.TempDir(), fmt.Sprintf("bench-%d.img", time.Now().UnixNano()))
+	if _, err := mkfs.Format(img, mkfs.Options{Size: size}); err != nil {
+		b.Fatal(err)
+	}
+	return img
+}
+
+// syncfs flushes the kernel's view of a mount (sync(2): the benchmark
+// machine has nothing else worth flushing).
+func syncfs(_ *testing.B, _ string) { syscall.Sync() }
+
+// BenchmarkCreateDelete100k creates 100,000 empty files in 100
+// directories, then deletes them, through the engine and through the
+// kernel.
+func BenchmarkCreateDelete100k(b *testing.B) {
+	oracle.Require(b, oracle.ToolMount)
+	var eCreate, eDelete, kCreate, kDelete time.Duration
+	for i := 0; i < b.N; i++ {
+		img := newBenchImage(b, 4<<30)
+		v, err := xfs.Open(img, xfs.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		dirs := make([]format.Ino, benchDirs)
+		for d := range dirs {
+			if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+				b.Fatal(err)
+			}
+			for f := 0; f < benchFiles; f++ {
+				if _, err := v.Create(dirs[d], fmt.Sprintf("object-%06d", f), xfs.Attrs{Mode: 0o644}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := v.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		eCreate += time.Since(start)
+		start = time.Now()
+		for d := range dirs {
+			for f := 0; f < benchFiles; f++ {
+				if err := v.Unlink(dirs[d], fmt.Sprintf("object-%06d", f)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := v.Close(); err != nil {
+			b.Fatal(err)
+		}
+		eDelete += time.Since(start)
+
+		kimg := newBenchImage(b, 4<<30)
+		mnt := oracle.Mount(b, kimg, false)
+		start = time.Now()
+		for d := 0; d < benchDirs; d++ {
+			dir := filepath.Join(mnt, fmt.Sprintf("d%03d", d))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for f := 0; f < benchFiles; f++ {
+				fd, err := syscall.Open(filepath.Join(dir, fmt.Sprintf("object-%06d", f)), syscall.O_CREAT|syscall.O_WRONLY, 0o644)
+				if err != nil {
+					b.Fatal(err)
+				}
+				syscall.Close(fd)
+			}
+		}
+		syncfs(b, mnt)
+		kCreate += time.Since(start)
+		start = time.Now()
+		for d := 0; d < benchDirs; d++ {
+			dir := filepath.Join(mnt, fmt.Sprintf("d%03d", d))
+			for f := 0; f < benchFiles; f++ {
+				if err := syscall.Unlink(filepath.Join(dir, fmt.Sprintf("object-%06d", f))); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		syncfs(b, mnt)
+		kDelete += time.Since(start)
+		oracle.Unmount(b, mnt)
+		os.Remove(img)
+		os.Remove(kimg)
+	}
+	n := float64(b.N * benchDirs * benchFiles)
+	b.ReportMetric(n/eCreate.Seconds(), "engine-creates/s")
+	b.ReportMetric(n/kCreate.Seconds(), "kernel-creates/s")
+	b.ReportMetric(kCreate.Seconds()/eCreate.Seconds(), "create-ratio")
+	b.ReportMetric(n/eDelete.Seconds(), "engine-deletes/s")
+	b.ReportMetric(n/kDelete.Seconds(), "kernel-deletes/s")
+	b.ReportMetric(kDelete.Seconds()/eDelete.Seconds(), "delete-ratio")
+}
+
+// BenchmarkSequentialWrite writes 1 GiB in 4 MiB chunks into one file
+// through the engine, into the volume file directly, and into a file on a
+// kernel mount. "ratio" is engine throughput over raw throughput.
+func BenchmarkSequentialWrite(b *testing.B) {
+	oracle.Require(b, oracle.ToolMount)
+	chunk := make([]byte, 4<<20)
+	rand.New(rand.NewSource(1)).Read(chunk)
+	var engine, raw, kernel time.Duration
+	for i := 0; i < b.N; i++ {
+		img := newBenchImage(b, 4<<30)
+		v, err := xfs.Open(img, xfs.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ino, err := v.Create(v.Root(), "big", xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for off := int64(0); off < seqFileSize; off += int64(len(chunk)) {
+			if _, err := v.WriteAt(ino, chunk, off); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := v.Close(); err != nil {
+			b.Fatal(err)
+		}
+		engine += time.Since(start)
+		st := statOf(b, img, ino)
+
+		// The same bytes straight into the volume file, past the metadata.
+		f, err := os.OpenFile(img, os.O_RDWR, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		base := int64(1 << 30)
+		for off := int64(0); off < seqFileSize; off += int64(len(chunk)) {
+			if _, err := f.WriteAt(chunk, base+off); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		raw += time.Since(start)
+		f.Close()
+		os.Remove(img)
+
+		kimg := newBenchImage(b, 4<<30)
+		mnt := oracle.Mount(b, kimg, false)
+		start = time.Now()
+		kf, err := os.Create(filepath.Join(mnt, "big"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for off := int64(0); off < seqFileSize; off += int64(len(chunk)) {
+			if _, err := kf.Write(chunk); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := kf.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		kf.Close()
+		kernel += time.Since(start)
+		oracle.Unmount(b, mnt)
+		os.Remove(kimg)
+		b.Logf("engine file: %d extents (%s)", st.Extents, st.DataFormat)
+	}
+	mb := float64(seqFileSize) * float64(b.N) / (1 << 20)
+	b.ReportMetric(mb/engine.Seconds(), "engine-MB/s")
+	b.ReportMetric(mb/raw.Seconds(), "raw-MB/s")
+	b.ReportMetric(mb/kernel.Seconds(), "kernel-MB/s")
+	b.ReportMetric(raw.Seconds()/engine.Seconds(), "ratio")
+}
+
+func statOf(b *testing.B, img string, ino format.Ino) xfs.Stat {
+	v, err := xfs.Open(img, xfs.Options{ReadOnly: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Close()
+	st, err := v.Stat(ino)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st
+}
