@@ -304,7 +304,7 @@ func (a *agfCtx) fixFreelist() error {
 		if err != nil {
 			return err
 		}
-		if err := a.freeExtent(bno, 1, false); err != nil {
+		if err := a.freeToTrees(bno, 1, false); err != nil {
 			return err
 		}
 	}
@@ -617,8 +617,30 @@ func (a *agfCtx) updateLongest() error {
 }
 
 // freeExtent returns [bno, bno+n) to the trees, merging with free
-// neighbours. busy marks it busy until the transaction is durable.
+// neighbours, after making sure the free list can feed the tree changes.
+// busy marks it busy until the transaction is durable.
 func (a *agfCtx) freeExtent(bno format.AgBlock, n uint32, busy bool) error {
+	err := a.fixFreelist()
+	if errors.Is(err, ErrNoSpace) {
+		// A full AG cannot top its free list up before the free; freeing
+		// needs at most what is left, and then the list can be refilled
+		// (xfs_alloc_fix_freelist's FREEING case).
+		if err := a.freeToTrees(bno, n, busy); err != nil {
+			return err
+		}
+		if err := a.fixFreelist(); err != nil && !errors.Is(err, ErrNoSpace) {
+			return err
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return a.freeToTrees(bno, n, busy)
+}
+
+// freeToTrees is freeExtent without the free list upkeep.
+func (a *agfCtx) freeToTrees(bno format.AgBlock, n uint32, busy bool) error {
 	g := &a.t.v.geo
 	end := uint64(bno) + uint64(n)
 	if n == 0 || bno == 0 || end > uint64(g.AgSize(a.ag)) {
