@@ -220,7 +220,7 @@ func (v *Volume) Truncate(ino format.Ino, size int64) error {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	return v.retryBusy(func() error {
-		t, err := v.begin(v.bmbtReserve())
+		t, err := v.beginFreeing(v.bmbtReserve())
 		if err != nil {
 			return err
 		}
@@ -311,7 +311,7 @@ func (v *Volume) PunchHole(ino format.Ino, off, length int64) error {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	return v.retryBusy(func() error {
-		t, err := v.begin(v.bmbtReserve())
+		t, err := v.beginFreeing(v.bmbtReserve())
 		if err != nil {
 			return err
 		}

@@ -118,11 +118,19 @@ func (v *Volume) writeSuperblock() error {
 
 // reserveBlocks takes n blocks from the free count for a transaction, or
 // fails with ErrNoSpace before anything is modified.
-func (v *Volume) reserveBlocks(n int64) error {
+func (v *Volume) reserveBlocks(n int64) error { return v.reserveBlocksFloor(n, false) }
+
+// reserveBlocksFloor is reserveBlocks that, for changes that free space,
+// may use the set-aside blocks too.
+func (v *Volume) reserveBlocksFloor(n int64, freeing bool) error {
+	floor := v.w.setAside
+	if freeing {
+		floor = 0
+	}
 	c := &v.w.counters.fdblocks
 	for {
 		free := c.Load()
-		if free-n < v.w.setAside {
+		if free-n < floor {
 			return fmt.Errorf("%w: %d blocks wanted, %d free", ErrNoSpace, n, max(free-v.w.setAside, 0))
 		}
 		if c.CompareAndSwap(free, free-n) {

@@ -239,7 +239,7 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) error {
 	defer ul.Unlock()
 	var gone bool
 	err = v.retryBusy(func() error {
-		t, err := v.begin(4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels)
+		t, err := v.beginFreeing(4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels)
 		if err != nil {
 			return err
 		}
@@ -385,7 +385,7 @@ func (v *Volume) inactivate(h *inodeHandle, ino format.Ino) error {
 	for {
 		more := false
 		err := v.retryBusy(func() error {
-			t, err := v.begin(v.bmbtReserve())
+			t, err := v.beginFreeing(v.bmbtReserve())
 			if err != nil {
 				return err
 			}

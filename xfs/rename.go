@@ -94,7 +94,7 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 	}
 	var gone bool
 	err = v.retryBusy(func() error {
-		t, err := v.begin(8*int64(v.geo.DirBlockFsbs()) + 8*format.MaxBtreeLevels)
+		t, err := v.beginFreeing(8*int64(v.geo.DirBlockFsbs()) + 8*format.MaxBtreeLevels)
 		if err != nil {
 			return err
 		}

@@ -21,16 +21,32 @@ type txn struct {
 	// how many of them allocations have consumed. The rest goes back at
 	// the end.
 	res, used int64
+	// freeing transactions may grow their reservation on the way.
+	freeing bool
 }
 
 // begin starts a transaction that may allocate up to blocks blocks.
-func (v *Volume) begin(blocks int64) (*txn, error) {
+func (v *Volume) begin(blocks int64) (*txn, error) { return v.beginWith(blocks, false) }
+
+// beginFreeing starts a transaction that gives space back (remove,
+// truncate, inactivation). On a full volume it may dip into the blocks
+// kept aside for such changes, so that deleting always works — the
+// kernel's reserve pool.
+func (v *Volume) beginFreeing(blocks int64) (*txn, error) { return v.beginWith(blocks, true) }
+
+func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 	if err := v.checkWritable(); err != nil {
 		return nil, err
 	}
 	if blocks > 0 {
-		if err := v.reserveBlocks(blocks); err != nil {
-			return nil, err
+		if err := v.reserveBlocksFloor(blocks, freeing); err != nil {
+			if !freeing {
+				return nil, err
+			}
+			// Like the kernel's remove with no reservation: go ahead
+			// and take blocks one by one if a change turns out to need
+			// any (useBlocks).
+			blocks = 0
 		}
 	}
 	tx, err := v.w.cache.Begin()
@@ -38,7 +54,7 @@ func (v *Volume) begin(blocks int64) (*txn, error) {
 		v.unreserveBlocks(blocks)
 		return nil, err
 	}
-	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks,
+	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing,
 		agfs: make(map[format.AgNumber]*agfCtx), agis: make(map[format.AgNumber]*agiCtx)}
 	tx.OnPrepare(t.flushInodes)
 	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
@@ -52,6 +68,12 @@ var errReservation = errors.New("xfs: internal error: transaction block reservat
 
 // useBlocks accounts n allocated blocks against the reservation.
 func (t *txn) useBlocks(n int64) error {
+	if t.used+n > t.res && t.freeing {
+		if err := t.v.reserveBlocksFloor(t.used+n-t.res, true); err != nil {
+			return err
+		}
+		t.res = t.used + n
+	}
 	if t.used+n > t.res {
 		return fmt.Errorf("%w (reserved %d, need %d)", errReservation, t.res, t.used+n)
 	}

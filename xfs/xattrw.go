@@ -45,19 +45,23 @@ func (v *Volume) RemoveXattr(ino format.Ino, name string) error {
 	if err != nil {
 		return err
 	}
-	return v.changeXattr(ino, func(f *attrFork) error {
+	return v.changeXattrWith(ino, func(f *attrFork) error {
 		return attr.Remove(f, ns, []byte(short))
-	}, 2)
+	}, 2, true)
 }
 
 func (v *Volume) changeXattr(ino format.Ino, fn func(*attrFork) error, blocks int64) error {
+	return v.changeXattrWith(ino, fn, blocks, false)
+}
+
+func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) error {
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	return v.retryBusy(func() error {
-		t, err := v.begin(blocks + 4*format.MaxBtreeLevels + v.bmbtReserve())
+		t, err := v.beginWith(blocks+4*format.MaxBtreeLevels+v.bmbtReserve(), freeing)
 		if err != nil {
 			return err
 		}
