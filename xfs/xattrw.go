@@ -91,9 +91,9 @@ func xattrError(err error) error {
 		return fmt.Errorf("%w: %w", ErrNoData, err)
 	case errors.Is(err, attr.ErrExist):
 		return fmt.Errorf("%w: %w", ErrExist, err)
-	case errors.Is(err, attr.ErrNameTooLong), errors.Is(err, attr.ErrValueTooLarge):
+	case errors.Is(err, attr.ErrNameTooLong):
 		return fmt.Errorf("%w: %w", ErrNameTooLong, err)
-	case errors.Is(err, attr.ErrInvalid):
+	case errors.Is(err, attr.ErrInvalid), errors.Is(err, attr.ErrValueTooLarge):
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return err

@@ -1,5 +1,5 @@
-// Command xfs3 is the xfs3 tool: it creates volumes (mkfs) and inspects
-// them read-only (vol), and will serve them over S3 (serve).
+// Command xfs3 is the xfs3 tool: it creates volumes (mkfs), inspects and
+// changes them (vol), and will serve them over S3 (serve).
 //
 // All logic lives in run, which tests call directly; main only wires it to
 // the process.
@@ -21,8 +21,8 @@ xfs3 keeps S3 objects in a standard XFS v5 filesystem held in a volume file.
 
 Commands:
   mkfs    create a volume file ('xfs3 mkfs -h')
-  vol     inspect a volume read-only: ls, get, stat, getfattr, df
-          ('xfs3 vol help')
+  vol     inspect a volume (ls, get, stat, getfattr, df) and change it
+          (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
   help    show this text, or 'xfs3 help <command> [subcommand]'
 
 Every command accepts -h (df: --help) to print its usage.
@@ -131,6 +131,9 @@ func finish(err error, name, usage string, e *env) int {
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(e.stdout, usage)
 		return exitOK
+	}
+	if errors.Is(err, errReported) {
+		return exitError
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {

@@ -11,17 +11,33 @@ import (
 
 const volUsage = `Usage: xfs3 vol <command> [flags] VOLUME [arguments]
 
-Read-only tools for a volume file, in the spirit of mtools: they read the
-XFS filesystem with xfs3's own engine and never mount or modify it. PATH
-arguments are slash-separated paths inside the volume, relative to its root
-("/" and "" both name the root).
+Tools for a volume file, in the spirit of mtools: they read and change the
+XFS filesystem with xfs3's own engine and never mount it. PATH arguments
+are slash-separated paths inside the volume, relative to its root ("/" and
+"" both name the root); symlinks in the middle of a PATH are followed.
 
-Commands:
+Commands that only read (they open the volume read-only):
   ls        list a directory or file
   get       copy a file out of the volume
   stat      show an inode's attributes
   getfattr  dump extended attributes like 'getfattr -d -m -'
   df        show space and inode usage
+
+Commands that change the volume:
+  put       copy host files and directories in, like cp -r
+  mkdir     make directories, like mkdir(1)
+  rm        remove files and directories, like rm(1)
+  mv        rename or move, like mv(1)
+  ln        make symbolic and hard links, like ln(1)
+  setfattr  set an extended attribute, like setfattr -n NAME -v VALUE
+  rmfattr   remove an extended attribute, like setfattr -x NAME
+
+A command that changes the volume opens it for writing, which only one
+process at a time may do (another writer, such as a running server, makes
+it fail at once), and refuses a volume file without write permission
+(chmod a-w), even for root. Every change is one transaction; when the
+command ends the volume is closed and everything it did is on disk. They
+print nothing on success (put -v lists what it writes).
 
 Run 'xfs3 vol <command> -h' (df: --help) or 'xfs3 vol help <command>' for
 the usage of each command. Flags may come before or after the positional
@@ -43,6 +59,13 @@ func init() {
 		"stat":     {statUsage, volStat},
 		"getfattr": {getfattrUsage, volGetfattr},
 		"df":       {dfUsage, volDf},
+		"put":      {putUsage, volPut},
+		"mkdir":    {mkdirUsage, volMkdir},
+		"rm":       {rmUsage, volRm},
+		"mv":       {mvUsage, volMv},
+		"ln":       {lnUsage, volLn},
+		"setfattr": {setfattrUsage, volSetfattr},
+		"rmfattr":  {rmfattrUsage, volRmfattr},
 	}
 }
 

@@ -33,4 +33,18 @@
 // All block I/O of one operation goes through a Blocks cache over a fork,
 // so every block is read once per operation and every change lands in the
 // caller's transaction.
+//
+// Using it (package dir does this for leafn leaves; an attribute fork
+// would root its tree at block 0):
+//
+//	t := &Tree{C: NewBlocks(fork, fsbs), Root: root, Ops: TreeOps(...), Leaf: myLeaf}
+//	p, _ := t.Lookup(hash)        // root-to-leaf path; Shift(p, true) walks right
+//	... change p.Bottom() ...     // then t.FixHash(p)
+//	nb, _ := t.Grow(ops)          // full leaf: new block, move entries,
+//	t.Link(p.Bottom(), newBlk)    // link it after the old one
+//	t.Split(p, newBlk)            // record it above, splitting nodes and the root
+//	t.Join(p)                     // after removals from a small leaf
+//	t.C.Flush()                   // hand every changed block to the transaction
+//
+// Check verifies a whole tree; Walk visits its leaves in hash order.
 package dabtree

@@ -92,6 +92,14 @@ func InitNode(b []byte, level int, daddr format.Daddr, uuid [16]byte, owner form
 // SetCRC stores the CRC of a block built on xfs_da3_blkinfo.
 func SetCRC(b []byte) { format.SetCRC(b, offCRC) }
 
+// Finish prepares a changed da block for writing, like the kernel's write
+// verifiers: it stamps the LSN (0 until the metadata log exists, which is
+// always safe for log recovery) and sets the CRC.
+func Finish(b []byte) {
+	clear(b[offLSN : offLSN+8])
+	SetCRC(b)
+}
+
 // VerifyBlkinfo checks what a read verifier can check of any da block: the
 // CRC, that the magic is one of magics and that the block records its own
 // disk address.
@@ -157,7 +165,7 @@ var NodeOps = &trans.Ops{
 		}
 		return VerifyNode(b)
 	},
-	Finish: SetCRC,
+	Finish: Finish,
 }
 
 // TreeOps returns Ops for reading any block of a tree whose leaves have
@@ -177,7 +185,7 @@ func TreeOps(name string, leafMagic uint16, verifyLeaf func(b []byte) error) *tr
 			}
 			return nil
 		},
-		Finish: SetCRC,
+		Finish: Finish,
 	}
 }
 

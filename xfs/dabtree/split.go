@@ -121,25 +121,29 @@ func (t *Tree) rootSplit(root *Blk, adds []*Blk) error {
 	if Magic(root.Buf.B) == NodeMagic {
 		level = NodeLevel(root.Buf.B) + 1
 	}
-	// The moved block's siblings can only be the blocks just split off.
-	for _, sib := range []uint32{Forw(moved.B), Back(moved.B)} {
-		ok := sib == 0
-		for _, a := range adds {
-			ok = ok || sib == a.Blkno
+	// The moved block's siblings can only be blocks just split off; they
+	// pointed back at the root's number (which may be 0, the "none" of
+	// sibling links in an attribute tree, so go by the moved block's
+	// links, as the kernel does).
+	for i, sib := range []uint32{Forw(moved.B), Back(moved.B)} {
+		if sib == 0 {
+			continue
 		}
-		if !ok {
+		var a *Blk
+		for _, x := range adds {
+			if x.Blkno == sib {
+				a = x
+			}
+		}
+		if a == nil {
 			return format.Corrupt(t.What, blockWhere(root.Blkno), "root has sibling %d", sib)
 		}
-	}
-	for _, a := range adds {
-		if Back(a.Buf.B) == root.Blkno {
+		if i == 0 {
 			SetBack(a.Buf.B, moved.Blkno)
-			t.dirty(a.Buf)
-		}
-		if Forw(a.Buf.B) == root.Blkno {
+		} else {
 			SetForw(a.Buf.B, moved.Blkno)
-			t.dirty(a.Buf)
 		}
+		t.dirty(a.Buf)
 	}
 	rb := root.Buf.B
 	g := t.g()

@@ -1,6 +1,7 @@
 package dir
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/xfs3/xfs3/xfs/fork"
@@ -79,7 +80,7 @@ func IsEmpty(r fork.Reader) (bool, error) {
 	return empty, err
 }
 
-var errStop = fmt.Errorf("stop")
+var errStop = errors.New("stop")
 
 // Init makes the fork an empty short-form directory whose ".." is parent
 // (xfs_dir2_sf_create). The fork must hold no blocks.

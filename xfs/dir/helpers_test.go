@@ -21,11 +21,21 @@ type geoCase struct {
 
 var geoCases = []geoCase{
 	{"4k", 12, 0, 512, 336},
-	{"4k-attrfork", 12, 0, 512, 192},
-	{"1k", 10, 0, 512, 336},
+	{"4k-attrfork", 12, 0, 512, 192}, // the kernel gives new inodes an attr fork
+	{"b1k", 10, 2, 512, 336},         // mkfs -b size=1024: 4 KiB directory blocks
+	{"d1k", 10, 0, 512, 336},         // 1 KiB directory blocks: legal, older mkfs made them
 	{"n16k", 12, 2, 512, 336},
 	{"n64k", 12, 4, 512, 336},
 	{"i2k", 12, 0, 2048, 2048 - format.InodeCoreSize},
+}
+
+func geo(name string) geoCase {
+	for _, gc := range geoCases {
+		if gc.name == name {
+			return gc
+		}
+	}
+	panic("no geometry " + name)
 }
 
 // testGeometry builds a geometry large enough for 8-byte inode numbers:

@@ -67,15 +67,18 @@ func (o *op) leafAdd(name []byte, ino format.Ino, ftype uint8) error {
 	length := o.d.entSize(len(name))
 	index := l.searchHash(hash)
 	count, bestCount := l.count(), l.bestCount()
+	// Prefer a data block already holding this hash; the new leaf entry
+	// then goes just before that block's entry (or after the whole run of
+	// equal hashes when none has room): index moves with the scan.
 	use := -1
-	for i := index; i < count && l.hash(i) == hash; i++ {
-		a := l.addr(i)
+	for ; index < count && l.hash(index) == hash; index++ {
+		a := l.addr(index)
 		if a == format.NullDataptr {
 			continue
 		}
 		db, _ := o.d.unptr(a)
 		if int(db) >= bestCount {
-			return format.Corrupt("dir3 leaf1", "", "entry %d points past the bests table", i)
+			return format.Corrupt("dir3 leaf1", "", "entry %d points past the bests table", index)
 		}
 		if l.best(int(db)) >= length {
 			use = int(db)

@@ -139,8 +139,10 @@ func (o *op) leafnLookupForAdd(leaf *dabtree.Blk, hash uint32, namelen int, st *
 	curdb := int64(-1)
 	fi := -1
 	count := l.count()
-	for i := index; i < count && l.hash(i) == hash; i++ {
-		a := l.addr(i)
+	// The insertion index follows the scan: before the entry whose data
+	// block has room, or after the leaf's run of equal hashes.
+	for ; index < count && l.hash(index) == hash; index++ {
+		a := l.addr(index)
 		if a == format.NullDataptr {
 			continue
 		}

@@ -9,26 +9,31 @@ import (
 )
 
 // Block kinds, each with a read verifier (CRC, magic, own address, then
-// structure, like the kernel's verify_read) and Finish (CRC). The UUID and
-// owner are checked after each read, where the filesystem and inode are
-// known.
+// structure, like the kernel's verify_read) and Finish (LSN 0, CRC). The
+// UUID and owner are checked after each read, where the filesystem and
+// inode are known.
 var (
 	// DataOps covers data blocks ("XDD3") and single-block directories
 	// ("XDB3"): CRC at offset 4.
 	DataOps = &trans.Ops{Name: "dir3 data", Verify: verifyDataBlock, Finish: finishCRC4}
 	// Leaf1Ops covers the single leaf block of a leaf directory: CRC at 12.
-	Leaf1Ops = &trans.Ops{Name: "dir3 leaf1", Verify: leafVerifier(format.Dir3Leaf1Magic), Finish: dabtree.SetCRC}
+	Leaf1Ops = &trans.Ops{Name: "dir3 leaf1", Verify: leafVerifier(format.Dir3Leaf1Magic), Finish: dabtree.Finish}
 	// LeafNOps covers the leaves of a node directory's da-btree.
-	LeafNOps = &trans.Ops{Name: "dir3 leafn", Verify: leafVerifier(format.Dir3LeafNMagic), Finish: dabtree.SetCRC}
+	LeafNOps = &trans.Ops{Name: "dir3 leafn", Verify: leafVerifier(format.Dir3LeafNMagic), Finish: dabtree.Finish}
 	// NodeOps covers da-btree interior nodes (shared with attributes).
 	NodeOps = dabtree.NodeOps
 	// TreeOps reads any block of the leaf space: leaf1, leafn or node.
-	TreeOps = &trans.Ops{Name: "dir3 leaf space", Verify: verifyLeafSpace, Finish: dabtree.SetCRC}
+	TreeOps = &trans.Ops{Name: "dir3 leaf space", Verify: verifyLeafSpace, Finish: dabtree.Finish}
 	// FreeOps covers free-index blocks ("XDF3"): CRC at offset 4.
 	FreeOps = &trans.Ops{Name: "dir3 free", Verify: verifyFree, Finish: finishCRC4}
 )
 
-func finishCRC4(b []byte) { format.SetCRC(b, format.Dir3DataCRCOff) }
+// finishCRC4 stamps LSN 0 (until the metadata log exists; always safe for
+// recovery) and the CRC of a block with xfs_dir3_blk_hdr.
+func finishCRC4(b []byte) {
+	clear(b[16:24])
+	format.SetCRC(b, format.Dir3DataCRCOff)
+}
 
 // verifyHdr4 checks CRC, magic and self address of a block with the
 // 48-byte xfs_dir3_blk_hdr.

@@ -30,11 +30,12 @@ type Mem struct {
 
 	blocks  map[format.FileOff]*memBlock
 	next    format.Daddr
-	pending []pendingRun // private copies handed out since Begin
+	pending []pendingRun           // private copies handed out since Begin
 	latest  map[format.FileOff]int // index in pending of the last copy of a run
 	dirty   map[format.Daddr]bool
-	saved   *memSaved // state at Begin, restored by Cancel
-	mapped  [][2]format.FileOff // Mapped's answer until the map changes
+	saved   *memSaved        // state at Begin, restored by Cancel
+	sorted  []format.FileOff // mapped offsets in order, when sortedOK
+	sortOK  bool
 }
 
 // memSaved is what Cancel restores: the scalar state at Begin and an undo
@@ -81,7 +82,6 @@ func (m *Mem) Begin() {
 
 // logUndo records the current content of map slot off before it changes.
 func (m *Mem) logUndo(off format.FileOff) {
-	m.mapped = nil
 	if m.saved != nil {
 		m.saved.undo = append(m.saved.undo, memUndo{off, m.blocks[off]})
 	}
@@ -121,7 +121,7 @@ func (m *Mem) Cancel() {
 		}
 	}
 	m.Fmt, m.Data, m.DiSize, m.next = s.fmt, s.data, s.diSize, s.next
-	m.pending, m.latest, m.saved, m.mapped = nil, nil, nil, nil
+	m.pending, m.latest, m.saved, m.sortOK = nil, nil, nil, false
 	m.dirty = make(map[format.Daddr]bool)
 }
 
@@ -242,6 +242,12 @@ func (m *Mem) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, form
 		}
 		m.logUndo(o)
 		m.blocks[o] = &memBlock{daddr: m.next, data: make([]byte, m.Geo.BlockSize), ops: ops}
+		if m.sortOK {
+			i := sort.Search(len(m.sorted), func(i int) bool { return m.sorted[i] >= o })
+			m.sorted = append(m.sorted, 0)
+			copy(m.sorted[i+1:], m.sorted[i:])
+			m.sorted[i] = o
+		}
 		m.next += bbPerBlock
 	}
 	buf := make([]byte, count*m.Geo.BlockSize)
@@ -255,8 +261,13 @@ func (m *Mem) Free(off format.FileOff, count int) error {
 		return err
 	}
 	for i := 0; i < count; i++ {
-		m.logUndo(off + format.FileOff(i))
-		delete(m.blocks, off+format.FileOff(i))
+		o := off + format.FileOff(i)
+		m.logUndo(o)
+		delete(m.blocks, o)
+		if m.sortOK {
+			j := sort.Search(len(m.sorted), func(j int) bool { return m.sorted[j] >= o })
+			m.sorted = append(m.sorted[:j], m.sorted[j+1:]...)
+		}
 	}
 	kept := m.pending[:0]
 	m.latest = nil
@@ -272,22 +283,21 @@ func (m *Mem) Free(off format.FileOff, count int) error {
 func (m *Mem) Dirty(daddr format.Daddr) { m.dirty[daddr] = true }
 
 func (m *Mem) Mapped() ([][2]format.FileOff, error) {
-	if m.mapped != nil {
-		return append([][2]format.FileOff(nil), m.mapped...), nil
+	if !m.sortOK {
+		m.sorted = m.sorted[:0]
+		for o := range m.blocks {
+			m.sorted = append(m.sorted, o)
+		}
+		sort.Slice(m.sorted, func(i, j int) bool { return m.sorted[i] < m.sorted[j] })
+		m.sortOK = true
 	}
-	offs := make([]format.FileOff, 0, len(m.blocks))
-	for o := range m.blocks {
-		offs = append(offs, o)
-	}
-	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
 	out := [][2]format.FileOff{}
-	for _, o := range offs {
+	for _, o := range m.sorted {
 		if n := len(out); n > 0 && out[n-1][1] == o {
 			out[n-1][1]++
 		} else {
 			out = append(out, [2]format.FileOff{o, o + 1})
 		}
 	}
-	m.mapped = out
-	return append([][2]format.FileOff(nil), out...), nil
+	return out, nil
 }

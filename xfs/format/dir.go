@@ -97,10 +97,9 @@ func DecodeSFDir(fork []byte, size int64, ftype bool) (*SFDir, error) {
 	if 2+inoLen > len(b) {
 		return nil, Corrupt(what, "", "header does not fit")
 	}
+	// count == 0 with i8count != 0 is an empty directory whose parent
+	// needs 8 bytes (xfs_dir2_sf_create with a parent >= 2^32).
 	d := &SFDir{I8Count: i8, Parent: sfIno(b[2:], inoLen)}
-	if count == 0 && i8 != 0 {
-		count = int(i8)
-	}
 	p := 2 + inoLen
 	lastOff := -1
 	for e := 0; e < count; e++ {

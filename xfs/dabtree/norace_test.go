@@ -1,0 +1,5 @@
+//go:build !race
+
+package dabtree_test
+
+const raceEnabled = false

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dir_test
+
+const raceEnabled = false
