@@ -299,7 +299,7 @@ func (v *Volume) allocMaxLevels() uint32 {
 // back, the way xfs_alloc_fix_freelist does around every allocation.
 func (a *agfCtx) fixFreelist() error {
 	need := a.minFreelist()
-	for a.h.FlCount > need+8 { // keep a little slack, trim the excess
+	for a.h.FlCount > need {
 		bno, err := a.agflGet()
 		if err != nil {
 			return err

@@ -355,3 +355,82 @@ func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int
 	c.touch(true)
 	return nil
 }
+
+// Preallocate reserves blocks for [0, size) of a regular file as
+// unwritten extents (reading as zeros) without changing its size, so that
+// writes of an object whose final size is known land in one extent where
+// free space allows (like fallocate with FALLOC_FL_KEEP_SIZE).
+func (v *Volume) Preallocate(ino format.Ino, size int64) error {
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	if size <= 0 {
+		return nil
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	g := &v.geo
+	last := format.FileOff((size - 1) >> g.BlockLog)
+	for first := format.FileOff(0); first <= last; {
+		end := min(last, first+format.FileOff(maxWriteChunk>>g.BlockLog)-1)
+		err := v.retryBusy(func() error {
+			t, err := v.begin(int64(end-first+1) + v.bmbtReserve())
+			if err != nil {
+				return err
+			}
+			if err := v.preallocTx(t, h, ino, first, end); err != nil {
+				t.Cancel()
+				return err
+			}
+			return t.Commit()
+		})
+		if err != nil {
+			return err
+		}
+		first = end + 1
+	}
+	return nil
+}
+
+func (v *Volume) preallocTx(t *txn, h *inodeHandle, ino format.Ino, first, last format.FileOff) error {
+	c, err := t.modify(h, ino)
+	if err != nil {
+		return err
+	}
+	if c.core.Mode&format.SIFMT != format.SIFREG {
+		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
+	}
+	ext, err := c.mapping(DataFork)
+	if err != nil {
+		return err
+	}
+	for fb := first; fb <= last; {
+		i := lookupExtent(ext, fb)
+		if i < len(ext) && ext[i].StartOff <= fb {
+			fb = ext[i].End()
+			continue
+		}
+		end := last + 1
+		if i < len(ext) && ext[i].StartOff < end {
+			end = ext[i].StartOff
+		}
+		goal := c.inodeGoal()
+		if i > 0 {
+			prev := ext[i-1]
+			goal = prev.StartBlock + format.FsBlock(prev.BlockCount) + format.FsBlock(fb-prev.End())
+		}
+		fsb, n, err := t.allocBlocks(goal, 1, uint32(min(uint64(end-fb), format.MaxExtentLen)), 0)
+		if err != nil {
+			return err
+		}
+		ext = v.extentsInsert(ext, format.Extent{StartOff: fb, StartBlock: fsb, BlockCount: uint64(n), Unwritten: true})
+		c.core.NBlocks += uint64(n)
+		fb += format.FileOff(n)
+	}
+	if err := c.setMapping(DataFork, ext); err != nil {
+		return err
+	}
+	c.core.Flags |= format.DiflagPrealloc
+	c.touch(false)
+	return nil
+}

@@ -100,6 +100,23 @@ func DB(t testing.TB, img string, cmds ...string) string {
 	return out
 }
 
+// DBWrite runs xfs_db in expert (-x) mode to change an image, for tests
+// that need a state the kernel here cannot produce (it has no quota
+// support, so no project IDs). The image must not be mounted.
+func DBWrite(t testing.TB, img string, cmds ...string) string {
+	t.Helper()
+	Require(t, ToolDB)
+	args := []string{"-x"}
+	for _, c := range cmds {
+		args = append(args, "-c", c)
+	}
+	out, err := run(ToolDB, nil, append(args, img)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return out
+}
+
 // DBSuperblock prints the primary superblock with xfs_db and returns its
 // fields, e.g. m["blocksize"] == "4096", m["uuid"], m["features2"].
 func DBSuperblock(t testing.TB, img string) map[string]string {
