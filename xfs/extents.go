@@ -77,3 +77,17 @@ func extentsRemove(ext []format.Extent, off format.FileOff, n uint64) (rest, rem
 	}
 	return rest, removed
 }
+
+// mergeRanges merges an extent list into [start, end) ranges of mapped
+// file blocks.
+func mergeRanges(ext []format.Extent) [][2]format.FileOff {
+	var out [][2]format.FileOff
+	for _, e := range ext {
+		if n := len(out); n > 0 && out[n-1][1] == e.StartOff {
+			out[n-1][1] = e.End()
+		} else {
+			out = append(out, [2]format.FileOff{e.StartOff, e.End()})
+		}
+	}
+	return out
+}

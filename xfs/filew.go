@@ -42,6 +42,23 @@ func (v *Volume) retryBusy(fn func() error) error {
 	return err
 }
 
+// runTx runs fn in a transaction reserving blocks (freeing: see
+// beginFreeing), committing when fn succeeds and cancelling otherwise; it
+// runs it once more after a sync when only busy free space was found.
+func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
+	return v.retryBusy(func() error {
+		t, err := v.beginWith(blocks, freeing)
+		if err != nil {
+			return err
+		}
+		if err := fn(t); err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
+	})
+}
+
 // WriteAt writes p at byte offset off of regular file ino, allocating
 // blocks for holes, and extends the file when it writes past the end.
 func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (int, error) {
@@ -56,7 +73,7 @@ func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (int, error) {
 	done := 0
 	for done < len(p) {
 		n := min(len(p)-done, maxWriteChunk)
-		err := v.retryBusy(func() error { return v.writeChunk(h, ino, p[done:done+n], off+int64(done)) })
+		err := v.writeChunk(h, ino, p[done:done+n], off+int64(done))
 		if err != nil {
 			return done, err
 		}
@@ -69,16 +86,9 @@ func (v *Volume) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64)
 	g := &v.geo
 	first := format.FileOff(off >> g.BlockLog)
 	last := format.FileOff((off + int64(len(p)) - 1) >> g.BlockLog)
-	nblocks := uint64(last-first) + 1
-	t, err := v.begin(int64(nblocks) + v.bmbtReserve())
-	if err != nil {
-		return err
-	}
-	if err := v.writeChunkTx(t, h, ino, p, off, first, last); err != nil {
-		t.Cancel()
-		return err
-	}
-	return t.Commit()
+	return v.runTx(int64(last-first)+1+v.bmbtReserve(), false, func(t *txn) error {
+		return v.writeChunkTx(t, h, ino, p, off, first, last)
+	})
 }
 
 // bmbtReserve is the blocks a mapping change may need for bmbt splits.
@@ -219,17 +229,7 @@ func (v *Volume) Truncate(ino format.Ino, size int64) error {
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	return v.retryBusy(func() error {
-		t, err := v.beginFreeing(v.bmbtReserve())
-		if err != nil {
-			return err
-		}
-		if err := v.truncateTx(t, h, ino, size); err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
-	})
+	return v.runTx(v.bmbtReserve(), true, func(t *txn) error { return v.truncateTx(t, h, ino, size) })
 }
 
 func (v *Volume) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) error {
@@ -310,17 +310,7 @@ func (v *Volume) PunchHole(ino format.Ino, off, length int64) error {
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	return v.retryBusy(func() error {
-		t, err := v.beginFreeing(v.bmbtReserve())
-		if err != nil {
-			return err
-		}
-		if err := v.punchTx(t, h, ino, off, length); err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
-	})
+	return v.runTx(v.bmbtReserve(), true, func(t *txn) error { return v.punchTx(t, h, ino, off, length) })
 }
 
 func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64) error {
@@ -373,16 +363,8 @@ func (v *Volume) Preallocate(ino format.Ino, size int64) error {
 	last := format.FileOff((size - 1) >> g.BlockLog)
 	for first := format.FileOff(0); first <= last; {
 		end := min(last, first+format.FileOff(maxWriteChunk>>g.BlockLog)-1)
-		err := v.retryBusy(func() error {
-			t, err := v.begin(int64(end-first+1) + v.bmbtReserve())
-			if err != nil {
-				return err
-			}
-			if err := v.preallocTx(t, h, ino, first, end); err != nil {
-				t.Cancel()
-				return err
-			}
-			return t.Commit()
+		err := v.runTx(int64(end-first+1)+v.bmbtReserve(), false, func(t *txn) error {
+			return v.preallocTx(t, h, ino, first, end)
 		})
 		if err != nil {
 			return err

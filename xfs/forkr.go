@@ -72,15 +72,7 @@ func (v *Volume) mappedRanges(ip *inode, f Fork) ([][2]format.FileOff, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out [][2]format.FileOff
-	for _, e := range ext {
-		if n := len(out); n > 0 && out[n-1][1] == e.StartOff {
-			out[n-1][1] = e.End()
-		} else {
-			out = append(out, [2]format.FileOff{e.StartOff, e.End()})
-		}
-	}
-	return out, nil
+	return mergeRanges(ext), nil
 }
 
 // readForkRun reads count blocks of a committed fork and verifies them.

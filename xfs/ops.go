@@ -34,6 +34,12 @@ func (v *Volume) createReserve() int64 {
 	return int64(v.blocksPerAlloc()) + 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
 }
 
+// dirChangeReserve covers adding or removing one name: a directory block
+// or two and splits of the trees they touch.
+func (v *Volume) dirChangeReserve() int64 {
+	return 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
+}
+
 // Create makes a regular file name in directory dir.
 func (v *Volume) Create(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
 	return v.create(dirIno, name, format.SIFREG|uint16(a.Mode&0o7777), a, "")
@@ -62,17 +68,10 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	hd, unlock := v.lockInode(dirIno)
 	defer unlock()
 	var ino format.Ino
-	err := v.retryBusy(func() error {
-		t, err := v.begin(v.createReserve() + int64(len(target)>>v.geo.BlockLog) + 1)
-		if err != nil {
-			return err
-		}
+	err := v.runTx(v.createReserve()+int64(len(target)>>v.geo.BlockLog)+1, false, func(t *txn) error {
+		var err error
 		ino, err = v.createTx(t, hd, dirIno, name, mode, a, target)
-		if err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
+		return err
 	})
 	return ino, err
 }
@@ -176,39 +175,28 @@ func (v *Volume) Link(ino, dirIno format.Ino, name string) error {
 	defer unlockDir()
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	return v.retryBusy(func() error {
-		t, err := v.begin(4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels)
+	return v.runTx(v.dirChangeReserve(), false, func(t *txn) error {
+		pc, err := t.modifyDir(hd, dirIno)
 		if err != nil {
 			return err
 		}
-		err = func() error {
-			pc, err := t.modifyDir(hd, dirIno)
-			if err != nil {
-				return err
-			}
-			c, err := t.modify(h, ino)
-			if err != nil {
-				return err
-			}
-			if c.core.Mode&format.SIFMT == format.SIFDIR {
-				return fmt.Errorf("hard link to a directory: %w", ErrIsDir)
-			}
-			if c.core.Nlink == 0 {
-				return fmt.Errorf("inode %d was removed: %w", ino, ErrNotFound)
-			}
-			if err := dir.Add(dataFork{pc}, []byte(name), ino, format.FTypeOfMode(c.core.Mode)); err != nil {
-				return err
-			}
-			c.core.Nlink++
-			c.touch(false)
-			pc.touch(true)
-			return nil
-		}()
+		c, err := t.modify(h, ino)
 		if err != nil {
-			t.Cancel()
 			return err
 		}
-		return t.Commit()
+		if c.core.Mode&format.SIFMT == format.SIFDIR {
+			return fmt.Errorf("hard link to a directory: %w", ErrIsDir)
+		}
+		if c.core.Nlink == 0 {
+			return fmt.Errorf("inode %d was removed: %w", ino, ErrNotFound)
+		}
+		if err := dir.Add(dataFork{pc}, []byte(name), ino, format.FTypeOfMode(c.core.Mode)); err != nil {
+			return err
+		}
+		c.core.Nlink++
+		c.touch(false)
+		pc.touch(true)
+		return nil
 	})
 }
 
@@ -238,17 +226,10 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) error {
 	ul.Lock()
 	defer ul.Unlock()
 	var gone bool
-	err = v.retryBusy(func() error {
-		t, err := v.beginFreeing(4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels)
-		if err != nil {
-			return err
-		}
+	err = v.runTx(v.dirChangeReserve(), true, func(t *txn) error {
+		var err error
 		gone, err = v.removeTx(t, hd, dirIno, name, h, ino, isDir)
-		if err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
+		return err
 	})
 	if err != nil || !gone {
 		return err
@@ -384,16 +365,10 @@ func (t *txn) iunlinkRemove(c *inodeChange) error {
 func (v *Volume) inactivate(h *inodeHandle, ino format.Ino) error {
 	for {
 		more := false
-		err := v.retryBusy(func() error {
-			t, err := v.beginFreeing(v.bmbtReserve())
-			if err != nil {
-				return err
-			}
-			if more, err = v.inactivateStep(t, h, ino); err != nil {
-				t.Cancel()
-				return err
-			}
-			return t.Commit()
+		err := v.runTx(v.bmbtReserve(), true, func(t *txn) error {
+			var err error
+			more, err = v.inactivateStep(t, h, ino)
+			return err
 		})
 		if err != nil || !more {
 			return err

@@ -93,17 +93,10 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 		defer ul.Unlock()
 	}
 	var gone bool
-	err = v.retryBusy(func() error {
-		t, err := v.beginFreeing(8*int64(v.geo.DirBlockFsbs()) + 8*format.MaxBtreeLevels)
-		if err != nil {
-			return err
-		}
+	err = v.runTx(2*v.dirChangeReserve(), true, func(t *txn) error {
+		var err error
 		gone, err = v.renameTx(t, handles, srcDir, srcName, dstDir, dstName, src, dst)
-		if err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
+		return err
 	})
 	if err != nil || !gone {
 		return err

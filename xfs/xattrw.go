@@ -60,27 +60,16 @@ func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, block
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	return v.retryBusy(func() error {
-		t, err := v.beginWith(blocks+4*format.MaxBtreeLevels+v.bmbtReserve(), freeing)
+	return v.runTx(blocks+4*format.MaxBtreeLevels+v.bmbtReserve(), freeing, func(t *txn) error {
+		c, err := t.modify(h, ino)
 		if err != nil {
 			return err
 		}
-		err = func() error {
-			c, err := t.modify(h, ino)
-			if err != nil {
-				return err
-			}
-			if err := fn(&attrFork{c}); err != nil {
-				return xattrError(err)
-			}
-			c.touch(false)
-			return nil
-		}()
-		if err != nil {
-			t.Cancel()
-			return err
+		if err := fn(&attrFork{c}); err != nil {
+			return xattrError(err)
 		}
-		return t.Commit()
+		c.touch(false)
+		return nil
 	})
 }
 
