@@ -1,8 +1,6 @@
 package xfs
 
 import (
-	"fmt"
-
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
@@ -97,6 +95,3 @@ func daddrToPtr(g *format.Geometry, k *btree.Kind, d format.Daddr) uint64 {
 	}
 	return bno
 }
-
-// errString helps callers name a tree in errors.
-func treeName(t *btree.Tree) string { return fmt.Sprintf("AG %d %s", t.AG, t.Kind.Shape.Name) }

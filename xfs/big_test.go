@@ -3,7 +3,6 @@ package xfs_test
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -104,5 +103,4 @@ func TestBigDirectoryAndFragmentedFiles(t *testing.T) {
 	if got := oracle.DirFormat(t, img, uint64(dir)); got != "shortform" {
 		t.Errorf("empty directory left in %s form", got)
 	}
-	_ = os.Remove
 }

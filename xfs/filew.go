@@ -95,7 +95,6 @@ func (v *Volume) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64)
 func (v *Volume) bmbtReserve() int64 { return 2 * format.MaxBtreeLevels }
 
 func (v *Volume) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, off int64, first, last format.FileOff) error {
-	g := &v.geo
 	c, err := t.modify(h, ino)
 	if err != nil {
 		return err
@@ -160,7 +159,6 @@ func (v *Volume) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, 
 		c.core.Size = end
 	}
 	c.touch(true)
-	_ = g
 	return nil
 }
 
