@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/xfs3/xfs3/config"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
@@ -31,13 +32,13 @@ Flags:
   --label TEXT           filesystem label, at most 12 bytes
 `
 
-// sizeFlag is a byte count that accepts the suffixes of mkfs.ParseSize.
+// sizeFlag is a byte count that accepts the suffixes of config.ParseSize.
 type sizeFlag int64
 
 func (s *sizeFlag) String() string { return strconv.FormatInt(int64(*s), 10) }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := mkfs.ParseSize(v)
+	n, err := config.ParseSize(v)
 	if err != nil {
 		return err
 	}

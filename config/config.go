@@ -1,0 +1,172 @@
+// Package config holds the typed configuration of `xfs3 serve`. Values
+// come from four layers, each overriding the one before:
+//
+//	defaults  <  config file (JSON, --config)  <  XFS3_* environment  <  flags
+//
+// Load reads all four and Validate says clearly what is wrong. The package
+// imports nothing else of ours.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config is everything `xfs3 serve` needs.
+type Config struct {
+	// Volume is the volume file or block device; created as a sparse
+	// file of Size bytes when missing.
+	Volume string `json:"volume"`
+	// Size is the size of a volume created on first start.
+	Size int64 `json:"-"`
+	// SizeText is Size as written in a file or the environment ("16G").
+	SizeText string `json:"size"`
+	// Addr is the listen address, HOST:PORT.
+	Addr string `json:"addr"`
+	// AccessKey and SecretKey are the credentials; when both are empty
+	// the server generates them once and keeps them in the data
+	// directory (the volume's directory) with mode 0600.
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+	// LogFormat is "json" or "console".
+	LogFormat string `json:"log_format"`
+}
+
+// Defaults are what `xfs3 serve` uses with no arguments.
+func Defaults() Config {
+	return Config{
+		Volume:    filepath.Join("xfs3-data", "volume.xfs"),
+		SizeText:  "16G",
+		Addr:      "127.0.0.1:9000",
+		LogFormat: "console",
+	}
+}
+
+// envNames maps each setting to its environment variable.
+var envNames = map[string]string{
+	"volume":     "XFS3_VOLUME",
+	"size":       "XFS3_SIZE",
+	"addr":       "XFS3_ADDR",
+	"access_key": "XFS3_ACCESS_KEY",
+	"secret_key": "XFS3_SECRET_KEY",
+	"log_format": "XFS3_LOG_FORMAT",
+}
+
+// field returns a pointer to the string setting named like its JSON key.
+func (c *Config) field(name string) *string {
+	switch name {
+	case "volume":
+		return &c.Volume
+	case "size":
+		return &c.SizeText
+	case "addr":
+		return &c.Addr
+	case "access_key":
+		return &c.AccessKey
+	case "secret_key":
+		return &c.SecretKey
+	case "log_format":
+		return &c.LogFormat
+	}
+	return nil
+}
+
+// Load builds a Config from the command-line arguments of `serve`, the
+// environment (lookup, usually os.LookupEnv) and the config file the
+// arguments or XFS3_CONFIG name. Usage errors print to usage.
+func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (Config, error) {
+	c := Defaults()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	file := fs.String("config", "", "JSON config file (XFS3_CONFIG)")
+	flags := map[string]*string{
+		"volume":     fs.String("volume", "", "volume file or block device (XFS3_VOLUME; default "+c.Volume+")"),
+		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
+		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
+		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *file == "" {
+		*file, _ = lookup("XFS3_CONFIG")
+	}
+	if *file != "" {
+		if err := c.readFile(*file); err != nil {
+			return Config{}, err
+		}
+	}
+	for name, env := range envNames {
+		if v, ok := lookup(env); ok {
+			*c.field(name) = v
+		}
+	}
+	for name, v := range flags {
+		if *v != "" {
+			*c.field(name) = *v
+		}
+	}
+	return c, c.Validate()
+}
+
+// readFile merges a JSON config file; unknown keys are errors, so typos
+// do not pass silently.
+func (c *Config) readFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("config file: %w", err)
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// ErrInvalid is the kind of every validation error.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Validate checks every setting and fills Size from SizeText.
+func (c *Config) Validate() error {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if strings.TrimSpace(c.Volume) == "" {
+		bad("volume: empty path")
+	}
+	if n, err := ParseSize(c.SizeText); err != nil {
+		bad("size: %v", err)
+	} else if n < 64<<20 {
+		bad("size: %s is below the 64 MiB minimum of a volume", c.SizeText)
+	} else {
+		c.Size = n
+	}
+	if host, port, err := net.SplitHostPort(c.Addr); err != nil {
+		bad("addr: %q is not HOST:PORT (%v)", c.Addr, err)
+	} else if port == "" || (host != "" && net.ParseIP(host) == nil && host != "localhost") {
+		bad("addr: %q needs an IP address or localhost and a port", c.Addr)
+	}
+	if (c.AccessKey == "") != (c.SecretKey == "") {
+		bad("credentials: set both XFS3_ACCESS_KEY and XFS3_SECRET_KEY, or neither")
+	} else if c.AccessKey != "" && (len(c.AccessKey) < 3 || len(c.SecretKey) < 8) {
+		bad("credentials: the access key needs 3 characters or more and the secret key 8")
+	}
+	if c.LogFormat != "json" && c.LogFormat != "console" {
+		bad("log format: %q is neither json nor console", c.LogFormat)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+	}
+	return nil
+}

@@ -1,0 +1,76 @@
+package config
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9000" || c.Size != 16<<30 || c.Volume != filepath.Join("xfs3-data", "volume.xfs") || c.LogFormat != "console" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+// TestLayers checks defaults < file < environment < flags, one setting
+// at each layer.
+func TestLayers(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "xfs3.json")
+	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "log_format": "json"}`), 0o644)
+	c, err := Load([]string{"--config", file, "--addr", "127.0.0.1:9999"},
+		env(map[string]string{"XFS3_SIZE": "2G", "XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "supersecret"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Volume: "from-file.xfs", Size: 2 << 30, SizeText: "2G", Addr: "127.0.0.1:9999",
+		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json"}
+	if c != want {
+		t.Fatalf("got %+v\nwant %+v", c, want)
+	}
+	// XFS3_CONFIG names the file when the flag does not.
+	c, err = Load(nil, env(map[string]string{"XFS3_CONFIG": file}), io.Discard)
+	if err != nil || c.Volume != "from-file.xfs" {
+		t.Fatalf("XFS3_CONFIG: %+v, %v", c, err)
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "typo.json")
+	os.WriteFile(file, []byte(`{"adr": "x"}`), 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"bad size", []string{"--size", "12Q"}, nil, "size"},
+		{"tiny size", []string{"--size", "1M"}, nil, "64 MiB"},
+		{"bad addr", []string{"--addr", "nowhere"}, nil, "addr"},
+		{"host name", []string{"--addr", "example.com:80"}, nil, "addr"},
+		{"half credentials", nil, map[string]string{"XFS3_ACCESS_KEY": "a"}, "credentials"},
+		{"short secret", nil, map[string]string{"XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "x"}, "credentials"},
+		{"log format", []string{"--log-format", "xml"}, nil, "log format"},
+		{"unknown file key", []string{"--config", file}, nil, "adr"},
+		{"missing file", []string{"--config", file + ".missing"}, nil, "config file"},
+		{"stray argument", []string{"extra"}, nil, "unexpected"},
+	} {
+		_, err := Load(c.args, env(c.env), io.Discard)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error about %q", c.name, err, c.want)
+		}
+	}
+	if _, err := Load([]string{"--size", "12Q"}, env(nil), io.Discard); !errors.Is(err, ErrInvalid) {
+		t.Errorf("validation errors are not ErrInvalid: %v", err)
+	}
+}
