@@ -121,4 +121,3 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
-
