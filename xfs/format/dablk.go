@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bytes"
 	"encoding/binary"
 )
 
@@ -75,13 +74,8 @@ func VerifyDaBlock(g *Geometry, what string, b []byte, blkno Daddr, owner Ino, m
 	if err := checkCRC(what, b, DaBlkinfoCRCOff); err != nil {
 		return nil, err
 	}
-	switch {
-	case !bytes.Equal(h.UUID[:], g.UUID[:]):
-		return nil, Corrupt(what, "", "UUID does not match the superblock")
-	case h.Blkno != blkno:
-		return nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
-	case h.Owner != owner:
-		return nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
+	if err := checkSelf(what, g, h.UUID, h.Blkno, blkno, uint64(h.Owner), uint64(owner)); err != nil {
+		return nil, err
 	}
 	return h, nil
 }

@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -333,13 +332,8 @@ func VerifyDirDataBlock(g *Geometry, b []byte, blkno Daddr, owner Ino) (*DirData
 	if err := checkCRC(what, b, Dir3DataCRCOff); err != nil {
 		return nil, err
 	}
-	switch {
-	case !bytes.Equal(h.UUID[:], g.UUID[:]):
-		return nil, Corrupt(what, "", "UUID does not match the superblock")
-	case h.Blkno != blkno:
-		return nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
-	case h.Owner != owner:
-		return nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
+	if err := checkSelf(what, g, h.UUID, h.Blkno, blkno, uint64(h.Owner), uint64(owner)); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -382,13 +376,10 @@ func VerifyDirFree(g *Geometry, b []byte, blkno Daddr, owner Ino) (*DirFreeHdr, 
 		return nil, nil, err
 	}
 	maxBests := DirFreeMaxBests(len(b))
+	if err := checkSelf(what, g, h.UUID, h.Blkno, blkno, uint64(h.Owner), uint64(owner)); err != nil {
+		return nil, nil, err
+	}
 	switch {
-	case !bytes.Equal(h.UUID[:], g.UUID[:]):
-		return nil, nil, Corrupt(what, "", "UUID does not match the superblock")
-	case h.Blkno != blkno:
-		return nil, nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
-	case h.Owner != owner:
-		return nil, nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
 	case int(h.NValid) > maxBests || h.NUsed > h.NValid || h.FirstDB%uint32(maxBests) != 0:
 		return nil, nil, Corrupt(what, "", "firstdb %d nvalid %d nused %d out of range", h.FirstDB, h.NValid, h.NUsed)
 	}

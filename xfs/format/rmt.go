@@ -1,7 +1,6 @@
 package format
 
 import (
-	"bytes"
 	"encoding/binary"
 )
 
@@ -60,13 +59,10 @@ func VerifyRmtBlock(g *Geometry, what string, magic uint32, b []byte, blkno Dadd
 	if err := checkCRC(what, b, RmtCRCOff); err != nil {
 		return nil, err
 	}
+	if err := checkSelf(what, g, h.UUID, h.Blkno, blkno, uint64(h.Owner), uint64(owner)); err != nil {
+		return nil, err
+	}
 	switch {
-	case !bytes.Equal(h.UUID[:], g.UUID[:]):
-		return nil, Corrupt(what, "", "UUID does not match the superblock")
-	case h.Owner != owner:
-		return nil, Corrupt(what, "", "owner %d, want %d", h.Owner, owner)
-	case h.Blkno != blkno:
-		return nil, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
 	case h.Offset != wantOff:
 		return nil, Corrupt(what, "", "holds offset %d, want %d", h.Offset, wantOff)
 	case int(h.Bytes) > len(b)-RmtHdrSize:
