@@ -149,21 +149,46 @@ func (t *txn) allocInode(parent format.Ino, isDir bool) (*inode, error) {
 	if isDir {
 		start = format.AgNumber(dirRotor.Add(1) % g.AgCount)
 	}
-	var lastErr error
+	// Choose the AG from the committed headers without locking any, so
+	// that the transaction locks one AGI and its AGF only (locking a
+	// second AG's AGI after a first AG's AGF would invert the lock order).
 	for i := uint32(0); i < g.AgCount; i++ {
 		ag := format.AgNumber((uint32(start) + i) % g.AgCount)
+		if !t.v.agMayHaveInode(ag) {
+			continue
+		}
 		ip, err := t.allocInodeInAG(ag, parent)
-		if err == nil {
-			return ip, nil
+		if errors.Is(err, errAGFull) {
+			return nil, fmt.Errorf("%w: AG %d filled up meanwhile", ErrNoSpace, ag)
 		}
-		// Only a refusal made before anything changed lets us move on;
-		// anything later leaves this transaction half done.
-		if !errors.Is(err, errAGFull) {
-			return nil, err
-		}
-		lastErr = err
+		return ip, err
 	}
-	return nil, fmt.Errorf("%w: no free inode and no room for a new inode chunk (%v)", ErrNoSpace, lastErr)
+	return nil, fmt.Errorf("%w: no free inode and no room for a new inode chunk", ErrNoSpace)
+}
+
+// agMayHaveInode tells from AG ag's committed headers whether it has a
+// free inode or room for a new chunk. Unreadable headers say yes, so the
+// locked read reports the problem.
+func (v *Volume) agMayHaveInode(ag format.AgNumber) bool {
+	g := &v.geo
+	agiBuf, err := v.w.cache.Read(g.AgHeaderDaddr(ag, 2), g.SectSize, nil)
+	if err != nil {
+		return true
+	}
+	agi, err := format.DecodeAgi(agiBuf)
+	if err != nil || agi.FreeCount > 0 {
+		return true
+	}
+	agfBuf, err := v.w.cache.Read(g.AgHeaderDaddr(ag, 1), g.SectSize, nil)
+	if err != nil {
+		return true
+	}
+	agf, err := format.DecodeAgf(agfBuf)
+	if err != nil {
+		return true
+	}
+	blks := v.blocksPerAlloc()
+	return agf.Longest >= blks+max(v.sb.InoAlignMt, 1)-1
 }
 
 func (t *txn) allocInodeInAG(ag format.AgNumber, parent format.Ino) (*inode, error) {

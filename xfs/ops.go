@@ -277,11 +277,17 @@ func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 			return false, fmt.Errorf("%q: %w", name, ErrNotEmpty)
 		}
 	}
+	// The link goes (and the inode onto the AGI unlinked list) before
+	// the directory changes, which may free blocks: AGI before AGF.
+	gone, err := t.dropLink(pc, c)
+	if err != nil {
+		return false, err
+	}
 	if _, err := dir.Remove(dataFork{pc}, []byte(name)); err != nil {
 		return false, err
 	}
 	pc.touch(true)
-	return t.dropLink(pc, c)
+	return gone, nil
 }
 
 // dropLink takes one name away from c (a directory loses all of its links,

@@ -170,10 +170,11 @@ func (v *Volume) renameTx(t *txn, handles map[format.Ino]*inodeHandle, srcDir fo
 				return false, fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
 			}
 		}
-		if _, err := dir.Replace(dataFork{dd}, []byte(dstName), src, ftype); err != nil {
+		// AGI (the unlinked list) before any AGF the directories take.
+		if gone, err = t.dropLink(dd, dc); err != nil {
 			return false, err
 		}
-		if gone, err = t.dropLink(dd, dc); err != nil {
+		if _, err := dir.Replace(dataFork{dd}, []byte(dstName), src, ftype); err != nil {
 			return false, err
 		}
 	} else {
