@@ -226,7 +226,31 @@ func (a *attrFork) RemoveFork() error {
 	c.core.AFormat = format.FmtExtents
 	c.setNextents(AttrFork, 0)
 	c.ext[AttrFork], c.extLoaded[AttrFork] = nil, true
-	return nil
+	return c.symlinkBackInline()
+}
+
+// symlinkBackInline moves a remote symlink target that now fits in the
+// data fork back inline: xfs_repair rejects a remote symlink short
+// enough to be local.
+func (c *inodeChange) symlinkBackInline() error {
+	f := dataFork{c}
+	if c.core.Mode&format.SIFMT != format.SIFLNK || c.core.Format == format.FmtLocal || c.core.Size > int64(f.InlineSpace()) {
+		return nil
+	}
+	ext, err := c.mapping(DataFork)
+	if err != nil {
+		return err
+	}
+	target, err := c.t.v.readSymlinkBlocks(ext, int(c.core.Size), c.ino)
+	if err != nil {
+		return err
+	}
+	for _, e := range ext {
+		if err := c.freeForkBlocks(DataFork, e.StartOff, int(e.BlockCount)); err != nil {
+			return err
+		}
+	}
+	return f.SetInline(target)
 }
 
 // moveForkOff sets di_forkoff (0: no attribute fork) and lays the forks
