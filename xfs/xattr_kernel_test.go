@@ -55,3 +55,42 @@ func TestXattrsReadByKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestSymlinkAttrForkComesAndGoes is the case model seed 22 found: an
+// attribute pushes an inline symlink target out to a block, and when the
+// attribute goes the target must come back inline.
+func TestSymlinkAttrForkComesAndGoes(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	img := filepath.Join(t.TempDir(), "s.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := string(bytes.Repeat([]byte("abcdefg/"), 41))[:322]
+	ino, err := v.Symlink(v.Root(), "link", target, xfs.Attrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetXattr(ino, "trusted.big", bytes.Repeat([]byte{'x'}, 200), 0); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := v.Stat(ino); st.DataFormat != "extents" {
+		t.Fatalf("the attribute did not push the target out (data fork %s)", st.DataFormat)
+	}
+	if err := v.RemoveXattr(ino, "trusted.big"); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := v.Stat(ino); st.DataFormat != "local" {
+		t.Fatalf("target stayed in a block (data fork %s)", st.DataFormat)
+	}
+	if got, err := v.Readlink(ino); err != nil || got != target {
+		t.Fatalf("readlink: %v", err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}
