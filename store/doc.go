@@ -1,7 +1,129 @@
-// Package store will map S3 buckets and objects onto the engine: buckets as
-// directories under the volume root, keys as paths, metadata as user.*
-// xattrs, staged writes renamed into place, multipart uploads, listings in
-// byte-wise key order, and bucket quotas as XFS project quotas.
+// Package store maps S3 buckets and objects onto the engine (package xfs),
+// so that a kernel mount of the volume shows the same tree as plain files:
 //
-// It arrives with the S3 front end issue; it may import xfs and gc only.
+//	/                      volume root
+//	├── .xfs3/             system directory (never a bucket: starts with '.')
+//	│   ├── tmp/<random>   staged PUTs, renamed into place when complete
+//	│   └── trash/<random> extra links keeping replaced objects alive for
+//	│                      open readers; emptied on Close of the last reader
+//	│                      and on open
+//	└── photos/            bucket "photos"
+//	    ├── a.jpg          key "a.jpg"
+//	    └── 2024/          key prefix "2024/" (a folder marker if it has
+//	        └── b.jpg      user.xfs3.folder), key "2024/b.jpg"
+//
+// It knows nothing of HTTP or S3 error codes: failures are the sentinel
+// errors in errors.go (tested with errors.Is), which the S3 layer maps.
+//
+// # Buckets
+//
+// A bucket is a directory under the root. Names follow S3
+// (CheckBucketName): 3 to 63 characters of lowercase letters, digits, '.'
+// and '-'; starting and ending with a letter or digit; no ".."; not four
+// dot-separated numbers (an IP address); not starting with "xn--" or
+// "sthree-", not ending with "-s3alias" or "--ol-s3". Breaking a rule gives
+// ErrInvalidBucketName. CreateBucket on an existing bucket gives
+// ErrBucketExists; DeleteBucket of a non-empty one ErrBucketNotEmpty; a
+// missing bucket ErrNoSuchBucket. ListBuckets reports the directory's
+// creation time (crtime) and skips root entries that are not valid bucket
+// names (the system directory, lost+found).
+//
+// # Keys
+//
+// A key "a/b/c" is the directory path "a/b" and the file "c" in the
+// bucket's directory. Rules:
+//   - 1 to 1024 bytes (longer: ErrKeyTooLong; empty: ErrInvalidKey) of
+//     valid UTF-8 without NUL (ErrInvalidKey);
+//   - no empty component ("/a", "a//b"), no "." or ".." component
+//     (ErrInvalidKey); no component over 255 bytes (ErrKeyTooLong);
+//   - a key cannot be an object and a prefix at once: putting "a" while
+//     "a/b" exists, or "a/b" while the object "a" exists, gives
+//     ErrKeyConflict;
+//   - a key ending in "/" ("photos/") is a folder marker: its directory,
+//     made if missing, with the attribute user.xfs3.folder (value: the
+//     marker's Last-Modified, RFC 3339). It has no content (a body gives
+//     ErrInvalidKey), lists as an object of size 0 and keeps its directory
+//     when the keys below it are deleted. It may coexist with keys below it.
+//
+// Deleting an object removes every directory above it left empty, up to
+// the bucket, stopping at folder markers. Deleting a missing key succeeds.
+//
+// # Metadata
+//
+// Stored as user-namespace xattrs, so getfattr -d shows them:
+//
+//	ETag (MD5 hex of the content)   user.xfs3.etag
+//	Content-Type                    user.xfs3.content-type
+//	Content-Encoding                user.xfs3.content-encoding
+//	Content-Disposition             user.xfs3.content-disposition
+//	Content-Language                user.xfs3.content-language
+//	Cache-Control                   user.xfs3.cache-control
+//	Expires                         user.xfs3.expires
+//	x-amz-meta-<name>               user.meta.<name> (name lowercased)
+//
+// Empty standard headers are not stored. User metadata names are 1 to 245
+// bytes of printable ASCII without spaces (ErrInvalidMetadata), names plus
+// values at most 2 KiB (ErrMetadataTooLarge). Last-Modified is the file's
+// mtime.
+//
+// # Writes
+//
+// PutObject creates .xfs3/tmp/<random>, preallocates the declared size in
+// one extent when known, streams the body in 1 MiB chunks (memory stays
+// flat) computing the MD5 on the way, sets the xattrs, and only then takes
+// the namespace lock, makes missing parent directories and renames the file
+// over the key in one engine transaction: readers see the old object or
+// the new one, never a partial one. A failure removes the staging file and
+// any directory it made. An Object returned by GetObject keeps reading the
+// content it opened even if the key is overwritten or deleted: the store
+// links such an inode into .xfs3/trash before it loses its name and unlinks
+// it when the last reader closes. CopyObject copies the bytes.
+//
+// # Listing cost
+//
+// XFS directories are in hash order, so ListObjects walks the bucket
+// depth-first, reading each directory it enters once, sorting its names
+// with "/" appended to directories (the directory "a" is visited where
+// "a/" sorts: after "a.b", since '.' < '/'), and descending in order. It
+// looks up the directories Prefix names ("a/b/" in "a/b/c") instead of
+// reading their parents, binary-searches past entries that sort before
+// StartAfter, skips subtrees outside Prefix and subtrees already rolled
+// into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
+// directory per level of the walk path (O(sum of those directories'
+// sizes)), plus the page. Time per page: O(d log d) per directory entered
+// (d its size), plus one Stat and one xattr read per object returned; with
+// the delimiter "/" a common prefix costs one directory entry and its
+// subtree is never read. Other delimiters read every key under Prefix up to
+// the end of the page. A page holds the namespace lock shared, so writers
+// wait for at most one page.
+//
+// # Example
+//
+//	// mkfs.Format("vol.xfs", mkfs.Options{Size: 1 << 30}) makes a volume.
+//	s, err := store.Open("vol.xfs")
+//	if err != nil {
+//		return err
+//	}
+//	defer s.Close()
+//	if err := s.CreateBucket("photos"); err != nil {
+//		return err
+//	}
+//	body := strings.NewReader("hello")
+//	_, err = s.PutObject("photos", "2024/a.txt", body, int64(body.Len()),
+//		store.Meta{ContentType: "text/plain", User: map[string]string{"owner": "ann"}})
+//	if err != nil {
+//		return err
+//	}
+//	o, err := s.GetObject("photos", "2024/a.txt")
+//	if err != nil {
+//		return err
+//	}
+//	defer o.Close()
+//	r, _ := o.Range(1, 3) // "ell"
+//	io.Copy(os.Stdout, r)
+//	page, err := s.ListObjects("photos", store.ListOptions{Delimiter: "/"})
+//	// page.CommonPrefixes == []string{"2024/"}
+//
+// The store imports only the engine (xfs, and xfs/format for inode
+// numbers); gc will join it.
 package store

@@ -1,0 +1,229 @@
+package store
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// DefaultMaxKeys is the page size when ListOptions.MaxKeys is 0 or less.
+const DefaultMaxKeys = 1000
+
+// ListOptions selects a page of a listing.
+type ListOptions struct {
+	Prefix    string // only keys starting with Prefix
+	Delimiter string // group keys by the part up to Delimiter after Prefix
+	// StartAfter (S3's marker, start-after or decoded continuation token):
+	// only keys, and common prefixes, that sort after it.
+	StartAfter string
+	MaxKeys    int // objects plus common prefixes per page
+}
+
+// ListResult is one page of a listing.
+type ListResult struct {
+	Objects        []ObjectInfo // without Meta
+	CommonPrefixes []string
+	// IsTruncated tells that more entries follow; pass NextMarker as the
+	// next StartAfter to get them.
+	IsTruncated bool
+	NextMarker  string // the last key or common prefix of this page
+}
+
+// entry is one name of a directory with the key it sorts as.
+type entry struct {
+	sortKey string // name, plus "/" for directories
+	name    string
+	ino     format.Ino
+	dir     bool
+}
+
+// lister walks a bucket depth-first in key order.
+type lister struct {
+	s      *Store
+	opt    ListOptions
+	res    ListResult
+	count  int
+	skip   string // a common prefix already emitted: its keys are dropped
+	stop   bool
+	maxKey int
+}
+
+// ListObjects returns a page of the bucket's keys in byte-wise order, with
+// S3's prefix, delimiter and marker semantics (see the package doc for its
+// cost). A common prefix is returned only if it sorts after StartAfter.
+func (s *Store) ListObjects(bucket string, opt ListOptions) (ListResult, error) {
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	b, err := s.bucket(bucket)
+	if err != nil {
+		return ListResult{}, err
+	}
+	l := &lister{s: s, opt: opt, maxKey: opt.MaxKeys}
+	if l.maxKey <= 0 {
+		l.maxKey = DefaultMaxKeys
+	}
+	if err := l.walk(b, ""); err != nil {
+		return ListResult{}, err
+	}
+	return l.res, nil
+}
+
+// walk lists the directory ino whose keys start with path ("" or "a/b/").
+// It holds one sorted directory per level of recursion.
+func (l *lister) walk(ino format.Ino, path string) error {
+	// When Prefix names a directory below this one, only that directory
+	// can hold matching keys: look it up instead of reading this one.
+	if rest, ok := strings.CutPrefix(l.opt.Prefix, path); ok {
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			child, err := l.s.v.Lookup(ino, rest[:i])
+			if errors.Is(err, xfs.ErrNotFound) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			st, err := l.s.v.Stat(child)
+			if err != nil {
+				return err
+			}
+			if !st.IsDir() {
+				return nil
+			}
+			if after := l.opt.StartAfter; !strings.HasPrefix(after, path) && after > path {
+				return nil
+			}
+			return l.dir(entry{sortKey: rest[:i+1], name: rest[:i], ino: child, dir: true}, path+rest[:i+1])
+		}
+	}
+	ents, err := l.s.v.ReadDir(ino)
+	if err != nil {
+		return err
+	}
+	list := make([]entry, 0, len(ents))
+	for _, e := range ents {
+		ent := entry{sortKey: e.Name, name: e.Name, ino: e.Ino}
+		if e.Type == format.FTDir {
+			ent.dir = true
+			ent.sortKey += "/"
+		} else if e.Type != format.FTReg {
+			continue // only files and directories map to keys
+		}
+		list = append(list, ent)
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].sortKey < list[j].sortKey })
+	// Entries sorting at or before the marker's component hold no key
+	// after it, unless the marker lies inside them: start at the first
+	// entry whose subtree can reach past the marker.
+	start := 0
+	if after := l.opt.StartAfter; strings.HasPrefix(after, path) {
+		rest := after[len(path):]
+		start = sort.Search(len(list), func(i int) bool {
+			k := list[i].sortKey
+			return k > rest || (list[i].dir && strings.HasPrefix(rest, k))
+		})
+	} else if after > path {
+		return nil
+	}
+	for _, e := range list[start:] {
+		full := path + e.sortKey
+		if !strings.HasPrefix(full, l.opt.Prefix) && !strings.HasPrefix(l.opt.Prefix, full) {
+			if full > l.opt.Prefix {
+				return nil // later entries sort even further away
+			}
+			continue
+		}
+		if l.skip != "" && strings.HasPrefix(full, l.skip) {
+			continue
+		}
+		if e.dir {
+			if err := l.dir(e, full); err != nil {
+				return err
+			}
+		} else if err := l.key(full, e.ino, false); err != nil {
+			return err
+		}
+		if l.stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// dir visits the directory entry e whose keys start with full: its
+// folder marker, then its contents.
+func (l *lister) dir(e entry, full string) error {
+	if _, err := l.s.v.GetXattr(e.ino, xattrFolder); err == nil {
+		if err := l.key(full, e.ino, true); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, xfs.ErrNoData) {
+		return err
+	}
+	if l.stop || (l.skip != "" && strings.HasPrefix(full, l.skip)) {
+		return nil
+	}
+	return l.walk(e.ino, full)
+}
+
+// key considers one key in order.
+func (l *lister) key(key string, ino format.Ino, folder bool) error {
+	o := &l.opt
+	if !strings.HasPrefix(key, o.Prefix) || key <= o.StartAfter {
+		return nil
+	}
+	if l.skip != "" && strings.HasPrefix(key, l.skip) {
+		return nil
+	}
+	if o.Delimiter != "" {
+		if i := strings.Index(key[len(o.Prefix):], o.Delimiter); i >= 0 {
+			cp := key[:len(o.Prefix)+i+len(o.Delimiter)]
+			l.skip = cp
+			if cp <= o.StartAfter {
+				return nil
+			}
+			if l.full() {
+				return nil
+			}
+			l.res.CommonPrefixes = append(l.res.CommonPrefixes, cp)
+			l.res.NextMarker = cp
+			l.count++
+			return nil
+		}
+	}
+	if l.full() {
+		return nil
+	}
+	info := ObjectInfo{Key: key}
+	_, etag, ftime, _, err := readMeta(l.s.v, ino)
+	if err != nil {
+		return err
+	}
+	info.ETag = etag
+	if folder {
+		info.LastModified = ftime
+	} else {
+		st, err := l.s.v.Stat(ino)
+		if err != nil {
+			return err
+		}
+		info.Size, info.LastModified = st.Size, st.Mtime
+	}
+	l.res.Objects = append(l.res.Objects, info)
+	l.res.NextMarker = key
+	l.count++
+	return nil
+}
+
+// full reports a complete page; reaching one more entry marks truncation
+// and stops the walk.
+func (l *lister) full() bool {
+	if l.count < l.maxKey {
+		return false
+	}
+	l.res.IsTruncated = true
+	l.stop = true
+	return true
+}

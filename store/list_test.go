@@ -1,0 +1,232 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// modelList is the reference listing over a sorted key set.
+func modelList(keys []string, opt ListOptions) ListResult {
+	max := opt.MaxKeys
+	if max <= 0 {
+		max = DefaultMaxKeys
+	}
+	var res ListResult
+	count := 0
+	lastCP := ""
+	for _, k := range keys {
+		if !strings.HasPrefix(k, opt.Prefix) || k <= opt.StartAfter {
+			continue
+		}
+		item, isCP := k, false
+		if opt.Delimiter != "" {
+			if i := strings.Index(k[len(opt.Prefix):], opt.Delimiter); i >= 0 {
+				item, isCP = k[:len(opt.Prefix)+i+len(opt.Delimiter)], true
+				if item <= opt.StartAfter || item == lastCP {
+					continue
+				}
+			}
+		}
+		if count == max {
+			res.IsTruncated = true
+			break
+		}
+		count++
+		res.NextMarker = item
+		if isCP {
+			lastCP = item
+			res.CommonPrefixes = append(res.CommonPrefixes, item)
+		} else {
+			res.Objects = append(res.Objects, ObjectInfo{Key: k})
+		}
+	}
+	return res
+}
+
+// populate puts random keys built from edge-case components, keeping
+// those the store accepts; it checks conflicts against the model.
+func populate(t *testing.T, s *Store, bucket string, rng *rand.Rand, n int) []string {
+	t.Helper()
+	comps := []string{"a", "a.b", "a-", "a-b", "ab", "b", "é", "z", "0", "a b", "~", "A", "aa", "a.", "ü.x"}
+	model := map[string]bool{}
+	for i := 0; i < n; i++ {
+		depth := 1 + rng.Intn(4)
+		parts := make([]string, depth)
+		for j := range parts {
+			parts[j] = comps[rng.Intn(len(comps))]
+		}
+		if rng.Intn(4) != 0 { // mostly leaves that are never directories
+			parts[depth-1] = fmt.Sprintf("f%d%s", rng.Intn(50), comps[rng.Intn(len(comps))])
+		}
+		key := strings.Join(parts, "/")
+		if rng.Intn(15) == 0 {
+			key += "/"
+		}
+		if model[key] {
+			continue
+		}
+		conflict := false
+		body := strings.TrimSuffix(key, "/")
+		for k := range model { // a file that is a directory of key, or the reverse
+			kb := strings.TrimSuffix(k, "/")
+			fileK, fileKey := !strings.HasSuffix(k, "/"), !strings.HasSuffix(key, "/")
+			if (fileK && strings.HasPrefix(body+"/", kb+"/") && kb != body) ||
+				(fileKey && strings.HasPrefix(kb+"/", body+"/") && kb != body) ||
+				(kb == body && fileK != fileKey) {
+				conflict = true
+				break
+			}
+		}
+		size := len(key)
+		if strings.HasSuffix(key, "/") {
+			size = 0
+		}
+		_, err := s.PutObject(bucket, key, strings.NewReader(key[:size]), int64(size), Meta{})
+		if conflict {
+			if !errors.Is(err, ErrKeyConflict) {
+				t.Fatalf("put %q: %v, want a conflict", key, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("put %q: %v", key, err)
+		}
+		model[key] = true
+	}
+	keys := make([]string, 0, len(model))
+	for k := range model {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func strip(r ListResult) ListResult {
+	for i := range r.Objects {
+		r.Objects[i] = ObjectInfo{Key: r.Objects[i].Key}
+	}
+	return r
+}
+
+func TestListAgainstModel(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	keys := populate(t, s, "bkt", rng, 3000)
+	if len(keys) < 1000 {
+		t.Fatalf("only %d keys", len(keys))
+	}
+	// Sizes and ETags in a full listing.
+	full, err := s.ListObjects("bkt", ListOptions{MaxKeys: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Objects) != len(keys) || full.IsTruncated {
+		t.Fatalf("full listing: %d objects, want %d", len(full.Objects), len(keys))
+	}
+	for i, o := range full.Objects {
+		want := int64(len(keys[i]))
+		if strings.HasSuffix(keys[i], "/") {
+			want = 0
+		}
+		if o.Key != keys[i] || o.Size != want || len(o.ETag) != 32 || o.LastModified.IsZero() {
+			t.Fatalf("object %d: %+v, want key %q size %d", i, o, keys[i], want)
+		}
+	}
+
+	prefixes := []string{"", "a", "a/", "a.", "a-", "é", "a/a", "a/a/", "a b/", "zz", "ü.x/a"}
+	for i := 0; i < 20; i++ {
+		k := keys[rng.Intn(len(keys))]
+		prefixes = append(prefixes, k[:rng.Intn(len(k)+1)])
+	}
+	delims := []string{"", "/", "-", ".", "é", "/a"}
+	pages := 0
+	for _, p := range prefixes {
+		for _, d := range delims {
+			for _, max := range []int{1, 3, 17, 1000} {
+				after := ""
+				if rng.Intn(3) == 0 {
+					after = keys[rng.Intn(len(keys))]
+					if rng.Intn(2) == 0 {
+						after = after[:rng.Intn(len(after)+1)]
+					}
+				}
+				for n := 0; ; n++ {
+					opt := ListOptions{Prefix: p, Delimiter: d, StartAfter: after, MaxKeys: max}
+					got, err := s.ListObjects("bkt", opt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := modelList(keys, opt)
+					if !reflect.DeepEqual(strip(got), want) {
+						t.Fatalf("list %+v:\n got %v\nwant %v", opt, describe(got), describe(want))
+					}
+					pages++
+					if !got.IsTruncated {
+						break
+					}
+					after = got.NextMarker
+					if max == 1 && n > 60 { // long enough for a pagination check
+						break
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d keys, %d pages compared", len(keys), pages)
+}
+
+func describe(r ListResult) string {
+	var ks []string
+	for _, o := range r.Objects {
+		ks = append(ks, o.Key)
+	}
+	return fmt.Sprintf("objects %q prefixes %q truncated %v next %q", ks, r.CommonPrefixes, r.IsTruncated, r.NextMarker)
+}
+
+func TestListOrderEdges(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"a/b", "a.b", "a-c", "a0", "a/", "b", "a/b.c/d", "a/b-c", "é"}
+	for _, k := range keys {
+		put(t, s, "bkt", k, "", Meta{})
+	}
+	sort.Strings(keys)
+	for _, tc := range []struct {
+		opt  ListOptions
+		want string
+	}{
+		{ListOptions{}, `objects ["a-c" "a.b" "a/" "a/b" "a/b-c" "a/b.c/d" "a0" "b" "é"] prefixes [] truncated false next "é"`},
+		{ListOptions{Delimiter: "/"}, `objects ["a-c" "a.b" "a0" "b" "é"] prefixes ["a/"] truncated false next "é"`},
+		{ListOptions{Prefix: "a/", Delimiter: "/"}, `objects ["a/" "a/b" "a/b-c"] prefixes ["a/b.c/"] truncated false next "a/b.c/"`},
+		{ListOptions{Delimiter: "/", MaxKeys: 3}, `objects ["a-c" "a.b"] prefixes ["a/"] truncated true next "a/"`},
+		{ListOptions{Delimiter: "/", StartAfter: "a/"}, `objects ["a0" "b" "é"] prefixes [] truncated false next "é"`},
+		{ListOptions{StartAfter: "a/b"}, `objects ["a/b-c" "a/b.c/d" "a0" "b" "é"] prefixes [] truncated false next "é"`},
+		{ListOptions{Prefix: "a/b", StartAfter: "a.zzz"}, `objects ["a/b" "a/b-c" "a/b.c/d"] prefixes [] truncated false next "a/b.c/d"`},
+		{ListOptions{Prefix: "zzz"}, `objects [] prefixes [] truncated false next ""`},
+		{ListOptions{Delimiter: "-"}, `objects ["a.b" "a/" "a/b" "a/b.c/d" "a0" "b" "é"] prefixes ["a-" "a/b-"] truncated false next "é"`},
+	} {
+		got, err := s.ListObjects("bkt", tc.opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := describe(got); d != tc.want {
+			t.Errorf("list %+v:\n got %s\nwant %s", tc.opt, d, tc.want)
+		}
+		if want := modelList(keys, tc.opt); !reflect.DeepEqual(strip(got), want) {
+			t.Errorf("list %+v disagrees with the model: %s", tc.opt, describe(want))
+		}
+	}
+	if _, err := s.ListObjects("nobucket", ListOptions{}); !errors.Is(err, ErrNoSuchBucket) {
+		t.Fatalf("list missing bucket: %v", err)
+	}
+}

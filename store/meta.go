@@ -1,0 +1,163 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Xattr names of object metadata (see the package doc).
+const (
+	xattrPrefix     = "user.xfs3."
+	xattrMetaPrefix = "user.meta."
+	xattrETag       = xattrPrefix + "etag"
+	// xattrFolder marks a directory as a folder-marker object; its value
+	// is the marker's Last-Modified time in RFC 3339 with nanoseconds.
+	xattrFolder = xattrPrefix + "folder"
+)
+
+// Meta is the metadata stored with an object.
+type Meta struct {
+	ContentType        string
+	ContentEncoding    string
+	ContentDisposition string
+	ContentLanguage    string
+	CacheControl       string
+	Expires            string
+	// User holds x-amz-meta-* metadata by name without that prefix.
+	// Names are stored lowercased.
+	User map[string]string
+}
+
+// standard pairs each standard header with its xattr name.
+func (m *Meta) standard() []struct {
+	name string
+	val  *string
+} {
+	return []struct {
+		name string
+		val  *string
+	}{
+		{xattrPrefix + "content-type", &m.ContentType},
+		{xattrPrefix + "content-encoding", &m.ContentEncoding},
+		{xattrPrefix + "content-disposition", &m.ContentDisposition},
+		{xattrPrefix + "content-language", &m.ContentLanguage},
+		{xattrPrefix + "cache-control", &m.CacheControl},
+		{xattrPrefix + "expires", &m.Expires},
+	}
+}
+
+// clone copies m, with user names lowercased.
+func (m Meta) clone() Meta {
+	c := m
+	c.User = nil
+	if len(m.User) > 0 {
+		c.User = make(map[string]string, len(m.User))
+		for k, v := range m.User {
+			c.User[strings.ToLower(k)] = v
+		}
+	}
+	return c
+}
+
+// check validates m against the rules in the package doc.
+func (m *Meta) check() error {
+	total := 0
+	for k, v := range m.User {
+		if k == "" || len(k) > maxMetaNameLen {
+			return fmt.Errorf("user metadata name of %d bytes (1 to %d): %w", len(k), maxMetaNameLen, ErrInvalidMetadata)
+		}
+		for i := 0; i < len(k); i++ {
+			if c := k[i]; c <= ' ' || c >= 0x7f {
+				return fmt.Errorf("user metadata name %q: only printable ASCII without spaces: %w", k, ErrInvalidMetadata)
+			}
+		}
+		total += len(k) + len(v)
+	}
+	if total > MaxUserMetaLen {
+		return fmt.Errorf("%d bytes of user metadata (at most %d): %w", total, MaxUserMetaLen, ErrMetadataTooLarge)
+	}
+	return nil
+}
+
+// xattrs lists the attributes that store m and the ETag.
+func (m *Meta) xattrs(etag string) map[string]string {
+	out := map[string]string{xattrETag: etag}
+	for _, s := range m.standard() {
+		if *s.val != "" {
+			out[s.name] = *s.val
+		}
+	}
+	for k, v := range m.User {
+		out[xattrMetaPrefix+k] = v
+	}
+	return out
+}
+
+// setXattrs writes attrs onto ino.
+func setXattrs(v *xfs.Volume, ino format.Ino, attrs map[string]string) error {
+	for name, val := range attrs {
+		if err := v.SetXattr(ino, name, []byte(val), 0); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// clearObjectXattrs removes every store attribute from ino.
+func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
+	list, err := v.ListXattr(ino)
+	if err != nil {
+		return err
+	}
+	for _, x := range list {
+		full := x.FullName()
+		if strings.HasPrefix(full, xattrPrefix) || strings.HasPrefix(full, xattrMetaPrefix) {
+			if err := v.RemoveXattr(ino, full); err != nil && !errors.Is(err, xfs.ErrNoData) {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// readMeta decodes the store attributes of ino: metadata, ETag and, for
+// folder markers, the marker time (ok reports the folder attribute).
+func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.Time, isFolder bool, err error) {
+	list, err := v.ListXattr(ino)
+	if err != nil {
+		return Meta{}, "", time.Time{}, false, err
+	}
+	byName := make(map[string]string, len(list))
+	for _, x := range list {
+		byName[x.FullName()] = string(x.Value)
+	}
+	for _, s := range m.standard() {
+		*s.val = byName[s.name]
+	}
+	for k, val := range byName {
+		if name, ok := strings.CutPrefix(k, xattrMetaPrefix); ok {
+			if m.User == nil {
+				m.User = map[string]string{}
+			}
+			m.User[name] = val
+		}
+	}
+	if t, ok := byName[xattrFolder]; ok {
+		isFolder = true
+		folder, _ = time.Parse(time.RFC3339Nano, t)
+	}
+	return m, byName[xattrETag], folder, isFolder, nil
+}
+
+// Equal reports whether two Metas hold the same values.
+func (m Meta) Equal(o Meta) bool {
+	return m.ContentType == o.ContentType && m.ContentEncoding == o.ContentEncoding &&
+		m.ContentDisposition == o.ContentDisposition && m.ContentLanguage == o.ContentLanguage &&
+		m.CacheControl == o.CacheControl && m.Expires == o.Expires && maps.Equal(m.User, o.User)
+}

@@ -1,0 +1,329 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// System directory layout (see the package doc).
+const (
+	SysDir   = ".xfs3" // never a valid bucket name: it starts with '.'
+	tmpDir   = "tmp"
+	trashDir = "trash"
+)
+
+var (
+	dirAttrs  = xfs.Attrs{Mode: 0o755}
+	fileAttrs = xfs.Attrs{Mode: 0o644}
+	sysAttrs  = xfs.Attrs{Mode: 0o700}
+)
+
+// Store maps buckets and objects onto one open volume. It is safe for
+// concurrent use.
+//
+// Lock order: ns, then refMu, then the engine's own locks.
+type Store struct {
+	v    *xfs.Volume
+	own  bool // Close closes v
+	tmp  format.Ino
+	trsh format.Ino
+
+	// ns guards the namespace: writers (creating parent directories,
+	// renaming into place, unlinking, pruning empty directories, bucket
+	// changes) hold it exclusively; readers that resolve a key and then
+	// use its inode (Get, Head, List) hold it shared, so an inode is never
+	// freed under them. Object data is streamed without it.
+	ns sync.RWMutex
+
+	refMu sync.Mutex
+	// refs counts open Objects per inode; guarded by refMu.
+	refs map[format.Ino]int
+	// doomed maps an inode with open Objects that lost its name to its
+	// keep-alive link in the trash directory; guarded by refMu.
+	doomed map[format.Ino]string
+}
+
+// Open opens (read-write) the volume file at path and returns a store over
+// it; Close closes the volume.
+func Open(path string) (*Store, error) {
+	v, err := xfs.Open(path, xfs.Options{})
+	if err != nil {
+		return nil, err
+	}
+	s, err := New(v)
+	if err != nil {
+		v.Close()
+		return nil, err
+	}
+	s.own = true
+	return s, nil
+}
+
+// New returns a store over an open, writable volume, creating the system
+// directory when missing and removing staging files left by a crash. The
+// caller keeps ownership of v.
+func New(v *xfs.Volume) (*Store, error) {
+	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}}
+	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
+	if err != nil {
+		return nil, err
+	}
+	if s.tmp, err = s.ensureDir(sys, tmpDir, sysAttrs); err != nil {
+		return nil, err
+	}
+	if s.trsh, err = s.ensureDir(sys, trashDir, sysAttrs); err != nil {
+		return nil, err
+	}
+	for _, d := range []format.Ino{s.tmp, s.trsh} {
+		ents, err := v.ReadDir(d)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if err := v.Unlink(d, e.Name); err != nil {
+				return nil, fmt.Errorf("remove leftover staging file %s: %w", e.Name, err)
+			}
+		}
+	}
+	return s, nil
+}
+
+// Volume returns the underlying volume.
+func (s *Store) Volume() *xfs.Volume { return s.v }
+
+// Close closes the volume if Open opened it. Open Objects must be closed
+// first.
+func (s *Store) Close() error {
+	if s.own {
+		return s.v.Close()
+	}
+	return nil
+}
+
+// ensureDir returns the directory name in dir, making it when missing.
+func (s *Store) ensureDir(dir format.Ino, name string, a xfs.Attrs) (format.Ino, error) {
+	ino, err := s.v.Mkdir(dir, name, a)
+	if errors.Is(err, xfs.ErrExist) {
+		ino, err = s.v.Lookup(dir, name)
+		if err == nil {
+			if st, serr := s.v.Stat(ino); serr != nil {
+				return 0, serr
+			} else if !st.IsDir() {
+				return 0, fmt.Errorf("%s is not a directory: %w", name, ErrKeyConflict)
+			}
+		}
+	}
+	return ino, err
+}
+
+func randomName() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// BucketInfo describes a bucket.
+type BucketInfo struct {
+	Name    string
+	Created time.Time // the directory's creation time (crtime)
+}
+
+// bucket resolves a bucket name to its directory.
+func (s *Store) bucket(name string) (format.Ino, error) {
+	if err := CheckBucketName(name); err != nil {
+		return 0, err
+	}
+	ino, err := s.v.Lookup(s.v.Root(), name)
+	if errors.Is(err, xfs.ErrNotFound) {
+		return 0, fmt.Errorf("bucket %q: %w", name, ErrNoSuchBucket)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return ino, nil
+}
+
+// CreateBucket makes an empty bucket.
+func (s *Store) CreateBucket(name string) error {
+	if err := CheckBucketName(name); err != nil {
+		return err
+	}
+	s.ns.Lock()
+	defer s.ns.Unlock()
+	_, err := s.v.Mkdir(s.v.Root(), name, dirAttrs)
+	if errors.Is(err, xfs.ErrExist) {
+		return fmt.Errorf("bucket %q: %w", name, ErrBucketExists)
+	}
+	return err
+}
+
+// DeleteBucket removes an empty bucket.
+func (s *Store) DeleteBucket(name string) error {
+	s.ns.Lock()
+	defer s.ns.Unlock()
+	ino, err := s.bucket(name)
+	if err != nil {
+		return err
+	}
+	ents, err := s.v.ReadDir(ino)
+	if err != nil {
+		return err
+	}
+	if len(ents) > 0 {
+		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
+	}
+	err = s.v.Rmdir(s.v.Root(), name)
+	if errors.Is(err, xfs.ErrNotEmpty) {
+		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
+	}
+	return err
+}
+
+// HeadBucket returns the bucket's information, or ErrNoSuchBucket.
+func (s *Store) HeadBucket(name string) (BucketInfo, error) {
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	ino, err := s.bucket(name)
+	if err != nil {
+		return BucketInfo{}, err
+	}
+	st, err := s.v.Stat(ino)
+	if err != nil {
+		return BucketInfo{}, err
+	}
+	return BucketInfo{Name: name, Created: st.Crtime}, nil
+}
+
+// ListBuckets returns every bucket sorted by name. Root directories whose
+// names are not valid bucket names (the system directory, lost+found) are
+// left out.
+func (s *Store) ListBuckets() ([]BucketInfo, error) {
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	ents, err := s.v.ReadDir(s.v.Root())
+	if err != nil {
+		return nil, err
+	}
+	var out []BucketInfo
+	for _, e := range ents {
+		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
+			continue
+		}
+		st, err := s.v.Stat(e.Ino)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, BucketInfo{Name: e.Name, Created: st.Crtime})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// resolveDirs looks up the directories of a key below the bucket and
+// returns their inodes, the bucket first. With create, missing ones are
+// made. A component that is a file gives ErrKeyConflict with create,
+// ErrNoSuchKey without. Callers hold ns (exclusively when creating).
+func (s *Store) resolveDirs(bucket format.Ino, kp keyPath, create bool) ([]format.Ino, error) {
+	inos := []format.Ino{bucket}
+	cur := bucket
+	for _, c := range kp.dirs {
+		ino, err := s.v.Lookup(cur, c)
+		switch {
+		case errors.Is(err, xfs.ErrNotFound) && create:
+			ino, err = s.v.Mkdir(cur, c, dirAttrs)
+			if err != nil {
+				return inos, err
+			}
+		case errors.Is(err, xfs.ErrNotFound):
+			return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
+		case err != nil:
+			return inos, err
+		default:
+			st, err := s.v.Stat(ino)
+			if err != nil {
+				return inos, err
+			}
+			if !st.IsDir() {
+				if create {
+					return inos, fmt.Errorf("key %q: %q is an object: %w", kp.key, c, ErrKeyConflict)
+				}
+				return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
+			}
+		}
+		inos = append(inos, ino)
+		cur = ino
+	}
+	return inos, nil
+}
+
+// prune removes empty directories of a key path from the deepest up,
+// stopping at the bucket, at a folder marker or at a non-empty directory.
+// inos is resolveDirs' result. Callers hold ns exclusively.
+func (s *Store) prune(kp keyPath, inos []format.Ino) error {
+	for i := len(inos) - 1; i >= 1; i-- {
+		if _, err := s.v.GetXattr(inos[i], xattrFolder); err == nil {
+			return nil
+		} else if !errors.Is(err, xfs.ErrNoData) {
+			return err
+		}
+		ents, err := s.v.ReadDir(inos[i])
+		if err != nil {
+			return err
+		}
+		if len(ents) > 0 {
+			return nil
+		}
+		if err := s.v.Rmdir(inos[i-1], kp.dirs[i-1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// keepAlive gives ino, about to lose its last name, a link in the trash
+// directory when Objects hold it open. Callers hold ns exclusively.
+func (s *Store) keepAlive(ino format.Ino) error {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	if s.refs[ino] == 0 || s.doomed[ino] != "" {
+		return nil
+	}
+	name := randomName()
+	if err := s.v.Link(ino, s.trsh, name); err != nil {
+		return err
+	}
+	s.doomed[ino] = name
+	return nil
+}
+
+// hold registers an open Object on ino. Callers hold ns (shared).
+func (s *Store) hold(ino format.Ino) {
+	s.refMu.Lock()
+	s.refs[ino]++
+	s.refMu.Unlock()
+}
+
+// release drops a hold, unlinking the keep-alive link after the last one.
+func (s *Store) release(ino format.Ino) error {
+	s.refMu.Lock()
+	s.refs[ino]--
+	var name string
+	if s.refs[ino] == 0 {
+		delete(s.refs, ino)
+		name = s.doomed[ino]
+		delete(s.doomed, ino)
+	}
+	s.refMu.Unlock()
+	if name != "" {
+		return s.v.Unlink(s.trsh, name)
+	}
+	return nil
+}

@@ -1,0 +1,455 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+)
+
+// newTestStore formats a fresh volume and opens a store on it.
+func newTestStore(t *testing.T) (*Store, string) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "vol.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 512 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, img
+}
+
+func put(t *testing.T, s *Store, bucket, key, body string, m Meta) ObjectInfo {
+	t.Helper()
+	info, err := s.PutObject(bucket, key, strings.NewReader(body), int64(len(body)), m)
+	if err != nil {
+		t.Fatalf("put %s/%s: %v", bucket, key, err)
+	}
+	return info
+}
+
+func get(t *testing.T, s *Store, bucket, key string) (string, ObjectInfo) {
+	t.Helper()
+	o, err := s.GetObject(bucket, key)
+	if err != nil {
+		t.Fatalf("get %s/%s: %v", bucket, key, err)
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o.Reader())
+	if err != nil {
+		t.Fatalf("read %s/%s: %v", bucket, key, err)
+	}
+	return string(b), o.Info
+}
+
+func TestBucketNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"abc", true}, {"my-bucket.example", true}, {"a1b", true}, {strings.Repeat("a", 63), true},
+		{"ab", false}, {strings.Repeat("a", 64), false}, {"ABC", false}, {"a_b", false},
+		{"-ab", false}, {"ab-", false}, {".ab", false}, {"ab.", false}, {"a..b", false},
+		{"192.168.1.1", false}, {"1.2.3", true}, {"xn--abc", false}, {"sthree-x", false},
+		{"abc-s3alias", false}, {"abc--ol-s3", false}, {".xfs3", false}, {"a b", false}, {"abcé", false},
+	} {
+		err := CheckBucketName(tc.name)
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalidBucketName)) {
+			t.Errorf("CheckBucketName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+func TestKeyRules(t *testing.T) {
+	for _, tc := range []struct {
+		key    string
+		err    error
+		dirs   []string
+		leaf   string
+		folder bool
+	}{
+		{key: "a", leaf: "a"},
+		{key: "a/b/c", dirs: []string{"a", "b"}, leaf: "c"},
+		{key: "photos/", dirs: []string{"photos"}, folder: true},
+		{key: "a/b/", dirs: []string{"a", "b"}, folder: true},
+		{key: "héllo/wörld", dirs: []string{"héllo"}, leaf: "wörld"},
+		{key: ".hidden/..x/x..", dirs: []string{".hidden", "..x"}, leaf: "x.."},
+		{key: "", err: ErrInvalidKey},
+		{key: "/a", err: ErrInvalidKey},
+		{key: "a//b", err: ErrInvalidKey},
+		{key: "/", err: ErrInvalidKey},
+		{key: "a//", err: ErrInvalidKey},
+		{key: ".", err: ErrInvalidKey},
+		{key: "a/./b", err: ErrInvalidKey},
+		{key: "a/..", err: ErrInvalidKey},
+		{key: "../a", err: ErrInvalidKey},
+		{key: "./", err: ErrInvalidKey},
+		{key: "a\x00b", err: ErrInvalidKey},
+		{key: "a\xffb", err: ErrInvalidKey},
+		{key: strings.Repeat("a", 256), err: ErrKeyTooLong},
+		{key: "x/" + strings.Repeat("a", 255), dirs: []string{"x"}, leaf: strings.Repeat("a", 255)},
+		{key: strings.Repeat("abcd/", 204) + "abcd", dirs: strings.Split(strings.Repeat("abcd/", 204), "/")[:204], leaf: "abcd"},
+		{key: strings.Repeat("abcd/", 205), err: ErrKeyTooLong},
+	} {
+		kp, err := parseKey(tc.key)
+		if tc.err != nil {
+			if !errors.Is(err, tc.err) {
+				t.Errorf("parseKey(%.40q) = %v, want %v", tc.key, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseKey(%.40q): %v", tc.key, err)
+			continue
+		}
+		if strings.Join(kp.dirs, "/") != strings.Join(tc.dirs, "/") || kp.leaf != tc.leaf || kp.folder != tc.folder {
+			t.Errorf("parseKey(%.40q) = %q %q %v, want %q %q %v", tc.key, kp.dirs, kp.leaf, kp.folder, tc.dirs, tc.leaf, tc.folder)
+		}
+	}
+}
+
+func TestBuckets(t *testing.T) {
+	s, _ := newTestStore(t)
+	steps := []struct {
+		op, name string
+		err      error
+	}{
+		{"create", "alpha", nil},
+		{"create", "alpha", ErrBucketExists},
+		{"create", "Bad_Name", ErrInvalidBucketName},
+		{"head", "alpha", nil},
+		{"head", "beta", ErrNoSuchBucket},
+		{"head", "x", ErrInvalidBucketName},
+		{"create", "beta", nil},
+		{"put", "beta", nil},
+		{"delete", "beta", ErrBucketNotEmpty},
+		{"delete", "gamma", ErrNoSuchBucket},
+		{"delete", "alpha", nil},
+		{"delete", "alpha", ErrNoSuchBucket},
+		{"create", "alpha", nil},
+	}
+	for i, st := range steps {
+		var err error
+		switch st.op {
+		case "create":
+			err = s.CreateBucket(st.name)
+		case "delete":
+			err = s.DeleteBucket(st.name)
+		case "head":
+			_, err = s.HeadBucket(st.name)
+		case "put":
+			_, err = s.PutObject(st.name, "k/x", strings.NewReader("x"), 1, Meta{})
+		}
+		if (st.err == nil) != (err == nil) || !errors.Is(err, st.err) {
+			t.Fatalf("step %d %s %s: %v, want %v", i, st.op, st.name, err, st.err)
+		}
+	}
+	if _, err := s.PutObject("nope", "k", strings.NewReader(""), 0, Meta{}); !errors.Is(err, ErrNoSuchBucket) {
+		t.Errorf("put in missing bucket: %v", err)
+	}
+	bs, err := s.ListBuckets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != 2 || bs[0].Name != "alpha" || bs[1].Name != "beta" || bs[0].Created.IsZero() {
+		t.Fatalf("ListBuckets = %+v", bs)
+	}
+}
+
+func TestObjectRoundTrip(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bk1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateBucket("bk2"); err != nil {
+		t.Fatal(err)
+	}
+	m := Meta{ContentType: "text/plain", ContentEncoding: "gzip", ContentDisposition: "attachment",
+		ContentLanguage: "en", CacheControl: "no-cache", Expires: "Thu, 01 Dec 1994 16:00:00 GMT",
+		User: map[string]string{"Owner": "ann", "x": ""}}
+	body := strings.Repeat("0123456789", 300000) // 3 MB: several chunks
+	info := put(t, s, "bk1", "dir/sub/obj.txt", body, m)
+	if info.Size != int64(len(body)) || len(info.ETag) != 32 {
+		t.Fatalf("put info %+v", info)
+	}
+	got, gi := get(t, s, "bk1", "dir/sub/obj.txt")
+	if got != body {
+		t.Fatal("content differs")
+	}
+	wantMeta := m.clone()
+	if !gi.Meta.Equal(wantMeta) || gi.ETag != info.ETag || gi.Size != info.Size || gi.LastModified.IsZero() {
+		t.Fatalf("get info %+v, want meta %+v etag %s", gi, wantMeta, info.ETag)
+	}
+	if gi.Meta.User["owner"] != "ann" {
+		t.Fatalf("user meta names are not lowercased: %v", gi.Meta.User)
+	}
+	hi, err := s.HeadObject("bk1", "dir/sub/obj.txt")
+	if err != nil || hi.ETag != info.ETag || !hi.Meta.Equal(wantMeta) {
+		t.Fatalf("head %+v %v", hi, err)
+	}
+
+	// Ranges.
+	o, err := s.GetObject("bk1", "dir/sub/obj.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ off, n int64 }{{0, 10}, {5, 7}, {1 << 20, 100}, {int64(len(body)) - 3, 10}, {2, -1}} {
+		sr, err := o.Range(r.off, r.n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(sr)
+		end := r.off + r.n
+		if r.n < 0 || end > int64(len(body)) {
+			end = int64(len(body))
+		}
+		if err != nil || string(b) != body[r.off:end] {
+			t.Fatalf("range %v: %d bytes, %v", r, len(b), err)
+		}
+	}
+	if _, err := o.Range(int64(len(body)), 1); !errors.Is(err, ErrInvalidRange) {
+		t.Fatalf("range past end: %v", err)
+	}
+	o.Close()
+
+	// Unknown size, empty body.
+	if _, err := s.PutObject("bk1", "unknown", strings.NewReader("streamed"), -1, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, s, "bk1", "unknown"); got != "streamed" {
+		t.Fatalf("unknown-size body %q", got)
+	}
+	ei := put(t, s, "bk1", "empty", "", Meta{})
+	if ei.ETag != emptyETag {
+		t.Fatalf("empty etag %s", ei.ETag)
+	}
+	if got, _ := get(t, s, "bk1", "empty"); got != "" {
+		t.Fatalf("empty body %q", got)
+	}
+	// Short body: nothing stored, no staging file left.
+	if _, err := s.PutObject("bk1", "short", strings.NewReader("abc"), 10, Meta{}); !errors.Is(err, ErrIncompleteBody) {
+		t.Fatalf("short body: %v", err)
+	}
+	if _, err := s.HeadObject("bk1", "short"); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("short body stored: %v", err)
+	}
+	if ents, _ := s.v.ReadDir(s.tmp); len(ents) != 0 {
+		t.Fatalf("staging files left: %v", ents)
+	}
+	// Bad metadata.
+	if _, err := s.PutObject("bk1", "m", strings.NewReader(""), 0, Meta{User: map[string]string{"a b": "x"}}); !errors.Is(err, ErrInvalidMetadata) {
+		t.Fatalf("bad meta name: %v", err)
+	}
+	if _, err := s.PutObject("bk1", "m", strings.NewReader(""), 0, Meta{User: map[string]string{"a": strings.Repeat("v", 3000)}}); !errors.Is(err, ErrMetadataTooLarge) {
+		t.Fatalf("big meta: %v", err)
+	}
+
+	// Copy keeps or replaces metadata.
+	ci, err := s.CopyObject("bk1", "dir/sub/obj.txt", "bk2", "copy", nil)
+	if err != nil || ci.ETag != info.ETag {
+		t.Fatalf("copy %+v %v", ci, err)
+	}
+	if got, gi := get(t, s, "bk2", "copy"); got != body || !gi.Meta.Equal(wantMeta) {
+		t.Fatalf("copy content or meta differs: %+v", gi.Meta)
+	}
+	nm := Meta{ContentType: "application/x"}
+	if _, err := s.CopyObject("bk1", "dir/sub/obj.txt", "bk1", "dir/sub/obj.txt", &nm); err != nil {
+		t.Fatal(err)
+	}
+	if got, gi := get(t, s, "bk1", "dir/sub/obj.txt"); got != body || !gi.Meta.Equal(nm) {
+		t.Fatalf("copy onto itself: meta %+v", gi.Meta)
+	}
+	if _, err := s.CopyObject("bk1", "missing", "bk2", "x", nil); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("copy missing: %v", err)
+	}
+
+	// Overwrite, delete, idempotent delete.
+	put(t, s, "bk1", "dir/sub/obj.txt", "new", Meta{})
+	if got, gi := get(t, s, "bk1", "dir/sub/obj.txt"); got != "new" || len(gi.Meta.User) != 0 || gi.Meta.ContentType != "" {
+		t.Fatalf("overwrite: %q %+v", got, gi.Meta)
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.DeleteObject("bk1", "dir/sub/obj.txt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.GetObject("bk1", "dir/sub/obj.txt"); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("get deleted: %v", err)
+	}
+	if _, err := s.v.Lookup(s.mustBucket(t, "bk1"), "dir"); err == nil {
+		t.Fatal("empty parent directories were not removed")
+	}
+}
+
+func (s *Store) mustBucket(t *testing.T, name string) format.Ino {
+	t.Helper()
+	b, err := s.bucket(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestKeyConflicts(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "a", "file a", Meta{})
+	put(t, s, "bkt", "d/x", "in d", Meta{})
+	for _, tc := range []struct {
+		key string
+		err error
+	}{
+		{"a/b", ErrKeyConflict}, // a is an object
+		{"a/b/c", ErrKeyConflict},
+		{"a/", ErrKeyConflict}, // marker over an object
+		{"d", ErrKeyConflict},  // d is a prefix
+		{"d/x/y", ErrKeyConflict},
+		{"d/", nil}, // a marker may sit on a prefix
+		{"d/y", nil},
+		{"e/f/", nil},
+	} {
+		_, err := s.PutObject("bkt", tc.key, strings.NewReader(""), 0, Meta{})
+		if (tc.err == nil) != (err == nil) || !errors.Is(err, tc.err) {
+			t.Errorf("put %q: %v, want %v", tc.key, err, tc.err)
+		}
+	}
+	// Failed puts left nothing behind.
+	if _, err := s.HeadObject("bkt", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, s, "bkt", "a"); got != "file a" {
+		t.Fatalf("a = %q", got)
+	}
+	// Lookups through a file or of a directory are NoSuchKey.
+	for _, k := range []string{"a/b", "d", "x/", "a/", "e/"} {
+		if _, err := s.HeadObject("bkt", k); !errors.Is(err, ErrNoSuchKey) {
+			t.Errorf("head %q: %v", k, err)
+		}
+	}
+	for _, k := range []string{"d", "a/b", "zz/top"} { // not objects: no error, nothing removed
+		if err := s.DeleteObject("bkt", k); err != nil {
+			t.Errorf("delete %q: %v", k, err)
+		}
+	}
+	if got, _ := get(t, s, "bkt", "d/x"); got != "in d" {
+		t.Fatal("d/x changed")
+	}
+}
+
+func TestFolderMarkers(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutObject("bkt", "photos/", strings.NewReader("data"), 4, Meta{}); !errors.Is(err, ErrInvalidKey) {
+		t.Fatalf("marker with content: %v", err)
+	}
+	put(t, s, "bkt", "photos/", "", Meta{ContentType: "application/x-directory"})
+	hi, err := s.HeadObject("bkt", "photos/")
+	if err != nil || hi.Size != 0 || hi.ETag != emptyETag || hi.Meta.ContentType != "application/x-directory" || hi.LastModified.IsZero() {
+		t.Fatalf("head marker %+v %v", hi, err)
+	}
+	put(t, s, "bkt", "photos/2024/a.jpg", "jpg", Meta{})
+	if err := s.DeleteObject("bkt", "photos/2024/a.jpg"); err != nil {
+		t.Fatal(err)
+	}
+	// photos/2024 was pruned, the marker photos/ stays.
+	if _, err := s.HeadObject("bkt", "photos/"); err != nil {
+		t.Fatalf("marker gone: %v", err)
+	}
+	res, err := s.ListObjects("bkt", ListOptions{})
+	if err != nil || len(res.Objects) != 1 || res.Objects[0].Key != "photos/" || res.Objects[0].Size != 0 {
+		t.Fatalf("list %+v %v", res, err)
+	}
+	// A marker over objects keeps them when deleted.
+	put(t, s, "bkt", "photos/b.jpg", "b", Meta{})
+	if err := s.DeleteObject("bkt", "photos/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.HeadObject("bkt", "photos/"); !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("marker still there: %v", err)
+	}
+	if got, _ := get(t, s, "bkt", "photos/b.jpg"); got != "b" {
+		t.Fatal("object under the marker lost")
+	}
+	if err := s.DeleteObject("bkt", "photos/b.jpg"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket("bkt"); err != nil {
+		t.Fatalf("bucket not empty after deleting everything: %v", err)
+	}
+}
+
+func TestDeletePrunesEmptyParents(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "a/b/c/d", "1", Meta{})
+	put(t, s, "bkt", "a/x", "2", Meta{})
+	if err := s.DeleteObject("bkt", "a/b/c/d"); err != nil {
+		t.Fatal(err)
+	}
+	b := s.mustBucket(t, "bkt")
+	a, err := s.v.Lookup(b, "a")
+	if err != nil {
+		t.Fatal("a removed while a/x exists")
+	}
+	if _, err := s.v.Lookup(a, "b"); err == nil {
+		t.Fatal("a/b not removed")
+	}
+	if err := s.DeleteObject("bkt", "a/x"); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := s.v.ReadDir(b); len(ents) != 0 {
+		t.Fatalf("bucket not empty: %v", ents)
+	}
+}
+
+func TestReaderKeepsContent(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Repeat("o", 100000)
+	put(t, s, "bkt", "k", old, Meta{})
+	o, err := s.GetObject("bkt", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o2, err := s.GetObject("bkt", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "k", "new", Meta{})
+	if err := s.DeleteObject("bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ { // churn inodes
+		put(t, s, "bkt", "other", strings.Repeat("x", 100000), Meta{})
+	}
+	for _, r := range []*Object{o, o2} {
+		b, err := io.ReadAll(r.Reader())
+		if err != nil || !bytes.Equal(b, []byte(old)) {
+			t.Fatalf("open reader lost its content: %v", err)
+		}
+	}
+	o.Close()
+	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 1 {
+		t.Fatalf("trash %v while a reader is open", ents)
+	}
+	o2.Close()
+	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 0 {
+		t.Fatalf("trash not emptied: %v", ents)
+	}
+}
