@@ -1,0 +1,28 @@
+package sigv4
+
+import "errors"
+
+// Error kinds. Every error returned by this package wraps exactly one of
+// them; the S3 layer chooses the S3 code with errors.Is.
+var (
+	// ErrMissingAuth: the request carries no signature at all (anonymous).
+	ErrMissingAuth = errors.New("sigv4: request is not signed")
+	// ErrMalformed: the Authorization header, the presigned query or a
+	// chunked body cannot be parsed, or names an unsupported algorithm.
+	ErrMalformed = errors.New("sigv4: malformed authentication")
+	// ErrInvalidAccessKey: the access key is unknown.
+	ErrInvalidAccessKey = errors.New("sigv4: unknown access key")
+	// ErrSignatureMismatch: the signature of the request or of a chunk
+	// does not match the one computed with the stored secret.
+	ErrSignatureMismatch = errors.New("sigv4: signature does not match")
+	// ErrRequestTimeTooSkewed: the request time is too far from the clock.
+	ErrRequestTimeTooSkewed = errors.New("sigv4: request time too skewed")
+	// ErrExpired: a presigned request is past its expiry.
+	ErrExpired = errors.New("sigv4: request has expired")
+	// ErrContentSHA256Mismatch: the body's SHA-256 differs from the one in
+	// x-amz-content-sha256.
+	ErrContentSHA256Mismatch = errors.New("sigv4: content sha256 mismatch")
+	// ErrIncompleteBody: the body ended before its declared length or
+	// before the final chunk.
+	ErrIncompleteBody = errors.New("sigv4: incomplete body")
+)

@@ -1,0 +1,106 @@
+package sigv4
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7/pkg/signer"
+)
+
+func TestVerifyDispatch(t *testing.T) {
+	now := time.Now()
+	cases := []struct {
+		name  string
+		authz string
+		query url.Values
+		want  error
+	}{
+		{"anonymous", "", nil, ErrMissingAuth},
+		{"bearer", "Bearer x", nil, ErrMalformed},
+		{"v4 garbage", "AWS4-HMAC-SHA256 nonsense", nil, ErrMalformed},
+		{"v2 garbage", "AWS nocolon", nil, ErrMalformed},
+		{"both", "AWS a:b", url.Values{"X-Amz-Credential": {"x"}}, ErrMalformed},
+		{"presign partial", "", url.Values{"X-Amz-Algorithm": {Algorithm}}, ErrMalformed},
+		{"v2 presign partial", "", url.Values{"AWSAccessKeyId": {"a"}}, ErrMalformed},
+	}
+	for _, c := range cases {
+		r := newReq(t, http.MethodGet, "k", c.query, nil)
+		if c.authz != "" {
+			r.Header.Set("Authorization", c.authz)
+		}
+		if _, err := testVerifier(now).Verify(r); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+}
+
+// TestDateHeader: a V4 request dated by the Date header instead of
+// X-Amz-Date is accepted when the signature covers it.
+func TestDateHeader(t *testing.T) {
+	tm := time.Now().UTC().Truncate(time.Second)
+	r := newReq(t, http.MethodGet, "k", nil, nil)
+	r.Header.Set("Date", tm.Format(http.TimeFormat))
+	r.Header.Set("X-Amz-Content-Sha256", emptySHA256)
+	scope := Scope{tm.Format(dateFormat), testRegion, "s3"}
+	signed := []string{"date", "host", "x-amz-content-sha256"}
+	canon, err := CanonicalRequest(r, signed, emptySHA256, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := sign(SigningKey(testSK, scope), StringToSign(tm, scope, canon))
+	r.Header.Set("Authorization", Algorithm+" Credential="+testAK+"/"+scope.String()+", SignedHeaders="+strings.Join(signed, ";")+", Signature="+sig)
+	if _, err := testVerifier(tm).Verify(r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := testVerifier(tm.Add(time.Hour)).Verify(r); !errors.Is(err, ErrRequestTimeTooSkewed) {
+		t.Fatal(err)
+	}
+}
+
+func TestSHA256Reader(t *testing.T) {
+	body := []byte("abc")
+	if _, err := NewSHA256Reader(bytes.NewReader(body), "xyz"); !errors.Is(err, ErrMalformed) {
+		t.Fatal(err)
+	}
+	r, err := NewSHA256Reader(oneByte{bytes.NewReader(body)}, hexSHA(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(r); err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("%q %v", got, err)
+	}
+	r, _ = NewSHA256Reader(bytes.NewReader(body[:2]), hexSHA(body))
+	if _, err := io.ReadAll(r); !errors.Is(err, ErrContentSHA256Mismatch) {
+		t.Fatal(err)
+	}
+	if _, err := r.Read(make([]byte, 1)); !errors.Is(err, ErrContentSHA256Mismatch) {
+		t.Fatal("error not sticky")
+	}
+}
+
+// TestPresignedPayloadHash: a presigned PUT that also sends a hex
+// x-amz-content-sha256 has its body checked against it.
+func TestPresignedPayloadHash(t *testing.T) {
+	body := []byte("presigned body")
+	req := newReq(t, http.MethodPut, "k", nil, body)
+	signed := signer.PreSignV4(*req, testAK, testSK, "", testRegion, 60)
+	signed.Header.Set("X-Amz-Content-Sha256", hexSHA([]byte("other")))
+	r, _ := wire(t, signed)
+	auth, err := testVerifier(time.Now()).Verify(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	br, err := auth.Body(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(br); !errors.Is(err, ErrContentSHA256Mismatch) {
+		t.Fatal(err)
+	}
+}
