@@ -725,32 +725,41 @@ func (st *daState) leafTooSmall() (int, error) {
 	if used > o.bs>>1 {
 		return 0, nil
 	}
-	if h.count == 0 {
+	return st.tooSmall(blk, h.count == 0, h.forw, h.back, func(sib []byte) bool {
+		h2 := leafHdrOf(sib)
+		return o.bs-o.bs>>2-h.usedbytes-h2.usedbytes-(h.count+h2.count)*leafEntSize-leafHdrSize >= 0
+	})
+}
+
+// tooSmall is the part leafTooSmall and nodeTooSmall share: an empty block
+// goes (2); otherwise the first sibling, nearer one first, whose contents
+// fit beside this block's (fits) takes them (1), with the cursors set up
+// so the lower block number stays; no such sibling leaves things be (0).
+func (st *daState) tooSmall(blk *pathBlk, empty bool, forw, back uint32, fits func(sib []byte) bool) (int, error) {
+	if empty {
 		st.altpath = st.path
-		ok, err := st.shift(&st.altpath, h.forw != 0)
+		ok, err := st.shift(&st.altpath, forw != 0)
 		if err != nil || !ok {
 			return 0, err
 		}
 		return 2, nil
 	}
-	forward := h.forw < h.back
+	forward := forw < back
 	var no uint32
 	i := 0
 	for ; i < 2; i, forward = i+1, !forward {
-		no = h.back
+		no = back
 		if forward {
-			no = h.forw
+			no = forw
 		}
 		if no == 0 {
 			continue
 		}
-		sib, err := o.read(no)
+		sib, err := st.o.read(no)
 		if err != nil {
 			return 0, err
 		}
-		h2 := leafHdrOf(sib.b)
-		free := o.bs - o.bs>>2 - h.usedbytes - h2.usedbytes - (h.count+h2.count)*leafEntSize - leafHdrSize
-		if free >= 0 {
+		if fits(sib.b) {
 			break
 		}
 	}
@@ -815,50 +824,10 @@ func (st *daState) nodeTooSmall() (int, error) {
 	if n > ents>>1 {
 		return 0, nil
 	}
-	forw, back := blkForw(blk.d.b), blkBack(blk.d.b)
-	if n == 0 {
-		st.altpath = st.path
-		ok, err := st.shift(&st.altpath, forw != 0)
-		if err != nil || !ok {
-			return 0, err
-		}
-		return 2, nil
-	}
 	room := ents - ents>>2 - n
-	forward := forw < back
-	var no uint32
-	i := 0
-	for ; i < 2; i, forward = i+1, !forward {
-		no = back
-		if forward {
-			no = forw
-		}
-		if no == 0 {
-			continue
-		}
-		sib, err := o.read(no)
-		if err != nil {
-			return 0, err
-		}
-		if room-nodeCount(sib.b) >= 0 {
-			break
-		}
-	}
-	if i >= 2 {
-		return 0, nil
-	}
-	st.altpath = st.path
-	var ok bool
-	var err error
-	if no < blk.no() {
-		ok, err = st.shift(&st.altpath, forward)
-	} else {
-		ok, err = st.shift(&st.path, forward)
-	}
-	if err != nil || !ok {
-		return 0, err
-	}
-	return 1, nil
+	return st.tooSmall(blk, n == 0, blkForw(blk.d.b), blkBack(blk.d.b), func(sib []byte) bool {
+		return room-nodeCount(sib) >= 0
+	})
 }
 
 // nodeUnbalance is xfs_da3_node_unbalance: move every entry of the
