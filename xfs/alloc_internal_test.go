@@ -26,19 +26,27 @@ func newRWVolume(t *testing.T, size int64, o mkfs.Options) (*Volume, string) {
 	return v, img
 }
 
-// checkAG verifies both free-space trees of an AG against each other and
-// against the AGF counters, and returns the free extents.
-func checkAG(t *testing.T, v *Volume, ag format.AgNumber) []format.AllocRec {
+// lockAgf starts a transaction and locks AG ag's AGF in it.
+func lockAgf(t *testing.T, v *Volume, ag format.AgNumber) *agfCtx {
 	t.Helper()
 	tx, err := v.begin(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Cancel()
 	a, err := tx.readAgf(ag)
 	if err != nil {
+		tx.Cancel()
 		t.Fatal(err)
 	}
+	return a
+}
+
+// checkAG verifies both free-space trees of an AG against each other and
+// against the AGF counters, and returns the free extents.
+func checkAG(t *testing.T, v *Volume, ag format.AgNumber) []format.AllocRec {
+	t.Helper()
+	a := lockAgf(t, v, ag)
+	defer a.t.Cancel()
 	var byBno, byCnt []format.AllocRec
 	blocks := 0
 	for which, out := range map[int]*[]format.AllocRec{format.BtBno: &byBno, format.BtCnt: &byCnt} {
@@ -74,29 +82,15 @@ func checkAG(t *testing.T, v *Volume, ag format.AgNumber) []format.AllocRec {
 }
 
 func agfLevels(t *testing.T, v *Volume, ag format.AgNumber) [2]uint32 {
-	tx, err := v.begin(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Cancel()
-	a, err := tx.readAgf(ag)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := lockAgf(t, v, ag)
+	defer a.t.Cancel()
 	return [2]uint32{a.h.Levels[format.BtBno], a.h.Levels[format.BtCnt]}
 }
 
 // agTotalFree is what the AG contributes to sb_fdblocks.
 func agTotalFree(t *testing.T, v *Volume, ag format.AgNumber) uint32 {
-	tx, err := v.begin(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Cancel()
-	a, err := tx.readAgf(ag)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := lockAgf(t, v, ag)
+	defer a.t.Cancel()
 	return a.h.FreeBlks + a.h.FlCount + a.h.BtreeBlks
 }
 
@@ -123,14 +117,8 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	held := map[agExtent]bool{}
 	for round := 0; round < 1200; round++ {
-		tx, err := v.begin(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := tx.readAgf(ag)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := lockAgf(t, v, ag)
+		tx := a.t
 		next := make(map[agExtent]bool, len(held))
 		for e := range held {
 			next[e] = true
@@ -193,20 +181,13 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 	if blockSize == 1024 && maxLevel[0] < 2 {
 		t.Errorf("the test never split the free-space trees")
 	}
-	tx, err := v.begin(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := tx.readAgf(ag)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := lockAgf(t, v, ag)
 	for e := range held {
 		if err := a.freeExtent(e.bno, e.n, true); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := a.t.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	checkAG(t, v, ag)
