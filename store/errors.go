@@ -23,4 +23,17 @@ var (
 	ErrIncompleteBody = errors.New("body shorter than its declared size")
 	ErrInvalidRange   = errors.New("invalid range")
 	ErrClosed         = errors.New("store closed")
+
+	// Multipart uploads.
+	ErrNoSuchUpload     = errors.New("no such upload")
+	ErrInvalidPart      = errors.New("invalid part")       // missing, or its ETag differs
+	ErrInvalidPartOrder = errors.New("invalid part order") // not in ascending order
+	ErrEntityTooSmall   = errors.New("part too small")     // below MinPartSize and not the last
+	ErrEntityTooLarge   = errors.New("entity too large")
+
+	ErrInvalidTag = errors.New("invalid tag") // see Tag's limits
+	// ErrBadDigest: the content does not match a checksum sent with it.
+	ErrBadDigest = errors.New("content does not match its checksum")
+
+	ErrNotImplemented = errors.New("not implemented")
 )

@@ -32,6 +32,11 @@ type Meta struct {
 	// User holds x-amz-meta-* metadata by name without that prefix.
 	// Names are stored lowercased.
 	User map[string]string
+	// Tags (x-amz-tagging on PUT), sorted by key.
+	Tags []Tag
+	// Checksums sent with the content (verified by the caller while
+	// streaming, see PutObject); returned on request.
+	Checksums Checksums
 }
 
 // standard pairs each standard header with its xattr name.
