@@ -1,0 +1,253 @@
+package dev
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// ErrPowerCut is returned by every write and flush after a Fault device's
+// power was cut.
+var ErrPowerCut = errors.New("power cut (injected)")
+
+// faultPage is the granularity of a Fault device's overlays.
+const faultPage = 4096
+
+// Fault is a test device over a base image with a volatile write cache:
+// writes are visible to reads at once but survive a power cut only once a
+// Sync has completed after them. CutAt arms a cut at the n-th write; from
+// then on writes and syncs fail with ErrPowerCut, and Image builds what a
+// disk would hold afterwards. Overlays are kept per 4 KiB page, so a large
+// sparse base costs only what is written.
+type Fault struct {
+	base io.ReaderAt
+	size int64
+
+	mu      sync.Mutex       // guards everything below
+	durable map[int64][]byte // pages as of the last completed Sync
+	current map[int64][]byte // pages written since then (what reads see)
+	pending []faultWrite     // writes since the last Sync, in order
+	writes  int              // writes so far
+	cutAt   int              // the write number that hits the cut (0: none)
+	cut     bool             // power is off
+	syncs   int              // completed syncs
+}
+
+type faultWrite struct {
+	off  int64
+	data []byte
+}
+
+// NewFault returns a device showing base (size bytes) with nothing written.
+func NewFault(base io.ReaderAt, size int64) *Fault {
+	return &Fault{base: base, size: size, durable: make(map[int64][]byte), current: make(map[int64][]byte)}
+}
+
+// CutAt arms a power cut: write number n (counting from 1 since the device
+// was created) and everything after it fails with ErrPowerCut.
+func (f *Fault) CutAt(n int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cutAt = n
+}
+
+// Cut cuts the power now.
+func (f *Fault) Cut() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cut = true
+}
+
+// IsCut reports whether the power is off.
+func (f *Fault) IsCut() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.cut
+}
+
+// Stats returns the number of writes and completed syncs so far.
+func (f *Fault) Stats() (writes, syncs int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writes, f.syncs
+}
+
+// Pending returns how many writes are not yet durable.
+func (f *Fault) Pending() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.pending)
+}
+
+func (f *Fault) page(m map[int64][]byte, pg int64, fallback map[int64][]byte) ([]byte, error) {
+	if p, ok := m[pg]; ok {
+		return p, nil
+	}
+	if fallback != nil {
+		if p, ok := fallback[pg]; ok {
+			return p, nil
+		}
+	}
+	p := make([]byte, faultPage)
+	n := int64(faultPage)
+	if pg+n > f.size {
+		n = f.size - pg
+	}
+	if _, err := f.base.ReadAt(p[:n], pg); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ReadAt reads what the device currently shows.
+func (f *Fault) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > f.size {
+		return 0, fmt.Errorf("read of %d bytes at %d: %w (device has %d bytes)", len(p), off, io.ErrUnexpectedEOF, f.size)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	done := 0
+	for done < len(p) {
+		pos := off + int64(done)
+		pg := pos &^ (faultPage - 1)
+		src, err := f.page(f.current, pg, f.durable)
+		if err != nil {
+			return done, err
+		}
+		done += copy(p[done:], src[pos-pg:])
+	}
+	return done, nil
+}
+
+// WriteAt writes p at off into the volatile cache.
+func (f *Fault) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > f.size {
+		return 0, fmt.Errorf("write of %d bytes at %d: %w (device has %d bytes)", len(p), off, io.ErrUnexpectedEOF, f.size)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cut {
+		return 0, ErrPowerCut
+	}
+	f.writes++
+	if f.cutAt > 0 && f.writes >= f.cutAt {
+		f.cut = true
+		return 0, ErrPowerCut
+	}
+	if err := f.apply(f.current, f.durable, p, off); err != nil {
+		return 0, err
+	}
+	f.pending = append(f.pending, faultWrite{off, append([]byte(nil), p...)})
+	return len(p), nil
+}
+
+// apply copies p into the pages of m, taking missing pages from fallback
+// or the base; pages it touches are private to m afterwards.
+func (f *Fault) apply(m, fallback map[int64][]byte, p []byte, off int64) error {
+	done := 0
+	for done < len(p) {
+		pos := off + int64(done)
+		pg := pos &^ (faultPage - 1)
+		dst, ok := m[pg]
+		if !ok {
+			src, err := f.page(m, pg, fallback)
+			if err != nil {
+				return err
+			}
+			dst = append([]byte(nil), src...)
+			m[pg] = dst
+		}
+		done += copy(dst[pos-pg:], p[done:])
+	}
+	return nil
+}
+
+// Sync makes every write so far durable.
+func (f *Fault) Sync() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cut {
+		return ErrPowerCut
+	}
+	for pg, p := range f.current {
+		f.durable[pg] = p
+	}
+	f.current = make(map[int64][]byte)
+	f.pending = nil
+	f.syncs++
+	return nil
+}
+
+// Size returns the device size.
+func (f *Fault) Size() int64 { return f.size }
+
+// Close does nothing: the overlays stay readable for Image.
+func (f *Fault) Close() error { return nil }
+
+// Crash says what survives a power cut beyond the durable state: the first
+// Keep writes that were not yet flushed (a disk may have written some of
+// its cache in order), the last of them torn when Tear is set: only the
+// first half of its final sector reaches the disk.
+type Crash struct {
+	Keep int
+	Tear bool
+}
+
+// Image writes the post-crash content into path, which must already hold a
+// copy of the base image.
+func (f *Fault) Image(path string, c Crash) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	pages := make(map[int64][]byte, len(f.durable))
+	for pg, p := range f.durable {
+		pages[pg] = p
+	}
+	keep := min(c.Keep, len(f.pending))
+	for i, w := range f.pending[:keep] {
+		data := w.data
+		if c.Tear && i == keep-1 && len(data) >= 512 {
+			// The final sector is half new, half what was there.
+			last := len(data) - 512
+			old := make([]byte, 512)
+			if err := f.readPagesLocked(pages, old, w.off+int64(last)); err != nil {
+				return err
+			}
+			data = append([]byte(nil), data...)
+			copy(data[last+256:], old[256:])
+		}
+		if err := f.apply(pages, nil, data, w.off); err != nil {
+			return err
+		}
+	}
+	for pg, p := range pages {
+		n := int64(len(p))
+		if pg+n > f.size {
+			n = f.size - pg
+		}
+		if _, err := out.WriteAt(p[:n], pg); err != nil {
+			return err
+		}
+	}
+	return out.Sync()
+}
+
+func (f *Fault) readPagesLocked(pages map[int64][]byte, p []byte, off int64) error {
+	done := 0
+	for done < len(p) {
+		pos := off + int64(done)
+		pg := pos &^ (faultPage - 1)
+		src, err := f.page(pages, pg, nil)
+		if err != nil {
+			return err
+		}
+		done += copy(p[done:], src[pos-pg:])
+	}
+	return nil
+}

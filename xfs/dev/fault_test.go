@@ -1,0 +1,64 @@
+package dev
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestFaultPowerCut(t *testing.T) {
+	base := bytes.Repeat([]byte{7}, 3*4096)
+	f := NewFault(bytes.NewReader(base), int64(len(base)))
+	w := func(off int64, b byte, n int) error {
+		_, err := f.WriteAt(bytes.Repeat([]byte{b}, n), off)
+		return err
+	}
+	if err := w(100, 1, 1000); err != nil { // write 1: durable after the sync
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w(4000, 2, 1024); err != nil { // write 2: straddles a page, pending
+		t.Fatal(err)
+	}
+	if err := w(8192, 3, 1024); err != nil { // write 3: pending
+		t.Fatal(err)
+	}
+	got := make([]byte, 1)
+	f.ReadAt(got, 4500)
+	if got[0] != 2 {
+		t.Fatal("pending write not visible to reads")
+	}
+	f.CutAt(4)
+	if err := w(0, 9, 512); !errors.Is(err, ErrPowerCut) {
+		t.Fatalf("write at the cut: %v", err)
+	}
+	if err := f.Sync(); !errors.Is(err, ErrPowerCut) {
+		t.Fatalf("sync after the cut: %v", err)
+	}
+	for _, tc := range []struct {
+		c    Crash
+		want map[int64]byte
+	}{
+		{Crash{}, map[int64]byte{100: 1, 1099: 1, 1100: 7, 4000: 7, 8192: 7}},
+		{Crash{Keep: 1}, map[int64]byte{4000: 2, 5023: 2, 8192: 7}},
+		{Crash{Keep: 2, Tear: true}, map[int64]byte{4000: 2, 8192: 3, 8192 + 512 + 255: 3, 8192 + 512 + 256: 7}},
+	} {
+		path := filepath.Join(t.TempDir(), "img")
+		if err := os.WriteFile(path, base, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Image(path, tc.c); err != nil {
+			t.Fatal(err)
+		}
+		img, _ := os.ReadFile(path)
+		for off, b := range tc.want {
+			if img[off] != b {
+				t.Errorf("%+v: byte %d is %d, want %d", tc.c, off, img[off], b)
+			}
+		}
+	}
+}
