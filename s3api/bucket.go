@@ -1,0 +1,150 @@
+package s3api
+
+import (
+	"net/http"
+)
+
+type listAllMyBucketsResult struct {
+	XMLName struct{} `xml:"ListAllMyBucketsResult"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Owner   owner
+	Buckets []bucketEntry `xml:"Buckets>Bucket"`
+}
+
+type bucketEntry struct {
+	Name         string
+	CreationDate string
+}
+
+func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
+	buckets, err := s.store.ListBuckets()
+	if err != nil {
+		return err
+	}
+	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}}
+	for _, b := range buckets {
+		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created)})
+	}
+	writeXML(w, http.StatusOK, out)
+	return nil
+}
+
+// createBucketConfiguration is accepted and its LocationConstraint ignored:
+// there is one region.
+type createBucketConfiguration struct {
+	XMLName            struct{} `xml:"CreateBucketConfiguration"`
+	LocationConstraint string
+}
+
+func (s *server) createBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	data, err := readXMLBody(r, rq, maxXMLBody)
+	if err != nil {
+		return err
+	}
+	if len(data) > 0 {
+		var conf createBucketConfiguration
+		if err := decodeXML(data, &conf); err != nil {
+			return err
+		}
+	}
+	if err := s.store.CreateBucket(rq.bucket); err != nil {
+		return err
+	}
+	w.Header().Set("Location", "/"+rq.bucket)
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *server) headBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := s.store.HeadBucket(rq.bucket); err != nil {
+		return err
+	}
+	w.Header().Set("X-Amz-Bucket-Region", s.region)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *server) deleteBucket(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := s.store.DeleteBucket(rq.bucket); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type locationConstraint struct {
+	XMLName struct{} `xml:"LocationConstraint"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Region  string   `xml:",chardata"`
+}
+
+func (s *server) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := s.store.HeadBucket(rq.bucket); err != nil {
+		return err
+	}
+	out := locationConstraint{Xmlns: xmlns}
+	if s.region != DefaultRegion { // S3 reports us-east-1 as empty
+		out.Region = s.region
+	}
+	writeXML(w, http.StatusOK, out)
+	return nil
+}
+
+type versioningConfiguration struct {
+	XMLName struct{} `xml:"VersioningConfiguration"`
+	Xmlns   string   `xml:"xmlns,attr"`
+}
+
+func (s *server) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := s.store.HeadBucket(rq.bucket); err != nil {
+		return err
+	}
+	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns})
+	return nil
+}
+
+// accessControlPolicy is the canned ACL returned for GET ?acl: the owner
+// has FULL_CONTROL, nobody else has anything, which is what this server
+// enforces.
+type accessControlPolicy struct {
+	XMLName struct{} `xml:"AccessControlPolicy"`
+	Xmlns   string   `xml:"xmlns,attr"`
+	Owner   owner
+	Grants  []grant `xml:"AccessControlList>Grant"`
+}
+
+type grant struct {
+	Grantee    grantee
+	Permission string
+}
+
+type grantee struct {
+	XMLNSXSI    string `xml:"xmlns:xsi,attr"`
+	Type        string `xml:"xsi:type,attr"`
+	ID          string
+	DisplayName string
+}
+
+func (s *server) getACL(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if rq.key == "" {
+		if _, err := s.store.HeadBucket(rq.bucket); err != nil {
+			return err
+		}
+	} else if _, err := s.store.HeadObject(rq.bucket, rq.key); err != nil {
+		return err
+	}
+	o := ownerOf(rq)
+	writeXML(w, http.StatusOK, accessControlPolicy{
+		Xmlns: xmlns,
+		Owner: o,
+		Grants: []grant{{
+			Grantee: grantee{
+				XMLNSXSI: "http://www.w3.org/2001/XMLSchema-instance", Type: "CanonicalUser",
+				ID: o.ID, DisplayName: o.DisplayName,
+			},
+			Permission: "FULL_CONTROL",
+		}},
+	})
+	return nil
+}

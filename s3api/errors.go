@@ -1,0 +1,164 @@
+package s3api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/xfs3/xfs3/s3api/sigv4"
+	"github.com/xfs3/xfs3/store"
+)
+
+// codeInfo is the HTTP status and default message of one S3 error code.
+type codeInfo struct {
+	status  int
+	message string
+}
+
+// codes is the one table of S3 error codes this server sends.
+var codes = map[string]codeInfo{
+	"AccessDenied":                 {http.StatusForbidden, "Access Denied."},
+	"AuthorizationHeaderMalformed": {http.StatusBadRequest, "The authorization header is malformed."},
+	"BadRequest":                   {http.StatusBadRequest, "Bad request."},
+	"BadDigest":                    {http.StatusBadRequest, "The Content-MD5 or checksum you specified did not match what we received."},
+	"BucketAlreadyOwnedByYou":      {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":               {http.StatusConflict, "The bucket you tried to delete is not empty."},
+	"EntityTooLarge":               {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
+	"EntityTooSmall":               {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
+	"IncompleteBody":               {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":                {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
+	"InvalidAccessKeyId":           {http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."},
+	"InvalidArgument":              {http.StatusBadRequest, "Invalid argument."},
+	"InvalidBucketName":            {http.StatusBadRequest, "The specified bucket is not valid."},
+	"InvalidDigest":                {http.StatusBadRequest, "The Content-MD5 you specified is not valid."},
+	"InvalidPart":                  {http.StatusBadRequest, "One or more of the specified parts could not be found or its entity tag did not match."},
+	"InvalidPartOrder":             {http.StatusBadRequest, "The list of parts was not in ascending order."},
+	"InvalidRange":                 {http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."},
+	"InvalidRequest":               {http.StatusBadRequest, "Invalid request."},
+	"InvalidTag":                   {http.StatusBadRequest, "The tag provided was not a valid tag."},
+	"KeyTooLongError":              {http.StatusBadRequest, "Your key is too long."},
+	"MalformedXML":                 {http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MaxMessageLengthExceeded":     {http.StatusBadRequest, "Your request was too big."},
+	"MetadataTooLarge":             {http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."},
+	"MethodNotAllowed":             {http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."},
+	"MissingContentLength":         {http.StatusLengthRequired, "You must provide the Content-Length HTTP header."},
+	"NoSuchBucket":                 {http.StatusNotFound, "The specified bucket does not exist."},
+	"NoSuchKey":                    {http.StatusNotFound, "The specified key does not exist."},
+	"NoSuchUpload":                 {http.StatusNotFound, "The specified multipart upload does not exist."},
+	"NotImplemented":               {http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."},
+	"NotModified":                  {http.StatusNotModified, "Not Modified."},
+	"PreconditionFailed":           {http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."},
+	"RequestTimeTooSkewed":         {http.StatusForbidden, "The difference between the request time and the server's time is too large."},
+	"ServiceUnavailable":           {http.StatusServiceUnavailable, "The service is shutting down."},
+	"SignatureDoesNotMatch":        {http.StatusForbidden, "The request signature we calculated does not match the signature you provided."},
+	"XAmzContentSHA256Mismatch":    {http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."},
+}
+
+// s3Error is an error decided at the edge: an S3 code, an optional
+// specific message and the cause, if any.
+type s3Error struct {
+	code    string
+	message string
+	cause   error
+}
+
+func (e *s3Error) Error() string {
+	msg := e.Message()
+	if e.cause != nil {
+		return e.code + ": " + msg + ": " + e.cause.Error()
+	}
+	return e.code + ": " + msg
+}
+
+func (e *s3Error) Unwrap() error { return e.cause }
+
+// Message is the text sent in the XML body.
+func (e *s3Error) Message() string {
+	if e.message != "" {
+		return e.message
+	}
+	return codes[e.code].message
+}
+
+// Status is the HTTP status of the code.
+func (e *s3Error) Status() int {
+	if c, ok := codes[e.code]; ok {
+		return c.status
+	}
+	return http.StatusInternalServerError
+}
+
+// errorf makes an s3Error with a specific message.
+func errorf(code, format string, args ...any) *s3Error {
+	return &s3Error{code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// errBodyTruncated: the client's connection ended inside the body.
+var errBodyTruncated = errors.New("request body ended early")
+
+// kinds maps error kinds of the lower layers to S3 codes. The first match
+// wins, so a wrapped error is classified by its most specific kind.
+var kinds = []struct {
+	kind error
+	code string
+}{
+	{store.ErrNoSuchBucket, "NoSuchBucket"},
+	{store.ErrNoSuchKey, "NoSuchKey"},
+	{store.ErrBucketNotEmpty, "BucketNotEmpty"},
+	{store.ErrBucketExists, "BucketAlreadyOwnedByYou"},
+	{store.ErrInvalidBucketName, "InvalidBucketName"},
+	{store.ErrKeyTooLong, "KeyTooLongError"},
+	{store.ErrInvalidKey, "InvalidArgument"},
+	{store.ErrKeyConflict, "InvalidArgument"},
+	{store.ErrInvalidMetadata, "InvalidArgument"},
+	{store.ErrMetadataTooLarge, "MetadataTooLarge"},
+	{store.ErrIncompleteBody, "IncompleteBody"},
+	{store.ErrInvalidRange, "InvalidRange"},
+	{store.ErrClosed, "ServiceUnavailable"},
+	{store.ErrNoSuchUpload, "NoSuchUpload"},
+	{store.ErrInvalidPart, "InvalidPart"},
+	{store.ErrInvalidPartOrder, "InvalidPartOrder"},
+	{store.ErrEntityTooSmall, "EntityTooSmall"},
+	{store.ErrEntityTooLarge, "EntityTooLarge"},
+	{store.ErrInvalidTag, "InvalidTag"},
+	{store.ErrBadDigest, "BadDigest"},
+	{store.ErrNotImplemented, "NotImplemented"},
+	{sigv4.ErrMissingAuth, "AccessDenied"},
+	{sigv4.ErrExpired, "AccessDenied"},
+	{sigv4.ErrInvalidAccessKey, "InvalidAccessKeyId"},
+	{sigv4.ErrSignatureMismatch, "SignatureDoesNotMatch"},
+	{sigv4.ErrRequestTimeTooSkewed, "RequestTimeTooSkewed"},
+	{sigv4.ErrContentSHA256Mismatch, "XAmzContentSHA256Mismatch"},
+	{sigv4.ErrIncompleteBody, "IncompleteBody"},
+	{sigv4.ErrMalformed, "AuthorizationHeaderMalformed"},
+	{errBodyTruncated, "IncompleteBody"},
+}
+
+// toS3Error decides the S3 code of any error: an s3Error is kept, a known
+// kind is mapped through kinds, anything else is an InternalError.
+func toS3Error(err error) *s3Error {
+	var se *s3Error
+	if errors.As(err, &se) {
+		return se
+	}
+	for _, k := range kinds {
+		if errors.Is(err, k.kind) {
+			return &s3Error{code: k.code, cause: err}
+		}
+	}
+	return &s3Error{code: "InternalError", cause: err}
+}
+
+// messageOf is the text of err for the XML body: the edge's own message,
+// or the default of its code. Causes from lower layers are logged, not
+// sent, except for the sentinels whose text helps a client.
+func messageOf(e *s3Error) string {
+	if e.message != "" || e.cause == nil || e.code == "InternalError" {
+		return e.Message()
+	}
+	switch e.code {
+	case "InvalidArgument", "AuthorizationHeaderMalformed", "InvalidTag", "KeyTooLongError", "MetadataTooLarge":
+		return e.cause.Error()
+	}
+	return e.Message()
+}

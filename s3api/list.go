@@ -1,0 +1,232 @@
+package s3api
+
+import (
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/xfs3/xfs3/store"
+)
+
+// listBucketResult is ListObjects' document; V2 uses its own fields (see
+// listBucketResultV2). Elements are in the order S3 sends them.
+type listBucketResult struct {
+	XMLName        struct{} `xml:"ListBucketResult"`
+	Xmlns          string   `xml:"xmlns,attr"`
+	Name           string
+	Prefix         string
+	Marker         string
+	NextMarker     string `xml:",omitempty"`
+	MaxKeys        int
+	Delimiter      string `xml:",omitempty"`
+	EncodingType   string `xml:",omitempty"`
+	IsTruncated    bool
+	Contents       []listEntry
+	CommonPrefixes []commonPrefix
+}
+
+type listBucketResultV2 struct {
+	XMLName               struct{} `xml:"ListBucketResult"`
+	Xmlns                 string   `xml:"xmlns,attr"`
+	Name                  string
+	Prefix                string
+	StartAfter            string `xml:",omitempty"`
+	ContinuationToken     string `xml:",omitempty"`
+	NextContinuationToken string `xml:",omitempty"`
+	KeyCount              int
+	MaxKeys               int
+	Delimiter             string `xml:",omitempty"`
+	EncodingType          string `xml:",omitempty"`
+	IsTruncated           bool
+	Contents              []listEntry
+	CommonPrefixes        []commonPrefix
+}
+
+type listEntry struct {
+	Key          string
+	LastModified string
+	ETag         string
+	Size         int64
+	Owner        *owner `xml:",omitempty"`
+	StorageClass string
+}
+
+type commonPrefix struct {
+	Prefix string
+}
+
+// listQuery is what ListObjects v1 and v2 share.
+type listQuery struct {
+	prefix, delimiter string
+	maxKeys           int
+	urlEncoding       bool
+}
+
+func parseListQuery(q url.Values) (listQuery, error) {
+	lq := listQuery{prefix: q.Get("prefix"), delimiter: q.Get("delimiter"), maxKeys: store.DefaultMaxKeys}
+	if v, ok := q["max-keys"]; ok {
+		n, err := strconv.Atoi(v[0])
+		if err != nil || n < 0 {
+			return listQuery{}, errorf("InvalidArgument", "Provided max-keys not an integer or within integer range.")
+		}
+		lq.maxKeys = min(n, store.DefaultMaxKeys)
+	}
+	switch e := q.Get("encoding-type"); e {
+	case "":
+	case "url":
+		lq.urlEncoding = true
+	default:
+		return listQuery{}, errorf("InvalidArgument", "Invalid Encoding Method specified in Request.")
+	}
+	return lq, nil
+}
+
+// list fetches one page. max-keys=0 gives an empty, untruncated page (the
+// store takes 0 for its default), after checking the bucket exists.
+func (s *server) list(bucketName string, lq listQuery, startAfter string) (store.ListResult, error) {
+	if lq.maxKeys == 0 {
+		_, err := s.store.HeadBucket(bucketName)
+		return store.ListResult{}, err
+	}
+	return s.store.ListObjects(bucketName, store.ListOptions{
+		Prefix: lq.prefix, Delimiter: lq.delimiter, StartAfter: startAfter, MaxKeys: lq.maxKeys,
+	})
+}
+
+// entries converts a page; owner nil leaves Owner out.
+func entries(page store.ListResult, enc func(string) string, o *owner) ([]listEntry, []commonPrefix) {
+	contents := make([]listEntry, 0, len(page.Objects))
+	for _, obj := range page.Objects {
+		contents = append(contents, listEntry{
+			Key: enc(obj.Key), LastModified: isoTime(obj.LastModified), ETag: quoted(obj.ETag),
+			Size: obj.Size, Owner: o, StorageClass: "STANDARD",
+		})
+	}
+	prefixes := make([]commonPrefix, 0, len(page.CommonPrefixes))
+	for _, p := range page.CommonPrefixes {
+		prefixes = append(prefixes, commonPrefix{Prefix: enc(p)})
+	}
+	return contents, prefixes
+}
+
+func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *request) error {
+	q := r.URL.Query()
+	lq, err := parseListQuery(q)
+	if err != nil {
+		return err
+	}
+	marker := q.Get("marker")
+	page, err := s.list(rq.bucket, lq, marker)
+	if err != nil {
+		return err
+	}
+	enc := encoder(lq.urlEncoding)
+	o := ownerOf(rq)
+	out := listBucketResult{
+		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), Marker: enc(marker),
+		MaxKeys: lq.maxKeys, Delimiter: enc(lq.delimiter), IsTruncated: page.IsTruncated,
+	}
+	if lq.urlEncoding {
+		out.EncodingType = "url"
+	}
+	// S3 sends NextMarker only with a delimiter; without one clients use
+	// the last key.
+	if page.IsTruncated && lq.delimiter != "" {
+		out.NextMarker = enc(page.NextMarker)
+	}
+	out.Contents, out.CommonPrefixes = entries(page, enc, &o)
+	writeXML(w, http.StatusOK, out)
+	return nil
+}
+
+func (s *server) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *request) error {
+	q := r.URL.Query()
+	if v := q.Get("list-type"); v != "2" {
+		return errorf("InvalidArgument", "Invalid list-type %q.", v)
+	}
+	lq, err := parseListQuery(q)
+	if err != nil {
+		return err
+	}
+	token, hasToken := q["continuation-token"]
+	startAfter := q.Get("start-after")
+	from := startAfter
+	if hasToken {
+		key, err := decodeContinuationToken(token[0])
+		if err != nil {
+			return err
+		}
+		from = key
+	}
+	page, err := s.list(rq.bucket, lq, from)
+	if err != nil {
+		return err
+	}
+	enc := encoder(lq.urlEncoding)
+	out := listBucketResultV2{
+		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), StartAfter: enc(startAfter),
+		KeyCount: len(page.Objects) + len(page.CommonPrefixes), MaxKeys: lq.maxKeys,
+		Delimiter: enc(lq.delimiter), IsTruncated: page.IsTruncated,
+	}
+	if hasToken {
+		out.ContinuationToken = token[0]
+	}
+	if page.IsTruncated {
+		out.NextContinuationToken = encodeContinuationToken(page.NextMarker)
+	}
+	if lq.urlEncoding {
+		out.EncodingType = "url"
+	}
+	var o *owner
+	if q.Get("fetch-owner") == "true" {
+		ow := ownerOf(rq)
+		o = &ow
+	}
+	out.Contents, out.CommonPrefixes = entries(page, enc, o)
+	writeXML(w, http.StatusOK, out)
+	return nil
+}
+
+// Continuation tokens are the base64 of the last key or common prefix of
+// the previous page: opaque to clients, stateless here.
+func encodeContinuationToken(key string) string {
+	return base64.StdEncoding.EncodeToString([]byte(key))
+}
+
+func decodeContinuationToken(token string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(token)
+	if err != nil || token == "" {
+		return "", errorf("InvalidArgument", "The continuation token provided is incorrect.")
+	}
+	return string(b), nil
+}
+
+func encoder(url bool) func(string) string {
+	if url {
+		return urlEncode
+	}
+	return func(s string) string { return s }
+}
+
+// urlEncode is S3's encoding-type=url: query-style escaping (space as '+')
+// that keeps '/' readable, which clients decode with a query unescape.
+func urlEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '-', c == '_', c == '.', c == '~', c == '/', c == '*':
+			b.WriteByte(c)
+		case c == ' ':
+			b.WriteByte('+')
+		default:
+			b.WriteByte('%')
+			b.WriteByte("0123456789ABCDEF"[c>>4])
+			b.WriteByte("0123456789ABCDEF"[c&15])
+		}
+	}
+	return b.String()
+}

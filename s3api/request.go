@@ -1,0 +1,252 @@
+package s3api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/xfs3/xfs3/s3api/sigv4"
+)
+
+// request is the per-request state shared by the middleware and the
+// operation that serves it.
+type request struct {
+	id, hostID  string
+	op          string
+	bucket, key string
+	auth        *sigv4.Auth
+	errCode     string
+	err         error // the cause logged with errCode
+}
+
+type requestKey struct{}
+
+// newRequestIDs returns a request ID (16 upper-case hex digits) and a host
+// ID (base64), both random, as S3 sends them in x-amz-request-id and
+// x-amz-id-2.
+func newRequestIDs() (string, string) {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
+	return strings.ToUpper(hex.EncodeToString(b[:8])), base64.StdEncoding.EncodeToString(b[8:])
+}
+
+// splitPath gives the bucket and key of a path-style URL path.
+func splitPath(p string) (bucketName, key string) {
+	p = strings.TrimPrefix(p, "/")
+	bucketName, key, _ = strings.Cut(p, "/")
+	return bucketName, key
+}
+
+// responseWriter records the status and the bytes written, for the log
+// and to know whether an error can still be sent as a response.
+type responseWriter struct {
+	http.ResponseWriter
+	status  int
+	written int64
+}
+
+func (w *responseWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.written += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingBody counts the request bytes read, for the log.
+type countingBody struct {
+	io.ReadCloser
+	n int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// middleware gives each request its IDs, authenticates it before any
+// handler runs (so that a bad signature never reaches the store and
+// "Expect: 100-continue" is never answered for it: Go sends 100 only when
+// the body is first read), recovers from panics and logs one line.
+func (s *server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rq := &request{op: "Unknown"}
+		rq.id, rq.hostID = newRequestIDs()
+		rq.bucket, rq.key = splitPath(r.URL.Path)
+		w := &responseWriter{ResponseWriter: rw}
+		body := &countingBody{ReadCloser: r.Body}
+		if r.Body == nil {
+			body.ReadCloser = http.NoBody
+		}
+		r.Body = body
+		h := w.Header()
+		h.Set("X-Amz-Request-Id", rq.id)
+		h.Set("X-Amz-Id-2", rq.hostID)
+		h.Set("Server", "xfs3")
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				rq.err = fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+				if w.status == 0 {
+					s.writeError(w, r, rq, &s3Error{code: "InternalError", cause: rq.err})
+				} else {
+					rq.errCode = "InternalError"
+				}
+			}
+			s.logRequest(r, rq, w, body.n, time.Since(start))
+		}()
+		auth, err := s.verifier.Verify(r)
+		if err != nil {
+			s.writeError(w, r, rq, err)
+			return
+		}
+		rq.auth = auth
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
+	})
+}
+
+// operation adapts a handlerFunc: it names the operation for the log and
+// turns a returned error into the error response.
+func (s *server) operation(name string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rq, ok := r.Context().Value(requestKey{}).(*request)
+		if !ok { // only reachable if the router is used without middleware
+			rq = &request{}
+			rq.id, rq.hostID = newRequestIDs()
+			rq.bucket, rq.key = splitPath(r.URL.Path)
+		}
+		rq.op = name
+		if err := h(w, r, rq); err != nil {
+			s.writeError(w, r, rq, err)
+		}
+	})
+}
+
+// errorBody is S3's XML error document.
+type errorBody struct {
+	XMLName   struct{} `xml:"Error"`
+	Code      string
+	Message   string
+	Key       string `xml:",omitempty"`
+	Bucket    string `xml:"BucketName,omitempty"`
+	Resource  string
+	RequestID string `xml:"RequestId"`
+	HostID    string `xml:"HostId"`
+}
+
+// writeError sends err as an S3 error response (without a body for HEAD)
+// unless the response has started, in which case it is only logged.
+func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request, err error) {
+	e := toS3Error(err)
+	rq.errCode, rq.err = e.code, err
+	if rw, ok := w.(*responseWriter); ok && rw.status != 0 {
+		return // the status line is gone; the client sees a short body
+	}
+	status := e.Status()
+	if r.Method == http.MethodHead || status == http.StatusNotModified {
+		w.WriteHeader(status)
+		return
+	}
+	body := errorBody{
+		Code: e.code, Message: messageOf(e), Resource: r.URL.Path,
+		RequestID: rq.id, HostID: rq.hostID,
+	}
+	switch e.code {
+	case "NoSuchKey":
+		body.Key = rq.key
+	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName":
+		body.Bucket = rq.bucket
+	}
+	writeXML(w, status, body)
+}
+
+func (s *server) logRequest(r *http.Request, rq *request, w *responseWriter, in int64, took time.Duration) {
+	status := w.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	level := zerolog.InfoLevel
+	if rq.errCode == "InternalError" {
+		level = zerolog.ErrorLevel
+	}
+	ev := s.log.WithLevel(level).
+		Str("request_id", rq.id).
+		Str("op", rq.op).
+		Str("method", r.Method).
+		Str("bucket", rq.bucket).
+		Str("key", rq.key).
+		Int("status", status).
+		Int64("bytes_in", in).
+		Int64("bytes_out", w.written).
+		Dur("latency", took).
+		Str("remote", r.RemoteAddr)
+	if rq.auth != nil {
+		ev = ev.Str("access_key", rq.auth.AccessKey)
+	}
+	if rq.errCode != "" {
+		ev = ev.Str("error_code", rq.errCode)
+		if rq.err != nil {
+			ev = ev.AnErr("error", rq.err)
+		}
+	}
+	ev.Msg("request")
+}
+
+// body returns the request body checked as the signature demands, with
+// an early end of the connection reported as errBodyTruncated (the store
+// would otherwise take io.ErrUnexpectedEOF for the end of a body of
+// unknown length).
+func (rq *request) body(r *http.Request) (io.Reader, error) {
+	b, err := rq.auth.Body(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	return &truncationReader{r: b}, nil
+}
+
+type truncationReader struct{ r io.Reader }
+
+func (t *truncationReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = fmt.Errorf("%w: %w", errBodyTruncated, err)
+	}
+	return n, err
+}
+
+// trailer returns the aws-chunked trailer once the body read by rq.body
+// has ended, or nil.
+func trailerOf(body io.Reader) http.Header {
+	if t, ok := body.(*truncationReader); ok {
+		body = t.r
+	}
+	if c, ok := body.(*sigv4.ChunkedReader); ok {
+		return c.Trailer()
+	}
+	return nil
+}

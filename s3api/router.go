@@ -1,0 +1,147 @@
+package s3api
+
+import (
+	"net/http"
+
+	"github.com/gorilla/mux"
+)
+
+// handlerFunc serves one S3 operation. A returned error becomes the XML
+// error response (or, once the body has started, only a log entry).
+type handlerFunc func(w http.ResponseWriter, r *http.Request, rq *request) error
+
+// level is the part of the path an operation addresses.
+type level int
+
+const (
+	service level = iota // "/"
+	bucket               // "/bucket" or "/bucket/"
+	object               // "/bucket/key..."
+)
+
+var paths = map[level]string{
+	service: "/",
+	bucket:  "/{bucket:[^/]+}{slash:/?}",
+	object:  `/{bucket:[^/]+}/{key:[\s\S]+}`,
+}
+
+// route is one line of the route table: a method, a path level, the query
+// parameters (and optionally a header) that must be present.
+type route struct {
+	name    string
+	method  string
+	level   level
+	query   []string
+	header  string
+	handler handlerFunc
+}
+
+// routes is the route table. gorilla/mux takes the first match, so
+// operations selected by a query parameter or header come before the
+// plain ones on the same path, and unsupported subresources before the
+// plain ones too.
+func (s *server) routes() []route {
+	return []route{
+		{name: "ListBuckets", method: http.MethodGet, level: service, handler: s.listBuckets},
+
+		{name: "GetBucketLocation", method: http.MethodGet, level: bucket, query: []string{"location"}, handler: s.getBucketLocation},
+		{name: "GetBucketVersioning", method: http.MethodGet, level: bucket, query: []string{"versioning"}, handler: s.getBucketVersioning},
+		{name: "GetBucketAcl", method: http.MethodGet, level: bucket, query: []string{"acl"}, handler: s.getACL},
+		{name: "ListMultipartUploads", method: http.MethodGet, level: bucket, query: []string{"uploads"}, handler: s.listMultipartUploads},
+		{name: "DeleteObjects", method: http.MethodPost, level: bucket, query: []string{"delete"}, handler: s.deleteObjects},
+
+		{name: "UploadPartCopy", method: http.MethodPut, level: object, query: []string{"partNumber", "uploadId"}, header: "X-Amz-Copy-Source", handler: s.uploadPartCopy},
+		{name: "UploadPart", method: http.MethodPut, level: object, query: []string{"partNumber", "uploadId"}, handler: s.uploadPart},
+		{name: "ListParts", method: http.MethodGet, level: object, query: []string{"uploadId"}, handler: s.listParts},
+		{name: "CompleteMultipartUpload", method: http.MethodPost, level: object, query: []string{"uploadId"}, handler: s.completeMultipartUpload},
+		{name: "AbortMultipartUpload", method: http.MethodDelete, level: object, query: []string{"uploadId"}, handler: s.abortMultipartUpload},
+		{name: "CreateMultipartUpload", method: http.MethodPost, level: object, query: []string{"uploads"}, handler: s.createMultipartUpload},
+		{name: "GetObjectTagging", method: http.MethodGet, level: object, query: []string{"tagging"}, handler: s.getObjectTagging},
+		{name: "PutObjectTagging", method: http.MethodPut, level: object, query: []string{"tagging"}, handler: s.putObjectTagging},
+		{name: "DeleteObjectTagging", method: http.MethodDelete, level: object, query: []string{"tagging"}, handler: s.deleteObjectTagging},
+		{name: "GetObjectAcl", method: http.MethodGet, level: object, query: []string{"acl"}, handler: s.getACL},
+		{name: "CopyObject", method: http.MethodPut, level: object, header: "X-Amz-Copy-Source", handler: s.copyObject},
+	}
+}
+
+// plainRoutes are the operations without a selecting query parameter;
+// they come after the check for unsupported subresources.
+func (s *server) plainRoutes() []route {
+	return []route{
+		{name: "ListObjectsV2", method: http.MethodGet, level: bucket, query: []string{"list-type"}, handler: s.listObjectsV2},
+		{name: "ListObjects", method: http.MethodGet, level: bucket, handler: s.listObjectsV1},
+		{name: "HeadBucket", method: http.MethodHead, level: bucket, handler: s.headBucket},
+		{name: "CreateBucket", method: http.MethodPut, level: bucket, handler: s.createBucket},
+		{name: "DeleteBucket", method: http.MethodDelete, level: bucket, handler: s.deleteBucket},
+
+		{name: "PutObject", method: http.MethodPut, level: object, handler: s.putObject},
+		{name: "GetObject", method: http.MethodGet, level: object, handler: s.getObject},
+		{name: "HeadObject", method: http.MethodHead, level: object, handler: s.headObject},
+		{name: "DeleteObject", method: http.MethodDelete, level: object, handler: s.deleteObject},
+	}
+}
+
+// unsupported are S3 subresources this server does not implement; a
+// request naming one gets NotImplemented rather than being mistaken for a
+// plain GET or PUT (a PUT ?policy must not overwrite an object).
+var unsupported = []string{
+	"accelerate", "acl", "analytics", "attributes", "cors", "encryption",
+	"intelligent-tiering", "inventory", "legal-hold", "lifecycle", "logging",
+	"metrics", "notification", "object-lock", "ownershipControls", "policy",
+	"policyStatus", "publicAccessBlock", "replication", "requestPayment",
+	"restore", "retention", "select", "tagging", "torrent", "versioning",
+	"versions", "website", "uploads", "uploadId", "partNumber", "delete",
+	"location",
+}
+
+func (s *server) router() http.Handler {
+	r := mux.NewRouter()
+	r.SkipClean(true) // keys are not file paths: never redirect "a//b"
+	add := func(rt route) {
+		r.Methods(rt.method).Path(paths[rt.level]).
+			MatcherFunc(requires(rt.query, rt.header)).
+			Handler(s.operation(rt.name, rt.handler)).Name(rt.name)
+	}
+	for _, rt := range s.routes() {
+		add(rt)
+	}
+	r.MatcherFunc(namesSubresource).Handler(s.operation("Unsupported", s.notImplemented))
+	for _, rt := range s.plainRoutes() {
+		add(rt)
+	}
+	r.NotFoundHandler = s.operation("Unknown", s.methodNotAllowed)
+	r.MethodNotAllowedHandler = s.operation("Unknown", s.methodNotAllowed)
+	return r
+}
+
+// requires matches requests carrying every query parameter named and, if
+// header is set, that header.
+func requires(query []string, header string) mux.MatcherFunc {
+	return func(r *http.Request, _ *mux.RouteMatch) bool {
+		q := r.URL.Query()
+		for _, k := range query {
+			if !q.Has(k) {
+				return false
+			}
+		}
+		return header == "" || r.Header.Get(header) != ""
+	}
+}
+
+func namesSubresource(r *http.Request, _ *mux.RouteMatch) bool {
+	q := r.URL.Query()
+	for _, k := range unsupported {
+		if q.Has(k) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *server) notImplemented(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return errorf("NotImplemented", "This server does not implement %s of this resource.", r.Method)
+}
+
+func (s *server) methodNotAllowed(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return &s3Error{code: "MethodNotAllowed"}
+}
