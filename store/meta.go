@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,10 @@ const (
 	// xattrFolder marks a directory as a folder-marker object; its value
 	// is the marker's Last-Modified time in RFC 3339 with nanoseconds.
 	xattrFolder = xattrPrefix + "folder"
+	// xattrTagging holds the tags as a URL query ("k1=v1&k2=v2", keys
+	// sorted), readable in getfattr.
+	xattrTagging  = xattrPrefix + "tagging"
+	xattrChecksum = xattrPrefix + "checksum-" // + crc32, crc32c, sha1, sha256
 )
 
 // Meta is the metadata stored with an object.
@@ -39,15 +44,15 @@ type Meta struct {
 	Checksums Checksums
 }
 
-// standard pairs each standard header with its xattr name.
-func (m *Meta) standard() []struct {
+// attrField is a string field of Meta and the xattr that stores it.
+type attrField struct {
 	name string
 	val  *string
-} {
-	return []struct {
-		name string
-		val  *string
-	}{
+}
+
+// standard pairs each standard header with its xattr name.
+func (m *Meta) standard() []attrField {
+	return []attrField{
 		{xattrPrefix + "content-type", &m.ContentType},
 		{xattrPrefix + "content-encoding", &m.ContentEncoding},
 		{xattrPrefix + "content-disposition", &m.ContentDisposition},
@@ -57,9 +62,20 @@ func (m *Meta) standard() []struct {
 	}
 }
 
-// clone copies m, with user names lowercased.
+// named pairs each checksum with its xattr name.
+func (c *Checksums) named() []attrField {
+	return []attrField{
+		{xattrChecksum + "crc32", &c.CRC32},
+		{xattrChecksum + "crc32c", &c.CRC32C},
+		{xattrChecksum + "sha1", &c.SHA1},
+		{xattrChecksum + "sha256", &c.SHA256},
+	}
+}
+
+// clone copies m, with user names lowercased and tags sorted by key.
 func (m Meta) clone() Meta {
 	c := m
+	c.Tags = sortedTags(m.Tags)
 	c.User = nil
 	if len(m.User) > 0 {
 		c.User = make(map[string]string, len(m.User))
@@ -87,12 +103,20 @@ func (m *Meta) check() error {
 	if total > MaxUserMetaLen {
 		return fmt.Errorf("%d bytes of user metadata (at most %d): %w", total, MaxUserMetaLen, ErrMetadataTooLarge)
 	}
-	return nil
+	return checkTags(m.Tags)
 }
 
 // xattrs lists the attributes that store m and the ETag.
 func (m *Meta) xattrs(etag string) map[string]string {
-	out := map[string]string{xattrETag: etag}
+	out := m.metaXattrs()
+	out[xattrETag] = etag
+	return out
+}
+
+// metaXattrs lists the attributes that store m: standard headers, user
+// metadata, tags and checksums, leaving out empty ones.
+func (m *Meta) metaXattrs() map[string]string {
+	out := map[string]string{}
 	for _, s := range m.standard() {
 		if *s.val != "" {
 			out[s.name] = *s.val
@@ -100,6 +124,14 @@ func (m *Meta) xattrs(etag string) map[string]string {
 	}
 	for k, v := range m.User {
 		out[xattrMetaPrefix+k] = v
+	}
+	if len(m.Tags) > 0 {
+		out[xattrTagging] = encodeTags(m.Tags)
+	}
+	for _, c := range m.Checksums.named() {
+		if *c.val != "" {
+			out[c.name] = *c.val
+		}
 	}
 	return out
 }
@@ -145,6 +177,14 @@ func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.T
 	for _, s := range m.standard() {
 		*s.val = byName[s.name]
 	}
+	for _, c := range m.Checksums.named() {
+		*c.val = byName[c.name]
+	}
+	if enc, ok := byName[xattrTagging]; ok {
+		// A value set by other tools that does not parse reads as no
+		// tags rather than making the object unreadable.
+		m.Tags, _ = decodeTags(enc)
+	}
 	for k, val := range byName {
 		if name, ok := strings.CutPrefix(k, xattrMetaPrefix); ok {
 			if m.User == nil {
@@ -164,5 +204,6 @@ func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.T
 func (m Meta) Equal(o Meta) bool {
 	return m.ContentType == o.ContentType && m.ContentEncoding == o.ContentEncoding &&
 		m.ContentDisposition == o.ContentDisposition && m.ContentLanguage == o.ContentLanguage &&
-		m.CacheControl == o.CacheControl && m.Expires == o.Expires && maps.Equal(m.User, o.User)
+		m.CacheControl == o.CacheControl && m.Expires == o.Expires && maps.Equal(m.User, o.User) &&
+		slices.Equal(m.Tags, o.Tags) && m.Checksums == o.Checksums
 }

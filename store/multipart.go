@@ -1,8 +1,21 @@
 package store
 
 import (
+	"crypto/md5"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // Multipart limits, as S3 sets them.
@@ -70,36 +83,460 @@ type ListUploadsResult struct {
 	NextUploadIDMarker string
 }
 
+// Xattrs of an upload's directory (besides its Meta) and of its parts
+// (besides user.xfs3.etag and the checksums).
+const (
+	xattrUploadBucket    = xattrPrefix + "upload-bucket"
+	xattrUploadKey       = xattrPrefix + "upload-key"
+	xattrUploadInitiated = xattrPrefix + "upload-initiated" // RFC 3339, nanoseconds
+	xattrPartSize        = xattrPrefix + "part-size"        // decimal bytes
+)
+
+// defaultMaxList is the page size of ListParts and ListMultipartUploads,
+// and the most they return.
+const defaultMaxList = 1000
+
+// upload is an upload in progress. mu serialises changes to its
+// directory (a part renamed in, completion, abort) and its readers;
+// gone, set under mu, tells that it completed or was aborted.
+type upload struct {
+	info UploadInfo
+	dir  format.Ino
+	mu   sync.Mutex
+	gone bool
+}
+
+// newUploadID returns 24 random bytes in URL-safe base64: unguessable,
+// and a valid file name.
+func newUploadID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// partName is the file name of part number n in its upload's directory.
+func partName(n int) string { return fmt.Sprintf("%05d", n) }
+
+// parsePartName is the inverse of partName; ok is false for other names.
+func parsePartName(name string) (int, bool) {
+	if len(name) != 5 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name)
+	return n, err == nil && n >= 1 && n <= MaxPartNumber
+}
+
+// loadUploads indexes the upload directories; entries without the
+// upload attributes (none are expected: uploads are renamed in complete)
+// are skipped.
+func (s *Store) loadUploads() error {
+	ents, err := s.v.ReadDir(s.upl)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type != format.FTDir {
+			continue
+		}
+		u, err := s.readUpload(e.Ino, e.Name)
+		if err != nil {
+			return fmt.Errorf("upload %s: %w", e.Name, err)
+		}
+		if u != nil {
+			s.uploads[e.Name] = u
+		}
+	}
+	return nil
+}
+
+// readUpload decodes an upload directory's attributes (nil: not an upload).
+func (s *Store) readUpload(dir format.Ino, id string) (*upload, error) {
+	meta, _, _, _, err := readMeta(s.v, dir)
+	if err != nil {
+		return nil, err
+	}
+	var vals [3]string
+	for i, name := range []string{xattrUploadBucket, xattrUploadKey, xattrUploadInitiated} {
+		v, err := s.v.GetXattr(dir, name)
+		if errors.Is(err, xfs.ErrNoData) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = string(v)
+	}
+	initiated, err := time.Parse(time.RFC3339Nano, vals[2])
+	if err != nil {
+		return nil, nil
+	}
+	return &upload{dir: dir, info: UploadInfo{Bucket: vals[0], Key: vals[1], UploadID: id, Initiated: initiated, Meta: meta}}, nil
+}
+
+// countUploads is the number of uploads in progress into bucket.
+func (s *Store) countUploads(bucket string) int {
+	s.upMu.Lock()
+	defer s.upMu.Unlock()
+	n := 0
+	for _, u := range s.uploads {
+		if u.info.Bucket == bucket {
+			n++
+		}
+	}
+	return n
+}
+
+// findUpload returns the upload id of key in bucket, locked; the caller
+// unlocks u.mu. A completed, aborted or unknown upload, or one of another
+// key, gives ErrNoSuchUpload.
+func (s *Store) findUpload(bucket, key, id string) (*upload, error) {
+	if _, err := s.bucket(bucket); err != nil {
+		return nil, err
+	}
+	s.upMu.Lock()
+	u := s.uploads[id]
+	s.upMu.Unlock()
+	if u != nil {
+		u.mu.Lock()
+		if !u.gone && u.info.Bucket == bucket && u.info.Key == key {
+			return u, nil
+		}
+		u.mu.Unlock()
+	}
+	return nil, fmt.Errorf("upload %q of %s/%s: %w", id, bucket, key, ErrNoSuchUpload)
+}
+
+// dropUpload forgets u and removes its directory with its parts; the
+// caller holds u.mu.
+func (s *Store) dropUpload(u *upload) error {
+	u.gone = true
+	s.upMu.Lock()
+	delete(s.uploads, u.info.UploadID)
+	s.upMu.Unlock()
+	return s.removeTree(s.upl, u.info.UploadID)
+}
+
 // CreateMultipartUpload starts an upload of key; the object appears only
-// when CompleteMultipartUpload succeeds.
+// when CompleteMultipartUpload succeeds. The upload is a directory
+// .xfs3/uploads/<UploadID> holding its bucket, key, initiation time and
+// meta in xattrs (meta's Checksums are not kept: a multipart object has
+// none). It is made in .xfs3/tmp and renamed into place whole.
 func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (UploadInfo, error) {
-	return UploadInfo{}, ErrNotImplemented
+	kp, err := parseKey(key)
+	if err != nil {
+		return UploadInfo{}, err
+	}
+	if kp.folder {
+		return UploadInfo{}, fmt.Errorf("folder marker %q holds no content to upload: %w", key, ErrInvalidKey)
+	}
+	meta = meta.clone()
+	meta.Checksums = Checksums{}
+	if err := meta.check(); err != nil {
+		return UploadInfo{}, err
+	}
+	if _, err := s.bucket(bucket); err != nil {
+		return UploadInfo{}, err
+	}
+	info := UploadInfo{Bucket: bucket, Key: key, UploadID: newUploadID(), Initiated: time.Now().UTC(), Meta: meta}
+	name := randomName()
+	dir, err := s.v.Mkdir(s.tmp, name, sysAttrs)
+	if err != nil {
+		return UploadInfo{}, err
+	}
+	moved := false
+	defer func() {
+		if !moved {
+			s.removeTree(s.tmp, name)
+		}
+	}()
+	attrs := meta.metaXattrs()
+	attrs[xattrUploadBucket] = bucket
+	attrs[xattrUploadKey] = key
+	attrs[xattrUploadInitiated] = info.Initiated.Format(time.RFC3339Nano)
+	if err := setXattrs(s.v, dir, attrs); err != nil {
+		return UploadInfo{}, err
+	}
+	// Shared ns: DeleteBucket (exclusive) sees either no bucket here or
+	// this upload in the index.
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	if _, err := s.bucket(bucket); err != nil {
+		return UploadInfo{}, err
+	}
+	if err := s.v.Rename(s.tmp, name, s.upl, info.UploadID); err != nil {
+		return UploadInfo{}, err
+	}
+	moved = true
+	s.upMu.Lock()
+	s.uploads[info.UploadID] = &upload{info: info, dir: dir}
+	s.upMu.Unlock()
+	return info, nil
 }
 
 // UploadPart stores part number part (1..MaxPartNumber) of an upload from the
 // next size bytes of r, replacing an earlier part of that number.
+// It streams into a staging file and renames it over the part's file, so
+// a replaced part stays whole until the new one is complete. r follows
+// PutObject's reader contract; sums are stored with the part, unchecked.
 func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (PartInfo, error) {
-	return PartInfo{}, ErrNotImplemented
+	if part < 1 || part > MaxPartNumber {
+		return PartInfo{}, fmt.Errorf("part number %d (1 to %d): %w", part, MaxPartNumber, ErrInvalidPart)
+	}
+	u, err := s.findUpload(bucket, key, uploadID)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	u.mu.Unlock() // streaming needs no lock; the rename below retakes it
+	st, err := s.newStaging()
+	if err != nil {
+		return PartInfo{}, err
+	}
+	defer st.discard()
+	etag, n, err := s.writeBody(st.ino, r, size, MaxPartSize)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	attrs := map[string]string{xattrETag: etag, xattrPartSize: strconv.FormatInt(n, 10)}
+	for _, c := range sums.named() {
+		if *c.val != "" {
+			attrs[c.name] = *c.val
+		}
+	}
+	if err := setXattrs(s.v, st.ino, attrs); err != nil {
+		return PartInfo{}, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.gone {
+		return PartInfo{}, fmt.Errorf("upload %q: %w", uploadID, ErrNoSuchUpload)
+	}
+	if err := s.v.Rename(s.tmp, st.name, u.dir, partName(part)); err != nil {
+		return PartInfo{}, err
+	}
+	st.moved = true
+	stat, err := s.v.Stat(st.ino)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	return PartInfo{PartNumber: part, Size: n, ETag: etag, LastModified: stat.Mtime, Checksums: sums}, nil
+}
+
+// storedPart is a part file as CompleteMultipartUpload uses it.
+type storedPart struct {
+	number int
+	ino    format.Ino
+	size   int64
+	md5    []byte
 }
 
 // CompleteMultipartUpload joins the listed parts into the object key,
 // replacing any object of that name atomically. The ETag is the MD5 of the
 // parts' binary MD5s, in hex, followed by "-" and the number of parts.
+//
+// The object is built in a staging file: a part is moved there by
+// remapping its extents (xfs.Volume.AppendExtents, no data copied) while
+// the staging size is a multiple of the block size, and copied otherwise
+// (every part after one of unaligned size). It gets the upload's Meta
+// (tags included, checksums empty) and is renamed into place as PutObject
+// does; then the upload's directory goes, with its unused parts.
+//
+// Errors: ErrNoSuchUpload; ErrInvalidPartOrder when part numbers do not
+// ascend; ErrInvalidPart for an empty list, a part that is missing, whose
+// ETag (quoted or not) differs, or whose content an earlier failed
+// completion consumed; ErrEntityTooSmall for a part but the last under
+// MinPartSize; ErrEntityTooLarge over MaxObjectSize. A completion that
+// fails after moving parts (the key became a prefix meanwhile, the
+// volume is full) leaves those parts consumed: retrying gives
+// ErrInvalidPart for them.
 func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (ObjectInfo, error) {
-	return ObjectInfo{}, ErrNotImplemented
+	kp, err := parseKey(key)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	u, err := s.findUpload(bucket, key, uploadID)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer u.mu.Unlock()
+	stored, err := s.checkParts(u, parts)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := s.checkPlaceable(bucket, kp); err != nil {
+		return ObjectInfo{}, err
+	}
+	st, err := s.newStaging()
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer st.discard()
+	size, err := s.joinParts(st.ino, stored)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	sums := md5.New()
+	for _, p := range stored {
+		sums.Write(p.md5)
+	}
+	etag := fmt.Sprintf("%x-%d", sums.Sum(nil), len(stored))
+	meta := u.info.Meta.clone()
+	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
+		return ObjectInfo{}, err
+	}
+	mtime, err := s.place(bucket, kp, st)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	// The object is in place; a leftover directory would only come back
+	// as an upload of consumed parts after a restart.
+	s.dropUpload(u)
+	return ObjectInfo{Key: key, Size: size, LastModified: mtime, ETag: etag, Meta: meta}, nil
+}
+
+// checkParts validates a completion's part list against the stored parts.
+func (s *Store) checkParts(u *upload, parts []CompletePart) ([]storedPart, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no parts listed: %w", ErrInvalidPart)
+	}
+	for i, p := range parts {
+		if i > 0 && p.PartNumber <= parts[i-1].PartNumber {
+			return nil, fmt.Errorf("part %d listed after part %d: %w", p.PartNumber, parts[i-1].PartNumber, ErrInvalidPartOrder)
+		}
+		if p.PartNumber < 1 || p.PartNumber > MaxPartNumber {
+			return nil, fmt.Errorf("part number %d (1 to %d): %w", p.PartNumber, MaxPartNumber, ErrInvalidPart)
+		}
+	}
+	out := make([]storedPart, 0, len(parts))
+	var total int64
+	for i, p := range parts {
+		sp, etag, err := s.readPart(u.dir, p.PartNumber)
+		if errors.Is(err, xfs.ErrNotFound) {
+			return nil, fmt.Errorf("part %d was not uploaded: %w", p.PartNumber, ErrInvalidPart)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if want := strings.Trim(p.ETag, `"`); !strings.EqualFold(want, etag) {
+			return nil, fmt.Errorf("part %d has ETag %s, not %s: %w", p.PartNumber, etag, want, ErrInvalidPart)
+		}
+		if i < len(parts)-1 && sp.size < s.minPart {
+			return nil, fmt.Errorf("part %d has %d bytes (at least %d but the last): %w", p.PartNumber, sp.size, s.minPart, ErrEntityTooSmall)
+		}
+		total += sp.size
+		out = append(out, sp)
+	}
+	if total > MaxObjectSize {
+		return nil, fmt.Errorf("%d bytes (at most %d): %w", total, MaxObjectSize, ErrEntityTooLarge)
+	}
+	return out, nil
+}
+
+// readPart reads a part file's attributes and checks that its content is
+// still all there.
+func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
+	ino, err := s.v.Lookup(dir, partName(n))
+	if err != nil {
+		return storedPart{}, "", err
+	}
+	etag, err := s.v.GetXattr(ino, xattrETag)
+	if err != nil {
+		return storedPart{}, "", err
+	}
+	sum, err := hex.DecodeString(string(etag))
+	if err != nil || len(sum) != md5.Size {
+		return storedPart{}, "", fmt.Errorf("part %d has a malformed ETag %q: %w", n, etag, ErrInvalidPart)
+	}
+	sizeAttr, err := s.v.GetXattr(ino, xattrPartSize)
+	if err != nil {
+		return storedPart{}, "", err
+	}
+	size, err := strconv.ParseInt(string(sizeAttr), 10, 64)
+	if err != nil {
+		return storedPart{}, "", fmt.Errorf("part %d has a malformed size %q: %w", n, sizeAttr, ErrInvalidPart)
+	}
+	st, err := s.v.Stat(ino)
+	if err != nil {
+		return storedPart{}, "", err
+	}
+	if st.Size != size {
+		return storedPart{}, "", fmt.Errorf("part %d holds %d of its %d bytes (an earlier completion took them): %w", n, st.Size, size, ErrInvalidPart)
+	}
+	return storedPart{number: n, ino: ino, size: size, md5: sum}, string(etag), nil
+}
+
+// checkPlaceable reports ErrKeyConflict early, before parts are consumed,
+// when kp cannot become an object: a directory above it is an object, or
+// the key itself is a prefix of other keys. place checks again.
+func (s *Store) checkPlaceable(bucket string, kp keyPath) error {
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	cur, err := s.bucket(bucket)
+	if err != nil {
+		return err
+	}
+	names := append(slices.Clone(kp.dirs), kp.leaf)
+	for i, name := range names {
+		st, found, err := s.lookupStat(cur, name)
+		if err != nil || !found {
+			return err
+		}
+		if last := i == len(names)-1; st.IsDir() == last {
+			return fmt.Errorf("key %q conflicts at %q: %w", kp.key, name, ErrKeyConflict)
+		}
+		cur = st.Ino
+	}
+	return nil
+}
+
+// joinParts appends the parts to the empty file dst, moving extents while
+// dst's size is block aligned and copying otherwise, and returns the size.
+func (s *Store) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
+	bs := int64(s.v.Geometry().BlockSize)
+	var size int64
+	var buf []byte
+	for _, p := range parts {
+		if size%bs == 0 {
+			if err := s.v.AppendExtents(dst, p.ino); err != nil {
+				return 0, fmt.Errorf("move part %d: %w", p.number, err)
+			}
+		} else {
+			if buf == nil {
+				buf = make([]byte, chunkSize)
+			}
+			if err := s.copyFile(dst, size, p.ino, p.size, buf); err != nil {
+				return 0, fmt.Errorf("copy part %d: %w", p.number, err)
+			}
+		}
+		size += p.size
+	}
+	return size, nil
+}
+
+// copyFile copies n bytes of src to dst at off through buf.
+func (s *Store) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf []byte) error {
+	for done := int64(0); done < n; {
+		chunk := buf[:min(int64(len(buf)), n-done)]
+		got, err := s.v.ReadAt(src, chunk, done)
+		if got < len(chunk) {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return err
+		}
+		if _, err := s.v.WriteAt(dst, chunk, off+done); err != nil {
+			return err
+		}
+		done += int64(len(chunk))
+	}
+	return nil
 }
 
 // AbortMultipartUpload discards an upload and its parts.
 func (s *Store) AbortMultipartUpload(bucket, key, uploadID string) error {
-	return ErrNotImplemented
-}
-
-// ListParts lists the parts of an upload.
-func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (ListPartsResult, error) {
-	return ListPartsResult{}, ErrNotImplemented
-}
-
-// ListMultipartUploads lists the uploads in progress in a bucket.
-func (s *Store) ListMultipartUploads(bucket string, opt ListUploadsOptions) (ListUploadsResult, error) {
-	return ListUploadsResult{}, ErrNotImplemented
+	u, err := s.findUpload(bucket, key, uploadID)
+	if err != nil {
+		return err
+	}
+	defer u.mu.Unlock()
+	return s.dropUpload(u)
 }

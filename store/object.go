@@ -30,6 +30,14 @@ type ObjectInfo struct {
 // PutObject stores the next size bytes of r as key (size -1: until EOF),
 // replacing any object of that name atomically. See the package doc for
 // how the write is staged.
+//
+// Reader contract: r is read until it returns io.EOF; with size ≥ 0 it is
+// read once more after the size-th byte, so that a reader which verifies
+// a checksum can give its verdict with EOF. Any other error from r, even
+// one returned together with the final bytes (n > 0), abandons the write:
+// nothing is stored, the staging file is removed and PutObject returns
+// that error wrapped, so a verifying reader's ErrBadDigest reaches the
+// caller through errors.Is. Bytes beyond size are not read.
 func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (ObjectInfo, error) {
 	kp, err := parseKey(key)
 	if err != nil {
@@ -45,88 +53,137 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if kp.folder {
 		return s.putFolder(bucket, kp, r, size, meta)
 	}
+	st, err := s.newStaging()
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	defer st.discard()
+	etag, n, err := s.writeBody(st.ino, r, size, MaxObjectSize)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
+		return ObjectInfo{}, err
+	}
+	mtime, err := s.place(bucket, kp, st)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return ObjectInfo{Key: key, Size: n, LastModified: mtime, ETag: etag, Meta: meta}, nil
+}
+
+// staging is a file in .xfs3/tmp, removed by discard unless it was
+// renamed away.
+type staging struct {
+	s     *Store
+	name  string
+	ino   format.Ino
+	moved bool
+}
+
+func (s *Store) newStaging() (*staging, error) {
 	name := randomName()
 	ino, err := s.v.Create(s.tmp, name, fileAttrs)
 	if err != nil {
-		return ObjectInfo{}, err
+		return nil, err
 	}
-	staged := true
-	defer func() {
-		if staged {
-			s.v.Unlink(s.tmp, name)
-		}
-	}()
-	etag, n, err := s.writeBody(ino, r, size)
-	if err != nil {
-		return ObjectInfo{}, err
-	}
-	if err := setXattrs(s.v, ino, meta.xattrs(etag)); err != nil {
-		return ObjectInfo{}, err
-	}
+	return &staging{s: s, name: name, ino: ino}, nil
+}
 
+// discard removes the staging file unless it was renamed away.
+func (st *staging) discard() {
+	if !st.moved {
+		st.s.v.Unlink(st.s.tmp, st.name)
+	}
+}
+
+// place renames a complete staging file over key kp in bucket: under the
+// namespace lock it makes missing parent directories, keeps a replaced
+// object alive for its readers and renames in one engine transaction.
+// It returns the object's mtime, read before the lock drops (after that
+// the inode may already be replaced and freed). On failure the
+// directories it made are removed again.
+func (s *Store) place(bucket string, kp keyPath, st *staging) (time.Time, error) {
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	b, err := s.bucket(bucket) // may have been deleted meanwhile
 	if err != nil {
-		return ObjectInfo{}, err
+		return time.Time{}, err
 	}
 	inos, err := s.resolveDirs(b, kp, true)
 	if err == nil {
 		err = s.replace(kp, inos[len(inos)-1])
 	}
 	if err == nil {
-		err = s.v.Rename(s.tmp, name, inos[len(inos)-1], kp.leaf)
+		err = s.v.Rename(s.tmp, st.name, inos[len(inos)-1], kp.leaf)
 	}
 	if err != nil {
 		if len(inos) > 1 {
 			s.prune(kp, inos)
 		}
-		return ObjectInfo{}, err
+		return time.Time{}, err
 	}
-	staged = false
-	st, err := s.v.Stat(ino)
+	st.moved = true
+	stat, err := s.v.Stat(st.ino)
 	if err != nil {
-		return ObjectInfo{}, err
+		return time.Time{}, err
 	}
-	return ObjectInfo{Key: key, Size: n, LastModified: st.Mtime, ETag: etag, Meta: meta}, nil
+	return stat.Mtime, nil
 }
 
 // replace checks that the leaf of kp in dir may be (re)placed: absent or an
 // object, which is then kept alive for its open readers.
 func (s *Store) replace(kp keyPath, dir format.Ino) error {
-	old, err := s.v.Lookup(dir, kp.leaf)
-	if errors.Is(err, xfs.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	st, err := s.v.Stat(old)
-	if err != nil {
+	st, found, err := s.lookupStat(dir, kp.leaf)
+	if err != nil || !found {
 		return err
 	}
 	if st.IsDir() {
 		return fmt.Errorf("key %q is a prefix of other keys: %w", kp.key, ErrKeyConflict)
 	}
-	return s.keepAlive(old)
+	return s.keepAlive(st.Ino)
+}
+
+// lookupStat looks name up in dir and stats it; found is false (and err
+// nil) when there is no such name.
+func (s *Store) lookupStat(dir format.Ino, name string) (st xfs.Stat, found bool, err error) {
+	ino, err := s.v.Lookup(dir, name)
+	if errors.Is(err, xfs.ErrNotFound) {
+		return xfs.Stat{}, false, nil
+	}
+	if err != nil {
+		return xfs.Stat{}, false, err
+	}
+	st, err = s.v.Stat(ino)
+	return st, err == nil, err
 }
 
 // writeBody streams r into the staging file ino in chunkSize pieces,
-// returning the MD5 hex and the byte count.
-func (s *Store) writeBody(ino format.Ino, r io.Reader, size int64) (string, int64, error) {
+// following PutObject's reader contract, and returns the MD5 hex and the
+// byte count. Bodies over limit bytes give ErrEntityTooLarge.
+func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (string, int64, error) {
+	if size > limit {
+		return "", 0, fmt.Errorf("%d bytes (at most %d): %w", size, limit, ErrEntityTooLarge)
+	}
 	if size > 0 {
 		if err := s.v.Preallocate(ino, size); err != nil {
 			return "", 0, err
 		}
 	}
+	body := r
 	if size >= 0 {
-		r = io.LimitReader(r, size)
+		body = io.LimitReader(r, size)
+	} else {
+		body = io.LimitReader(r, limit+1)
 	}
 	h := md5.New()
 	buf := make([]byte, chunkSize)
 	var off int64
 	for {
-		n, rerr := io.ReadFull(r, buf)
+		n, rerr := readFull(body, buf)
+		if rerr != nil && rerr != io.EOF {
+			return "", 0, readError(rerr)
+		}
 		if n > 0 {
 			h.Write(buf[:n])
 			if _, err := s.v.WriteAt(ino, buf[:n], off); err != nil {
@@ -134,17 +191,69 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size int64) (string, int6
 			}
 			off += int64(n)
 		}
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+		if rerr == io.EOF {
 			break
 		}
-		if rerr != nil {
-			return "", 0, rerr
+	}
+	switch {
+	case off > limit:
+		return "", 0, fmt.Errorf("body over %d bytes: %w", limit, ErrEntityTooLarge)
+	case size >= 0 && off != size:
+		return "", 0, fmt.Errorf("read %d of %d bytes: %w", off, size, ErrIncompleteBody)
+	case size >= 0:
+		if err := readEOF(r); err != nil {
+			return "", 0, readError(err)
 		}
 	}
-	if size >= 0 && off != size {
-		return "", 0, fmt.Errorf("read %d of %d bytes: %w", off, size, ErrIncompleteBody)
-	}
 	return hex.EncodeToString(h.Sum(nil)), off, nil
+}
+
+// maxEmptyReads bounds reads that return neither bytes nor an error.
+const maxEmptyReads = 100
+
+// readFull fills buf from r. Unlike io.ReadFull it returns r's error even
+// when that error came with the bytes that filled buf: a verifying reader
+// reports a bad digest exactly there.
+func readFull(r io.Reader, buf []byte) (int, error) {
+	n, empty := 0, 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyReads {
+			return n, io.ErrNoProgress
+		}
+	}
+	return n, nil
+}
+
+// readEOF reads r once past a body of known size to collect the error a
+// verifying reader may return with EOF; further bytes are ignored.
+func readEOF(r io.Reader) error {
+	var probe [1]byte
+	for range maxEmptyReads {
+		n, err := r.Read(probe[:])
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil || n > 0 {
+			return err
+		}
+	}
+	return io.ErrNoProgress
+}
+
+// readError reports a failed body read; a reader ending early is an
+// incomplete body.
+func readError(err error) error {
+	if err == io.ErrUnexpectedEOF {
+		return fmt.Errorf("%w: %w", ErrIncompleteBody, err)
+	}
+	return fmt.Errorf("read body: %w", err)
 }
 
 // putFolder stores a folder marker: the key's directory, marked by an
@@ -370,7 +479,9 @@ func (s *Store) DeleteObject(bucket, key string) error {
 }
 
 // CopyObject copies an object's bytes to another key (possibly in another
-// bucket). With meta nil the source metadata is kept, otherwise replaced.
+// bucket). With meta nil the source metadata, tags and checksums are kept
+// (S3's COPY directive); otherwise meta replaces them, tags included, and
+// the source's checksums stay unless meta brings its own.
 func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (ObjectInfo, error) {
 	src, err := s.GetObject(srcBucket, srcKey)
 	if err != nil {
@@ -380,6 +491,9 @@ func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Me
 	m := src.Info.Meta
 	if meta != nil {
 		m = *meta
+		if m.Checksums == (Checksums{}) {
+			m.Checksums = src.Info.Meta.Checksums // the content is the same
+		}
 	}
 	return s.PutObject(dstBucket, dstKey, src.Reader(), src.Info.Size, m)
 }

@@ -15,9 +15,10 @@ import (
 
 // System directory layout (see the package doc).
 const (
-	SysDir   = ".xfs3" // never a valid bucket name: it starts with '.'
-	tmpDir   = "tmp"
-	trashDir = "trash"
+	SysDir     = ".xfs3" // never a valid bucket name: it starts with '.'
+	tmpDir     = "tmp"
+	trashDir   = "trash"
+	uploadsDir = "uploads"
 )
 
 var (
@@ -29,12 +30,22 @@ var (
 // Store maps buckets and objects onto one open volume. It is safe for
 // concurrent use.
 //
-// Lock order: ns, then refMu, then the engine's own locks.
+// Lock order: an upload's mu, then ns, then upMu or refMu, then the
+// engine's own locks.
 type Store struct {
 	v    *xfs.Volume
 	own  bool // Close closes v
 	tmp  format.Ino
 	trsh format.Ino
+	upl  format.Ino // .xfs3/uploads
+
+	// minPart is MinPartSize; tests lower it to run many small parts.
+	minPart int64
+
+	upMu sync.Mutex
+	// uploads indexes the uploads in progress by ID (loaded from
+	// .xfs3/uploads by New); guarded by upMu.
+	uploads map[string]*upload
 
 	// ns guards the namespace: writers (creating parent directories,
 	// renaming into place, unlinking, pruning empty directories, bucket
@@ -68,10 +79,11 @@ func Open(path string) (*Store, error) {
 }
 
 // New returns a store over an open, writable volume, creating the system
-// directory when missing and removing staging files left by a crash. The
-// caller keeps ownership of v.
+// directory when missing and removing staging files left by a crash.
+// Uploads in progress survive: New indexes them. The caller keeps
+// ownership of v.
 func New(v *xfs.Volume) (*Store, error) {
-	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}}
+	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}, uploads: map[string]*upload{}, minPart: MinPartSize}
 	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
 	if err != nil {
 		return nil, err
@@ -82,18 +94,50 @@ func New(v *xfs.Volume) (*Store, error) {
 	if s.trsh, err = s.ensureDir(sys, trashDir, sysAttrs); err != nil {
 		return nil, err
 	}
+	if s.upl, err = s.ensureDir(sys, uploadsDir, sysAttrs); err != nil {
+		return nil, err
+	}
 	for _, d := range []format.Ino{s.tmp, s.trsh} {
 		ents, err := v.ReadDir(d)
 		if err != nil {
 			return nil, err
 		}
 		for _, e := range ents {
-			if err := v.Unlink(d, e.Name); err != nil {
-				return nil, fmt.Errorf("remove leftover staging file %s: %w", e.Name, err)
+			if err := s.removeTree(d, e.Name); err != nil {
+				return nil, fmt.Errorf("remove leftover staging entry %s: %w", e.Name, err)
 			}
 		}
 	}
+	if err := s.loadUploads(); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// removeTree removes name from dir, with everything below it when it is
+// a directory (staged upload directories, aborted uploads).
+func (s *Store) removeTree(dir format.Ino, name string) error {
+	ino, err := s.v.Lookup(dir, name)
+	if err != nil {
+		return err
+	}
+	st, err := s.v.Stat(ino)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return s.v.Unlink(dir, name)
+	}
+	ents, err := s.v.ReadDir(ino)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := s.removeTree(ino, e.Name); err != nil {
+			return err
+		}
+	}
+	return s.v.Rmdir(dir, name)
 }
 
 // Volume returns the underlying volume.
@@ -165,13 +209,17 @@ func (s *Store) CreateBucket(name string) error {
 	return err
 }
 
-// DeleteBucket removes an empty bucket.
+// DeleteBucket removes an empty bucket. Uploads in progress count as
+// content, as in S3: abort them first.
 func (s *Store) DeleteBucket(name string) error {
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	ino, err := s.bucket(name)
 	if err != nil {
 		return err
+	}
+	if n := s.countUploads(name); n > 0 {
+		return fmt.Errorf("bucket %q has %d uploads in progress: %w", name, n, ErrBucketNotEmpty)
 	}
 	ents, err := s.v.ReadDir(ino)
 	if err != nil {

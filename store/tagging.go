@@ -1,5 +1,17 @@
 package store
 
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
 // Tag is one object tag.
 type Tag struct{ Key, Value string }
 
@@ -17,17 +29,111 @@ type Checksums struct {
 	CRC32, CRC32C, SHA1, SHA256 string
 }
 
-// GetObjectTagging returns the tags of an object, sorted by key.
-func (s *Store) GetObjectTagging(bucket, key string) ([]Tag, error) {
-	return nil, ErrNotImplemented
+// checkTags applies the tag limits: at most MaxTags, unique keys of 1 to
+// MaxTagKeyLen characters, values of at most MaxTagValueLen, all valid
+// UTF-8.
+func checkTags(tags []Tag) error {
+	if len(tags) > MaxTags {
+		return fmt.Errorf("%d tags (at most %d): %w", len(tags), MaxTags, ErrInvalidTag)
+	}
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		if !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value) {
+			return fmt.Errorf("tag %q is not valid UTF-8: %w", t.Key, ErrInvalidTag)
+		}
+		if n := utf8.RuneCountInString(t.Key); n == 0 || n > MaxTagKeyLen {
+			return fmt.Errorf("tag key of %d characters (1 to %d): %w", n, MaxTagKeyLen, ErrInvalidTag)
+		}
+		if n := utf8.RuneCountInString(t.Value); n > MaxTagValueLen {
+			return fmt.Errorf("tag %q has a value of %d characters (at most %d): %w", t.Key, n, MaxTagValueLen, ErrInvalidTag)
+		}
+		if seen[t.Key] {
+			return fmt.Errorf("tag key %q given twice: %w", t.Key, ErrInvalidTag)
+		}
+		seen[t.Key] = true
+	}
+	return nil
 }
 
-// PutObjectTagging replaces the tags of an object.
+// sortedTags returns a copy of tags sorted by key (nil when empty).
+func sortedTags(tags []Tag) []Tag {
+	if len(tags) == 0 {
+		return nil
+	}
+	out := slices.Clone(tags)
+	slices.SortFunc(out, func(a, b Tag) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// encodeTags gives the query form stored in user.xfs3.tagging.
+func encodeTags(tags []Tag) string {
+	q := url.Values{}
+	for _, t := range tags {
+		q.Set(t.Key, t.Value)
+	}
+	return q.Encode() // sorted by key
+}
+
+// decodeTags parses the stored query form, sorted by key.
+func decodeTags(enc string) ([]Tag, error) {
+	q, err := url.ParseQuery(enc)
+	if err != nil {
+		return nil, fmt.Errorf("stored tags %q: %w", enc, err)
+	}
+	var tags []Tag
+	for k, vals := range q {
+		tags = append(tags, Tag{Key: k, Value: vals[0]})
+	}
+	return sortedTags(tags), nil
+}
+
+// GetObjectTagging returns the tags of an object, sorted by key.
+func (s *Store) GetObjectTagging(bucket, key string) ([]Tag, error) {
+	info, err := s.HeadObject(bucket, key)
+	if err != nil {
+		return nil, err
+	}
+	return info.Meta.Tags, nil
+}
+
+// PutObjectTagging replaces the tags of an object (none: removes them).
 func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
-	return ErrNotImplemented
+	if err := checkTags(tags); err != nil {
+		return err
+	}
+	tags = sortedTags(tags)
+	return s.withObject(bucket, key, func(v *xfs.Volume, ino format.Ino) error {
+		if len(tags) == 0 {
+			return removeXattr(v, ino, xattrTagging)
+		}
+		return v.SetXattr(ino, xattrTagging, []byte(encodeTags(tags)), 0)
+	})
 }
 
 // DeleteObjectTagging removes the tags of an object.
 func (s *Store) DeleteObjectTagging(bucket, key string) error {
-	return ErrNotImplemented
+	return s.withObject(bucket, key, func(v *xfs.Volume, ino format.Ino) error {
+		return removeXattr(v, ino, xattrTagging)
+	})
+}
+
+// withObject runs fn on the inode of an existing object (a folder
+// marker's directory included) while holding ns shared, so the inode
+// stays that object's.
+func (s *Store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format.Ino) error) error {
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	_, ino, _, err := s.head(bucket, key)
+	if err != nil {
+		return err
+	}
+	return fn(s.v, ino)
+}
+
+// removeXattr removes an attribute, which may be absent.
+func removeXattr(v *xfs.Volume, ino format.Ino, name string) error {
+	if err := v.RemoveXattr(ino, name); err != nil && !errors.Is(err, xfs.ErrNoData) {
+		return err
+	}
+	return nil
 }
