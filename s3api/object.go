@@ -13,19 +13,21 @@ import (
 )
 
 // uploadSize is the payload length of a PUT: x-amz-decoded-content-length
-// for aws-chunked bodies, else Content-Length (-1 when unknown).
+// for aws-chunked bodies (-1 when not sent: the chunked reader finds the
+// end), else Content-Length (-1 when unknown).
 func uploadSize(r *http.Request) (int64, error) {
-	if v := r.Header.Get("X-Amz-Decoded-Content-Length"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return 0, errorf("InvalidArgument", "x-amz-decoded-content-length %q is not a length.", v)
-		}
-		return n, nil
+	if !strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
+		return r.ContentLength, nil
 	}
-	if strings.HasPrefix(r.Header.Get("X-Amz-Content-Sha256"), "STREAMING-") {
-		return -1, nil // the chunked reader finds the end
+	v := r.Header.Get("X-Amz-Decoded-Content-Length")
+	if v == "" {
+		return -1, nil
 	}
-	return r.ContentLength, nil
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, errorf("InvalidArgument", "x-amz-decoded-content-length %q is not a length.", v)
+	}
+	return n, nil
 }
 
 // uploadBody prepares a PUT body: its size (checked against limit), and the

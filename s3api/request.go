@@ -101,6 +101,10 @@ func (s *server) middleware(next http.Handler) http.Handler {
 		if r.Body == nil {
 			body.ReadCloser = http.NoBody
 		}
+		// A shallow copy: the server inspects its own Request's Body after
+		// the handler (to skip "100 Continue" and close the connection when
+		// the body was never read), so that one must stay untouched.
+		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, rq))
 		r.Body = body
 		h := w.Header()
 		h.Set("X-Amz-Request-Id", rq.id)
@@ -126,7 +130,7 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		rq.auth = auth
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq)))
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -54,8 +54,12 @@ func ownerOf(rq *request) owner {
 	if rq.auth != nil {
 		ak = rq.auth.AccessKey
 	}
-	sum := sha256.Sum256([]byte("xfs3 owner " + ak))
-	return owner{ID: hex.EncodeToString(sum[:]), DisplayName: ak}
+	return owner{ID: ownerID(ak), DisplayName: ak}
+}
+
+func ownerID(accessKey string) string {
+	sum := sha256.Sum256([]byte("xfs3 owner " + accessKey))
+	return hex.EncodeToString(sum[:])
 }
 
 // readXMLBody reads at most limit bytes of the request body, checked as
