@@ -3,10 +3,15 @@
 //
 //	/                      volume root
 //	├── .xfs3/             system directory (never a bucket: starts with '.')
-//	│   ├── tmp/<random>   staged PUTs, renamed into place when complete
-//	│   └── trash/<random> extra links keeping replaced objects alive for
-//	│                      open readers; emptied on Close of the last reader
-//	│                      and on open
+//	│   ├── tmp/<random>   staged PUTs, parts, completions and new upload
+//	│   │                  directories, renamed into place when complete;
+//	│   │                  emptied on open
+//	│   ├── trash/<random> extra links keeping replaced objects alive for
+//	│   │                  open readers; emptied on Close of the last reader
+//	│   │                  and on open
+//	│   └── uploads/<id>/  a multipart upload in progress (survives restarts)
+//	│       ├── 00001      part 1
+//	│       └── 00007      part 7
 //	└── photos/            bucket "photos"
 //	    ├── a.jpg          key "a.jpg"
 //	    └── 2024/          key prefix "2024/" (a folder marker if it has
@@ -61,10 +66,31 @@
 //	Expires                         user.xfs3.expires
 //	x-amz-meta-<name>               user.meta.<name> (name lowercased)
 //
+//	Tags (x-amz-tagging)            user.xfs3.tagging
+//	x-amz-checksum-crc32            user.xfs3.checksum-crc32
+//	x-amz-checksum-crc32c           user.xfs3.checksum-crc32c
+//	x-amz-checksum-sha1             user.xfs3.checksum-sha1
+//	x-amz-checksum-sha256           user.xfs3.checksum-sha256
+//
 // Empty standard headers are not stored. User metadata names are 1 to 245
 // bytes of printable ASCII without spaces (ErrInvalidMetadata), names plus
 // values at most 2 KiB (ErrMetadataTooLarge). Last-Modified is the file's
 // mtime.
+//
+// Tags are stored as one URL query with keys sorted ("color=red&size=L"),
+// so getfattr shows them readably. At most 10 tags, keys unique and 1 to
+// 128 characters, values at most 256, all valid UTF-8 (else ErrInvalidTag).
+// PutObject and CompleteMultipartUpload store Meta.Tags; Head and Get
+// return them; Get/Put/DeleteObjectTagging read and replace them alone;
+// CopyObject keeps them with nil meta (COPY) and takes meta.Tags otherwise.
+//
+// Checksums are stored as given (base64, as S3 sends them) and returned by
+// Head and Get; the store does not compute them. The S3 layer verifies
+// them while streaming, by wrapping the body in a reader whose last Read
+// fails (with an error wrapping ErrBadDigest) on a mismatch: PutObject and
+// UploadPart then store nothing (see PutObject's reader contract). A
+// multipart object has no checksums (S3's composite checksums are not
+// computed); a copy keeps its source's, its content being the same.
 //
 // # Writes
 //
@@ -74,10 +100,45 @@
 // the namespace lock, makes missing parent directories and renames the file
 // over the key in one engine transaction: readers see the old object or
 // the new one, never a partial one. A failure removes the staging file and
-// any directory it made. An Object returned by GetObject keeps reading the
-// content it opened even if the key is overwritten or deleted: the store
-// links such an inode into .xfs3/trash before it loses its name and unlinks
-// it when the last reader closes. CopyObject copies the bytes.
+// any directory it made, as does any error from the body reader, even one
+// returned with the final bytes. Bodies over MaxObjectSize (parts:
+// MaxPartSize) give ErrEntityTooLarge. An Object returned by GetObject
+// keeps reading the content it opened even if the key is overwritten or
+// deleted: the store links such an inode into .xfs3/trash before it loses
+// its name and unlinks it when the last reader closes. CopyObject copies
+// the bytes.
+//
+// # Multipart uploads
+//
+// CreateMultipartUpload makes .xfs3/uploads/<id>, with the bucket, key,
+// initiation time and metadata (tags included) as xattrs of the directory
+// (user.xfs3.upload-bucket, -key, -initiated, and the object attributes
+// above). IDs are 24 random bytes in URL-safe base64. The directory is
+// built in .xfs3/tmp and renamed in whole, and an in-memory index of the
+// uploads (loaded on open) serves lookups and ListMultipartUploads without
+// reading the disk. UploadPart streams a part into .xfs3/tmp like
+// PutObject, sets user.xfs3.etag (MD5 hex), user.xfs3.part-size and the
+// checksums, and renames it over uploads/<id>/<number, 5 digits>: a part
+// sent again replaces the old one atomically.
+//
+// CompleteMultipartUpload checks the list (ascending numbers, existing
+// parts with matching ETags, all but the last at least 5 MiB) and that
+// the key can be placed, then joins the parts in a staging file. While the
+// staging size is a multiple of the block size, a part is moved rather
+// than copied: xfs.Volume.AppendExtents remaps its extents onto the end of
+// the staging file in one engine transaction (two inodes, no data I/O),
+// so completing 1 GiB of aligned parts costs milliseconds. After a part of
+// unaligned size every later part is copied. The object gets the upload's
+// metadata and the ETag hex(md5(md5(part 1) ‖ … ‖ md5(part N)))-N, is
+// renamed into place as PutObject does, and the upload's directory goes
+// with any unused parts. A completion that fails after moving parts
+// leaves them consumed (the part file is shorter than its part-size):
+// they then give ErrInvalidPart. Abort removes the directory. DeleteBucket
+// gives ErrBucketNotEmpty while the bucket has uploads, as S3 does.
+//
+// Lock order: an upload's own mutex (serialising its part renames,
+// completion, abort and part listing), then the namespace lock, then the
+// index and reader-count mutexes, then the engine's locks.
 //
 // # Listing cost
 //
