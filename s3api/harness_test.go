@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/xml"
-	"errors"
 	"hash"
 	"io"
 	"net/http"
@@ -104,15 +103,6 @@ func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	return c
-}
-
-// skipIfNotImplemented skips while the store's multipart, tagging and
-// checksum functions are still stubs.
-func skipIfNotImplemented(t *testing.T, err error) {
-	t.Helper()
-	if errors.Is(err, store.ErrNotImplemented) || minio.ToErrorResponse(err).Code == "NotImplemented" {
-		t.Skipf("store returns ErrNotImplemented: %v", err)
-	}
 }
 
 func mustBucket(t *testing.T, ts *testServer, name string) {
@@ -230,3 +220,5 @@ type shaHasher struct{ hash.Hash }
 func (shaHasher) Close() {}
 
 func newSHAHasher() shaHasher { return shaHasher{sha256.New()} }
+
+func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }

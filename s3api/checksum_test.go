@@ -1,0 +1,145 @@
+package s3api
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
+	"hash/crc64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/signer"
+
+	"github.com/xfs3/xfs3/s3api/sigv4"
+)
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+
+// expectedSums are the x-amz-checksum-* values of data, by algorithm.
+func expectedSums(data []byte) map[string]string {
+	s1 := sha1.Sum(data)
+	s256 := sha256.Sum256(data)
+	return map[string]string{
+		"crc32":     b64(be32(crc32.ChecksumIEEE(data))),
+		"crc32c":    b64(be32(crc32.Checksum(data, crc32.MakeTable(crc32.Castagnoli)))),
+		"sha1":      b64(s1[:]),
+		"sha256":    b64(s256[:]),
+		"crc64nvme": b64(binary.BigEndian.AppendUint64(nil, crc64.Checksum(data, crc64NVME))),
+	}
+}
+
+func TestChecksumHeaders(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "sums")
+	data := []byte("The quick brown fox jumps over the lazy dog")
+	sums := expectedSums(data)
+	// Known values of this sentence, so the tables are the right ones.
+	if sums["crc32"] != b64(be32(0x414fa339)) || sums["crc32c"] != b64(be32(0x22620404)) {
+		t.Fatalf("test vectors: %v", sums)
+	}
+	for alg, sum := range sums {
+		t.Run(alg, func(t *testing.T) {
+			key := "/sums/" + alg
+			resp, body := ts.do(t, "PUT", key, data, http.Header{"X-Amz-Checksum-" + alg: {sum}, "X-Amz-Sdk-Checksum-Algorithm": {strings.ToUpper(alg)}})
+			if resp.StatusCode != 200 {
+				t.Fatalf("PUT: %d %s", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("X-Amz-Checksum-" + alg); got != sum && alg != "crc64nvme" {
+				t.Errorf("PUT echoes %q, want %q", got, sum)
+			}
+			resp, _ = ts.do(t, "HEAD", key, nil, http.Header{"X-Amz-Checksum-Mode": {"ENABLED"}})
+			if alg != "crc64nvme" && resp.Header.Get("X-Amz-Checksum-"+alg) != sum {
+				t.Errorf("HEAD with checksum mode: %v", resp.Header)
+			}
+			resp, _ = ts.do(t, "GET", key, nil, nil)
+			if resp.Header.Get("X-Amz-Checksum-"+alg) != "" {
+				t.Errorf("checksum sent without checksum mode")
+			}
+			bad := expectedSums([]byte("other"))[alg]
+			resp, body = ts.do(t, "PUT", key+"-bad", data, http.Header{"X-Amz-Checksum-" + alg: {bad}})
+			wantError(t, resp, body, 400, "BadDigest")
+		})
+	}
+	resp, body := ts.do(t, "PUT", "/sums/x", data, http.Header{"X-Amz-Sdk-Checksum-Algorithm": {"MD6"}})
+	wantError(t, resp, body, 400, "InvalidRequest")
+	resp, body = ts.do(t, "PUT", "/sums/x", data, http.Header{"X-Amz-Sdk-Checksum-Algorithm": {"SHA1"}, "X-Amz-Checksum-Crc32": {sums["crc32"]}})
+	wantError(t, resp, body, 400, "InvalidRequest")
+}
+
+// TestChecksumTrailer: checksums sent as an aws-chunked trailer, unsigned
+// and signed, are verified at the end of the body.
+func TestChecksumTrailer(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "sums")
+	data := []byte(strings.Repeat("trailer payload ", 5000))
+	sum := expectedSums(data)["crc32c"]
+	for _, c := range []struct {
+		name, value string
+		status      int
+	}{
+		{"good", sum, 200},
+		{"bad", expectedSums([]byte("x"))["crc32c"], 400},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := ts.rawRequest(t, "PUT", "/sums/trailed-"+c.name, data, http.Header{"X-Amz-Content-Sha256": {sigv4.StreamingUnsignedTrailer}})
+			req = signer.SignV4Trailer(*req, testAccessKey, testSecretKey, "", testRegion, http.Header{"X-Amz-Checksum-Crc32c": {c.value}})
+			resp, body := send(t, req)
+			if resp.StatusCode != c.status {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			if c.status != 200 {
+				wantError(t, resp, body, 400, "BadDigest")
+				return
+			}
+			if resp.Header.Get("X-Amz-Checksum-Crc32c") != sum {
+				t.Errorf("response checksum: %v", resp.Header)
+			}
+			o, err := ts.store.GetObject("sums", "trailed-good")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			if readAll(t, o.Reader()) != string(data) {
+				t.Errorf("stored content differs")
+			}
+		})
+	}
+}
+
+// TestChecksumMinio: minio-go's own checksum options round-trip.
+func TestChecksumMinio(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "sums")
+	c := ctx(t)
+	data := strings.Repeat("minio checksum ", 1000)
+	client, err := minio.New(strings.TrimPrefix(ts.url, "http://"), &minio.Options{
+		Creds: credentials.NewStaticV4(testAccessKey, testSecretKey, ""), Region: testRegion, TrailingHeaders: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range []minio.ChecksumType{minio.ChecksumCRC32, minio.ChecksumCRC32C, minio.ChecksumSHA1, minio.ChecksumSHA256} {
+		t.Run(ct.String(), func(t *testing.T) {
+			_, err := client.PutObject(c, "sums", "m-"+ct.String(), strings.NewReader(data), int64(len(data)),
+				minio.PutObjectOptions{Checksum: ct})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, err := ts.store.GetObject("sums", "m-"+ct.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			if readAll(t, o.Reader()) != data {
+				t.Errorf("content differs")
+			}
+		})
+	}
+}
