@@ -43,12 +43,15 @@ func (v *Volume) AppendExtents(dst, src format.Ino) error {
 	if first != dst {
 		m.hd, m.hs = h2, h1
 	}
-	for !m.done {
-		err := v.runTx(v.moveReserve(), false, func(t *txn) error { return v.moveBatchTx(t, m) })
+	for done := false; !done; m.batches++ {
+		err := v.runTx(v.moveReserve(), false, func(t *txn) error {
+			var err error
+			done, err = v.moveBatchTx(t, m)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		m.batches++
 	}
 	return nil
 }
@@ -60,7 +63,6 @@ type extentMove struct {
 	batches  int
 	// base and srcSize are the sizes the move started from.
 	base, srcSize int64
-	done          bool
 }
 
 // moveReserve covers one batch: dst's bmbt growing by maxMovePerTx
@@ -70,18 +72,20 @@ func (v *Volume) moveReserve() int64 {
 	return int64(2*(maxMovePerTx/perLeaf+1)) + v.bmbtReserve()
 }
 
-func (v *Volume) moveBatchTx(t *txn, m *extentMove) error {
+// moveBatchTx moves up to maxMovePerTx extents; done reports that src is
+// now empty.
+func (v *Volume) moveBatchTx(t *txn, m *extentMove) (done bool, err error) {
 	cd, err := t.modify(m.hd, m.dst)
 	if err != nil {
-		return err
+		return false, err
 	}
 	cs, err := t.modify(m.hs, m.src)
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, c := range []*inodeChange{cd, cs} {
 		if c.core.Mode&format.SIFMT != format.SIFREG {
-			return fmt.Errorf("inode %d is a %s, not a regular file: %w", c.ino, format.FileType(c.core.Mode), ErrInvalid)
+			return false, fmt.Errorf("inode %d is a %s, not a regular file: %w", c.ino, format.FileType(c.core.Mode), ErrInvalid)
 		}
 	}
 	g := &v.geo
@@ -89,28 +93,28 @@ func (v *Volume) moveBatchTx(t *txn, m *extentMove) error {
 	if m.batches == 0 {
 		m.base, m.srcSize = cd.core.Size, cs.core.Size
 		if m.base%bs != 0 {
-			return fmt.Errorf("inode %d has %d bytes: %w", m.dst, m.base, ErrUnaligned)
+			return false, fmt.Errorf("inode %d has %d bytes: %w", m.dst, m.base, ErrUnaligned)
 		}
 		if m.srcSize > math.MaxInt64-m.base {
-			return fmt.Errorf("append %d bytes to %d: %w", m.srcSize, m.base, ErrInvalid)
+			return false, fmt.Errorf("append %d bytes to %d: %w", m.srcSize, m.base, ErrInvalid)
 		}
 	}
 	baseBlk := format.FileOff(m.base >> g.BlockLog)
 	srcEnd := format.FileOff((m.srcSize + bs - 1) >> g.BlockLog)
 	dstExt, err := cd.mapping(DataFork)
 	if err != nil {
-		return err
+		return false, err
 	}
 	srcExt, err := cs.mapping(DataFork)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if m.batches == 0 {
 		if dstExt, err = cd.freePastBlock(dstExt, baseBlk); err != nil {
-			return err
+			return false, err
 		}
 		if srcExt, err = cs.freePastBlock(srcExt, srcEnd); err != nil {
-			return err
+			return false, err
 		}
 	}
 	n := min(len(srcExt), maxMovePerTx)
@@ -126,10 +130,10 @@ func (v *Volume) moveBatchTx(t *txn, m *extentMove) error {
 	rest := srcExt[n:]
 	// src first: shrinking its bmbt frees blocks dst's may then use.
 	if err := cs.setMapping(DataFork, rest); err != nil {
-		return err
+		return false, err
 	}
 	if err := cd.setMapping(DataFork, dstExt); err != nil {
-		return err
+		return false, err
 	}
 	cs.core.NBlocks -= moved
 	cd.core.NBlocks += moved
@@ -137,14 +141,14 @@ func (v *Volume) moveBatchTx(t *txn, m *extentMove) error {
 		cd.core.Size = m.base + m.srcSize
 		cs.core.Size = 0
 		cs.core.Flags &^= format.DiflagPrealloc
-		m.done = true
+		done = true
 	} else {
 		// dst covers what has moved so far; src keeps its size.
 		cd.core.Size = m.base + int64(rest[0].StartOff)<<g.BlockLog
 	}
 	cd.touch(true)
 	cs.touch(true)
-	return nil
+	return done, nil
 }
 
 // freePastBlock unmaps and frees every block of the data fork at or past
