@@ -23,6 +23,7 @@ Commands:
   mkfs    create a volume file ('xfs3 mkfs -h')
   vol     inspect a volume (ls, get, stat, getfattr, df) and change it
           (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
+  bench   measure a running S3 endpoint ('xfs3 bench -h')
   help    show this text, or 'xfs3 help <command> [subcommand]'
 
 Every command accepts -h (df: --help) to print its usage.
@@ -86,6 +87,8 @@ func dispatch(args []string, e *env) int {
 		return runMkfs(rest, e.stdout, e.stderr)
 	case "vol":
 		return runVol(rest, e)
+	case "bench":
+		return runBench(rest, e)
 	}
 	fmt.Fprintf(e.stderr, "xfs3: unknown command %q\n\n", cmd)
 	fmt.Fprint(e.stderr, mainUsage)
@@ -104,6 +107,8 @@ func help(args []string, e *env) int {
 		return runMkfs([]string{"-h"}, e.stdout, e.stderr)
 	case "vol":
 		return volHelp(args[1:], e)
+	case "bench":
+		return runBench([]string{"-h"}, e)
 	case "help":
 		fmt.Fprint(e.stdout, mainUsage)
 		return exitOK
