@@ -1,19 +1,107 @@
-// Package s3api is the HTTP edge of xfs3: an S3-compatible handler over a
-// store.Store.
+// Package s3api is the HTTP edge of xfs3: an S3-compatible http.Handler
+// over a store.Store, made by New from a Config.
 //
-//	request ─► middleware: request IDs, sigv4.Verifier (headers only, body
-//	   │       untouched, so a bad signature never reaches the store and
-//	   │       "Expect: 100-continue" is never answered for it), log line
+//	request ─► middleware (request.go): request IDs (x-amz-request-id,
+//	   │       x-amz-id-2), sigv4.Verifier on headers and URL only, so a bad
+//	   │       signature never reaches the store and "Expect: 100-continue"
+//	   │       is never answered for it; one log line per request
 //	   ▼
-//	gorilla/mux route table (router.go; first match wins: operations chosen
-//	   │       by a query parameter or header first, then unsupported
-//	   │       subresources → 501, then the plain operations)
+//	route table (router.go, gorilla/mux, first match wins): operations
+//	   │       chosen by a query parameter or header, then unsupported
+//	   │       subresources (501), then the plain operations
 //	   ▼
-//	handler ─► body: signature check (sigv4 Auth.Body) ─► checksums
-//	   │       (Content-MD5, x-amz-checksum-*, trailers) ─► store, streamed;
-//	   │       a mismatch ends the body with an error, so the store abandons
-//	   ▼       the write
-//	errors.go: every error becomes one S3 code, status and XML body there
+//	handler ─► body: sigv4 Auth.Body (payload hash, chunk signatures)
+//	   │       ─► verifyingReader (Content-MD5, x-amz-checksum-*, trailers)
+//	   │       ─► store, streamed; a mismatch is returned instead of io.EOF,
+//	   ▼       so the store abandons the write
+//	errors.go: every error becomes one S3 code, status and XML body
 //
-// Work in progress; see the commit log for what is supported.
+// # Addressing
+//
+// Path style only: http://host/bucket/key. Virtual-host style
+// (bucket.host) is not recognised: such a request is read as path style.
+// Paths are not cleaned ("a//b" reaches the store, which rejects it).
+//
+// # Operations
+//
+//	GET    /                                  ListBuckets
+//	PUT    /b                                 CreateBucket (a CreateBucketConfiguration
+//	                                          body is accepted; its LocationConstraint ignored)
+//	HEAD   /b                                 HeadBucket
+//	DELETE /b                                 DeleteBucket
+//	GET    /b?location                        GetBucketLocation (empty for us-east-1)
+//	GET    /b?versioning                      GetBucketVersioning (never enabled)
+//	GET    /b?acl, /b/k?acl                   canned ACL: the owner has FULL_CONTROL
+//	GET    /b                                 ListObjects (v1)
+//	GET    /b?list-type=2                     ListObjectsV2
+//	GET    /b?uploads                         ListMultipartUploads
+//	POST   /b?delete                          DeleteObjects (1 to 1000 keys, Quiet)
+//	PUT    /b/k                               PutObject
+//	PUT    /b/k + x-amz-copy-source           CopyObject
+//	GET    /b/k, HEAD /b/k                    GetObject, HeadObject
+//	DELETE /b/k                               DeleteObject
+//	POST   /b/k?uploads                       CreateMultipartUpload
+//	PUT    /b/k?partNumber&uploadId           UploadPart (UploadPartCopy with
+//	                                          x-amz-copy-source[-range])
+//	POST   /b/k?uploadId                      CompleteMultipartUpload
+//	DELETE /b/k?uploadId                      AbortMultipartUpload
+//	GET    /b/k?uploadId                      ListParts
+//	GET|PUT|DELETE /b/k?tagging               Get/Put/DeleteObjectTagging
+//
+// Any other subresource (acl writes, policy, lifecycle, cors, versions,
+// object lock, bucket tagging, website, notification, replication, select,
+// restore, GET ?partNumber, ...) is 501 NotImplemented; other methods are
+// 405 MethodNotAllowed. POST form uploads are not supported.
+//
+// # Semantics worth knowing
+//
+//   - Authentication: SigV4 (header, presigned, aws-chunked with and without
+//     trailers) and SigV2 (header, presigned), by sigv4.Verifier. The region
+//     in a credential scope is not checked: there is one region. Anonymous
+//     requests get AccessDenied.
+//   - GET/HEAD: one byte range (bytes=a-b, a-, -n) gives 206; a syntax S3
+//     ignores (several ranges, another unit, last before first) gives the
+//     whole object; an unsatisfiable one 416 InvalidRange with Content-Range
+//     "bytes */size". Preconditions follow RFC 7232 section 6 (If-Match, else
+//     If-Unmodified-Since; then If-None-Match, else If-Modified-Since); 304
+//     carries ETag and Last-Modified. response-* parameters override the
+//     stored headers. Objects stored without a Content-Type are served as
+//     binary/octet-stream.
+//   - Checksums: Content-MD5 (BadDigest; InvalidDigest when malformed) and
+//     x-amz-checksum-crc32, -crc32c, -sha1, -sha256, -crc64nvme, sent as a
+//     header or an aws-chunked trailer, or named by
+//     x-amz-sdk-checksum-algorithm, are computed while streaming and checked
+//     at the end. Checksums sent as headers are stored and returned on GET
+//     and HEAD of the whole object with x-amz-checksum-mode: ENABLED.
+//     Trailer checksums (and ones only named by the algorithm header) are
+//     verified and echoed in the response but not stored: the store takes
+//     checksums before the body. CRC-64/NVME is verified, never stored.
+//   - ListObjects: v1 sends NextMarker only with a delimiter; v2's
+//     continuation token is the base64 of the last key or prefix of the page;
+//     max-keys above 1000 is 1000, 0 gives an empty page; encoding-type=url
+//     escapes keys, prefixes, delimiter and markers (space as '+', '/'
+//     kept). Owner is in every v1 entry, and in v2 with fetch-owner=true.
+//   - Copies: x-amz-copy-source is URL-encoded, its ?versionId ignored.
+//     x-amz-metadata-directive and x-amz-tagging-directive default to COPY;
+//     copying an object onto itself needs a REPLACE. The copy-source
+//     preconditions all fail with 412.
+//   - XML request bodies are read through the signature check, verified
+//     against Content-MD5 when sent, and bounded (2 MiB; 64 KiB for Tagging).
+//   - Errors: Code, Message, Resource, RequestId and HostId (plus Key or
+//     BucketName where S3 sends them); HEAD errors have no body. Keys the
+//     store cannot map (empty or "."/".." components, a key that is both an
+//     object and a prefix of another) are InvalidArgument. Errors the edge
+//     does not know (such as a full volume) are InternalError and logged.
+//   - Objects are streamed both ways: upload bodies are readers handed to the
+//     store, downloads are io.Copy from the store's reader.
+//
+// # Logging
+//
+// One zerolog event per request at info level (error level for
+// InternalError): request_id, op, method, bucket, key, status, bytes_in,
+// bytes_out, latency, remote, access_key, and error_code with the error
+// when the request failed. Panics are recovered, logged with their stack
+// and answered with InternalError.
+//
+// s3api imports only store and s3api/sigv4 from this module.
 package s3api
