@@ -270,6 +270,7 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (UploadInfo
 	s.upMu.Lock()
 	s.uploads[info.UploadID] = &upload{info: info, dir: dir}
 	s.upMu.Unlock()
+	info.Meta = meta.clone() // the index's copy stays private
 	return info, nil
 }
 

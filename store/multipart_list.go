@@ -36,6 +36,7 @@ func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (L
 	}
 	slices.Sort(numbers)
 	res := ListPartsResult{Upload: u.info}
+	res.Upload.Meta = u.info.Meta.clone() // the index's copy stays private
 	if limit := pageSize(opt.MaxParts); len(numbers) > limit {
 		numbers, res.IsTruncated = numbers[:limit], true
 	}
