@@ -85,6 +85,11 @@
 //     x-amz-metadata-directive and x-amz-tagging-directive default to COPY;
 //     copying an object onto itself needs a REPLACE. The copy-source
 //     preconditions all fail with 412.
+//   - Writes that ask for what this server cannot give are refused with 501
+//     rather than half done: conditional writes (If-Match, If-None-Match on
+//     PUT and Complete), SSE-C and aws:kms encryption, object lock, website
+//     redirects. x-amz-server-side-encryption: AES256 is accepted and not
+//     echoed; x-amz-acl and x-amz-storage-class are ignored.
 //   - XML request bodies are read through the signature check, verified
 //     against Content-MD5 when sent, and bounded (2 MiB; 64 KiB for Tagging).
 //   - Errors: Code, Message, Resource, RequestId and HostId (plus Key or

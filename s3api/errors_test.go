@@ -86,8 +86,12 @@ func TestErrorCodes(t *testing.T) {
 		{name: "policy", method: "GET", path: "/full?policy", status: 501, code: "NotImplemented"},
 		{name: "put policy", method: "PUT", path: "/full?policy", body: "{}", status: 501, code: "NotImplemented"},
 		{name: "versions", method: "GET", path: "/full?versions", status: 501, code: "NotImplemented"},
-		{name: "object lock", method: "PUT", path: "/full/five?retention", body: "x", status: 501, code: "NotImplemented"},
+		{name: "retention", method: "PUT", path: "/full/five?retention", body: "x", status: 501, code: "NotImplemented"},
 		{name: "bucket tagging", method: "GET", path: "/full?tagging", status: 501, code: "NotImplemented"},
+		{name: "conditional put", method: "PUT", path: "/full/k", body: "x", header: hdr("If-None-Match", "*"), status: 501, code: "NotImplemented"},
+		{name: "sse-c", method: "PUT", path: "/full/k", body: "x", header: hdr("X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256"), status: 501, code: "NotImplemented"},
+		{name: "kms", method: "POST", path: "/full/k?uploads", header: hdr("X-Amz-Server-Side-Encryption", "aws:kms"), status: 501, code: "NotImplemented"},
+		{name: "object lock", method: "PUT", path: "/full/k", header: hdr("X-Amz-Copy-Source", "/full/five", "X-Amz-Object-Lock-Mode", "GOVERNANCE"), status: 501, code: "NotImplemented"},
 		{name: "post service", method: "POST", path: "/", status: 405, code: "MethodNotAllowed"},
 		{name: "post object", method: "POST", path: "/full/five", status: 405, code: "MethodNotAllowed"},
 		{name: "too large", req: func(t *testing.T) *http.Request {

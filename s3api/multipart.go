@@ -17,6 +17,9 @@ type initiateMultipartUploadResult struct {
 }
 
 func (s *server) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := checkWriteHeaders(r.Header); err != nil {
+		return err
+	}
 	meta, err := metaFromHeaders(r.Header)
 	if err != nil {
 		return err
@@ -158,6 +161,9 @@ func parseCompleteMultipartUpload(data []byte) ([]store.CompletePart, error) {
 const maxCompleteBody = 2 << 20
 
 func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := checkWriteHeaders(r.Header); err != nil {
+		return err
+	}
 	data, err := readXMLBody(r, rq, maxCompleteBody)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // checkDirFreeBlocks decodes every free-index block of the directories in
@@ -62,3 +63,14 @@ func checkDirFreeBlocks(t testing.TB, v *Volume, snap oracle.Snapshot) int {
 
 // CheckDirFreeBlocks is checkDirFreeBlocks for the external tests.
 var CheckDirFreeBlocks = checkDirFreeBlocks
+
+// SkipWriteback makes v's commits reach only the log, as if the machine
+// died right after each log write.
+func SkipWriteback(v *Volume) { v.w.cache.SkipWriteback() }
+
+// Abandon drops v without writing anything more (no superblock, no
+// unmount record): a crash as far as the volume can tell.
+func Abandon(v *Volume) error { return v.dev.Close() }
+
+// LogStats returns the log writer's counters.
+func LogStats(v *Volume) xlog.Stats { return v.w.cache.Log().Stats() }

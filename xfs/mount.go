@@ -7,6 +7,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // counters are the in-core superblock counters of a writable volume. They
@@ -52,6 +53,11 @@ func (v *Volume) openWrite(o Options) error {
 		budget = defaultCacheBytes
 	}
 	v.w = &writeState{cache: trans.NewCache(v.dev, budget)}
+	lw, err := v.openLog()
+	if err != nil {
+		return err
+	}
+	v.w.cache.SetLog(lw)
 	v.w.setAside = int64(v.geo.AgCount) * 8
 	st, err := v.Statfs()
 	if err != nil {
@@ -64,6 +70,20 @@ func (v *Volume) openWrite(o Options) error {
 	// trust project quota counts this engine did not keep.
 	v.sb.QFlags &^= qflagsChecked
 	return v.writeSuperblock()
+}
+
+// openLog starts writing the (clean) log after its last record.
+func (v *Volume) openLog() (*xlog.Writer, error) {
+	l := v.logRegion()
+	head, cycle, err := l.FindHead()
+	if err != nil {
+		return nil, fmt.Errorf("find log head: %w", err)
+	}
+	_, prev, err := l.LastRecord(head)
+	if err != nil {
+		return nil, fmt.Errorf("find last log record: %w", err)
+	}
+	return xlog.NewWriter(v.dev, l, v.sb.UUID, cycle, head, int32(prev)), nil
 }
 
 // Quota "checked" bits: counts are trusted only while set.

@@ -39,7 +39,8 @@ type Volume struct {
 	path string
 
 	icache    inodeCache
-	w         *writeState // nil when read-only
+	w         *writeState    // nil when read-only
+	recovery  *RecoveryStats // set when Open replayed the log
 	closeOnce sync.Once
 }
 
@@ -98,11 +99,21 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 	}
 	v.icache.init()
 	if err := v.checkLog(); err != nil {
-		return nil, err
+		if o.ReadOnly || !errors.Is(err, ErrNeedsRecovery) {
+			return nil, err
+		}
+		if err := v.recoverLog(); err != nil {
+			return nil, err
+		}
 	}
 	if !o.ReadOnly {
 		if err := v.openWrite(o); err != nil {
 			return nil, err
+		}
+		if v.recovery != nil {
+			if err := v.freeUnlinked(); err != nil {
+				return nil, fmt.Errorf("after log recovery: %w", err)
+			}
 		}
 	}
 	return v, nil
@@ -142,23 +153,31 @@ func (v *Volume) checkLog() error {
 	if uint64(v.sb.LogBlocks)<<g.BlockLog > 2<<30 {
 		return format.Corrupt("superblock", "daddr 0", "log of %d blocks of %d bytes is larger than 2 GiB", v.sb.LogBlocks, g.BlockSize)
 	}
-	l := &xlog.Log{R: v.dev, Start: format.DaddrToByte(g.FsbToDaddr(v.sb.LogStart)),
-		Blocks: v.sb.LogBlocks << (g.BlockLog - format.BBShift)}
-	if err := l.CheckClean(); err != nil {
+	if err := v.logRegion().CheckClean(); err != nil {
 		if errors.Is(err, xlog.ErrNeedsRecovery) {
-			return fmt.Errorf("%w (%v): mount it with the kernel once, or replay it with a later xfs3", ErrNeedsRecovery, err)
+			return fmt.Errorf("%w (%v): open it read-write (or mount it with the kernel) to replay the log", ErrNeedsRecovery, err)
 		}
 		return fmt.Errorf("read log: %w", err)
 	}
 	return nil
 }
 
+// logRegion locates the internal log.
+func (v *Volume) logRegion() *xlog.Log {
+	g := &v.geo
+	return &xlog.Log{R: v.dev, Start: format.DaddrToByte(g.FsbToDaddr(v.sb.LogStart)),
+		Blocks: v.sb.LogBlocks << (g.BlockLog - format.BBShift)}
+}
+
 // Close writes back the counters of a writable volume, makes everything
-// durable and releases the device.
+// durable, marks the log clean and releases the device.
 func (v *Volume) Close() error {
 	var err error
 	v.closeOnce.Do(func() {
 		err = v.Sync()
+		if err == nil && v.w != nil {
+			err = v.w.cache.Log().Unmount()
+		}
 		if cerr := v.dev.Close(); err == nil {
 			err = cerr
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // Cache holds metadata buffers by disk address, bounded by a memory
@@ -21,6 +22,17 @@ type Cache struct {
 
 	busy Busy
 
+	// log receives every commit before its blocks are written in place
+	// (nil: blocks are written in place directly, for tests of this
+	// package). logged holds the size of every block logged since the
+	// log was opened, so that freeing one logs a cancel.
+	log      *xlog.Writer
+	loggedMu sync.Mutex // guards logged
+	logged   map[format.Daddr]int
+	// noWriteback leaves committed blocks only in the log (tests of
+	// recovery).
+	noWriteback bool
+
 	shutMu  sync.Mutex // guards shutErr
 	shutErr error      // set once a commit's write failed
 }
@@ -32,6 +44,20 @@ func NewCache(d dev.Device, budget int) *Cache {
 	c.busy.init()
 	return c
 }
+
+// SetLog routes every later commit through w.
+func (c *Cache) SetLog(w *xlog.Writer) {
+	c.log = w
+	c.logged = make(map[format.Daddr]int)
+}
+
+// Log returns the log writer, if any.
+func (c *Cache) Log() *xlog.Writer { return c.log }
+
+// SkipWriteback makes commits stop writing blocks in place: they exist
+// only in the log and the cache, as after a crash right after the log
+// write. For recovery tests only.
+func (c *Cache) SkipWriteback() { c.noWriteback = true }
 
 // Device is the device the cache reads and writes.
 func (c *Cache) Device() dev.Device { return c.dev }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // ErrShutdown is returned once a write failed part-way through a commit:
@@ -39,6 +40,7 @@ type txBuf struct {
 	data  []byte // the transaction's private copy
 	dirty bool
 	stale bool // freed metadata: never written, dropped from the cache
+	fresh bool // initialised by Get, not read: logged whole
 }
 
 // Begin starts a transaction. It fails once the cache is shut down.
@@ -148,6 +150,7 @@ func (tx *Tx) Get(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
 		clear(tb.data)
 		tb.dirty = true
 	}
+	tb.fresh = true
 	tb.stale = false
 	return tb.data, nil
 }
@@ -226,19 +229,43 @@ func (tx *Tx) Commit() error {
 	tx.done = true
 	var err error
 	for _, tb := range tx.held {
-		if !tb.dirty || tb.stale {
-			continue
-		}
-		if ops := tb.b.ops.Load(); ops != nil && ops.Finish != nil {
-			ops.Finish(tb.data)
-		}
-		if err == nil {
-			if _, werr := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); werr != nil {
-				err = fmt.Errorf("write daddr %d: %w", tb.b.daddr, werr)
-				tx.c.shutDown(err)
+		if tb.dirty && !tb.stale {
+			if ops := tb.b.ops.Load(); ops != nil && ops.Finish != nil {
+				ops.Finish(tb.data)
 			}
 		}
 	}
+	// Write-ahead: the log record is durable before any block of the
+	// transaction is written in place. The transaction keeps its buffers
+	// locked meanwhile, so the next change to the same blocks is logged
+	// after this one.
+	var lsn format.LSN
+	logged := false
+	if tx.c.log != nil {
+		if items := tx.logItems(); len(items) > 0 {
+			lsn, err = tx.c.log.Commit(items)
+			if err != nil {
+				err = fmt.Errorf("log commit: %w", err)
+				tx.c.shutDown(err)
+			}
+			logged = true
+		}
+	}
+	for _, tb := range tx.held {
+		if !tb.dirty || tb.stale || err != nil || tx.c.noWriteback {
+			continue
+		}
+		if _, werr := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); werr != nil {
+			err = fmt.Errorf("write daddr %d: %w", tb.b.daddr, werr)
+			tx.c.shutDown(err)
+		}
+	}
+	if logged && err == nil && !tx.c.noWriteback {
+		tx.c.log.Written(lsn)
+	}
+	// With the log a commit is already durable here, so busy extents are
+	// only a conservative pause: they stay busy until the next Sync (which
+	// allocators call when busy space is all that is left), as before.
 	if len(tx.freed) > 0 {
 		tx.c.busy.add(tx.freed)
 	}
@@ -294,13 +321,55 @@ func (tx *Tx) unlockAll(committed bool) {
 }
 
 // Sync makes everything committed so far durable and releases the busy
-// extents of those commits.
+// extents of those commits. With a log, it also lets the log tail move
+// past every commit written back so far.
 func (c *Cache) Sync() error {
 	seq := c.busy.Seq()
-	if err := c.dev.Sync(); err != nil {
+	sync := c.dev.Sync
+	if c.log != nil {
+		sync = c.log.Sync
+	}
+	if err := sync(); err != nil {
 		c.shutDown(err)
 		return err
 	}
 	c.busy.Clear(seq)
 	return nil
+}
+
+// logItems formats the transaction for the log: a buffer item per changed
+// block (only the changed 128-byte chunks of blocks read from disk; all of
+// a newly initialised one) and a cancel item per freed block that was
+// logged before, so recovery never replays it over what the block holds
+// next.
+func (tx *Tx) logItems() []xlog.Item {
+	var items []xlog.Item
+	c := tx.c
+	c.loggedMu.Lock()
+	defer c.loggedMu.Unlock()
+	cancel := func(d format.Daddr) {
+		if n, ok := c.logged[d]; ok {
+			items = append(items, xlog.CancelItem(d, n))
+			delete(c.logged, d)
+		}
+	}
+	for _, tb := range tx.held {
+		switch {
+		case tb.stale:
+			cancel(tb.b.daddr)
+		case tb.dirty:
+			var old []byte
+			if p := tb.b.data.Load(); p != nil && !tb.fresh {
+				old = *p
+			}
+			if it, ok := xlog.BufItem(tb.b.daddr, tb.data, old); ok {
+				items = append(items, it)
+				c.logged[tb.b.daddr] = len(tb.data)
+			}
+		}
+	}
+	for _, d := range tx.forget {
+		cancel(d)
+	}
+	return items
 }

@@ -1,0 +1,155 @@
+package xfs_test
+
+import (
+	"errors"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// logOnlyImage runs ops random model operations on a fresh volume whose
+// commits reach only the log (nothing is written back in place, file data
+// is), then abandons it. It returns the image and what it must show.
+func logOnlyImage(t *testing.T, o mkfs.Options, seed int64, ops int) (string, oracle.Snapshot) {
+	img := filepath.Join(t.TempDir(), "log.img")
+	o.Size = 256 << 20
+	if _, err := mkfs.Format(img, o); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xfs.SkipWriteback(v)
+	m := &model{rng: rand.New(rand.NewSource(seed)), t: t, v: v}
+	m.root = &mnode{ino: v.Root(), dir: map[string]*mnode{}, mode: 0o755, nlink: 2}
+	for m.op = 0; m.op < ops; m.op++ {
+		m.step()
+	}
+	// No checkEngine: some read paths go to the device, which holds
+	// none of this.
+	st := xfs.LogStats(v)
+	t.Logf("%d commits in %d records, %d log writes, %d flushes, %d bytes", st.Commits, st.Records, st.Writes, st.Flushes, st.Bytes)
+	if err := xfs.Abandon(v); err != nil {
+		t.Fatal(err)
+	}
+	return img, m.expected()
+}
+
+// TestKernelReplaysOurLog: the kernel replays a log written by the engine
+// (with every change only in the log), xfs_repair is clean afterwards and
+// the kernel shows what the engine showed.
+func TestKernelReplaysOurLog(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	for _, o := range []mkfs.Options{{}, {BlockSize: 1024}} {
+		t.Run(map[bool]string{true: "bs4096", false: "bs1024"}[o.BlockSize == 0], func(t *testing.T) {
+			img, want := logOnlyImage(t, o, 7, 400)
+			logprintClean(t, img)
+			if keep := os.Getenv("XFS3_LOG_KEEP"); keep != "" {
+				exec.Command("cp", "--sparse=always", img, keep+"."+t.Name()[len(t.Name())-6:]).Run()
+			}
+			if out, err := oracle.RepairOutput(img); err == nil || !strings.Contains(out, "log") {
+				t.Fatalf("xfs_repair -n should see a dirty log:\n%s", out)
+			}
+			mnt := oracle.Mount(t, img, false)
+			oracle.Unmount(t, mnt)
+			oracle.Repair(t, img)
+			mnt = oracle.Mount(t, img, true)
+			got, err := oracle.SnapshotDir(mnt)
+			oracle.Unmount(t, mnt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := want.DiffWith(got, oracle.DiffOptions{IgnoreDirSize: true}); len(d) > 0 {
+				for _, l := range d {
+					t.Error(l)
+				}
+				t.Fatal("the kernel's replay differs from the engine")
+			}
+		})
+	}
+}
+
+// logprintClean runs xfs_logprint over the whole log and fails on any
+// complaint about a record.
+func logprintClean(t *testing.T, img string) {
+	t.Helper()
+	out, err := exec.Command("xfs_logprint", "-t", img).CombinedOutput()
+	if err != nil {
+		t.Fatalf("xfs_logprint: %v\n%s", err, tail(string(out), 40))
+	}
+	for _, bad := range []string{"Bad", "bad", "error", "Error", "corrupt"} {
+		if strings.Contains(string(out), bad) {
+			t.Fatalf("xfs_logprint complains (%q):\n%s", bad, tail(string(out), 60))
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestEngineReplaysOurLog: the engine recovers a log holding every change
+// (nothing written back): read-only open refuses, read-write open replays,
+// then xfs_repair is clean and both the engine and the kernel show the
+// model.
+func TestEngineReplaysOurLog(t *testing.T) {
+	for _, o := range []mkfs.Options{{}, {BlockSize: 1024}} {
+		t.Run(map[bool]string{true: "bs4096", false: "bs1024"}[o.BlockSize == 0], func(t *testing.T) {
+			img, want := logOnlyImage(t, o, 11, 400)
+			if _, err := xfs.Open(img, xfs.Options{ReadOnly: true}); !errors.Is(err, xfs.ErrNeedsRecovery) {
+				t.Fatalf("read-only open of a dirty log: %v", err)
+			}
+			v, err := xfs.Open(img, xfs.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := v.Recovery()
+			if !ok || st.Replayed == 0 {
+				t.Fatalf("no recovery reported: %+v", st)
+			}
+			t.Logf("recovery: %+v", st)
+			checkSnapshot(t, "engine after recovery", want, engineSnapshot(t, v))
+			if err := v.Close(); err != nil {
+				t.Fatal(err)
+			}
+			checkRecovered(t, img, want)
+		})
+	}
+}
+
+// checkRecovered checks a volume after recovery: clean log for
+// xfs_logprint and xfs_repair, and the kernel shows want.
+func checkRecovered(t *testing.T, img string, want oracle.Snapshot) {
+	t.Helper()
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	oracle.Repair(t, img)
+	mnt := oracle.Mount(t, img, true)
+	got, err := oracle.SnapshotDir(mnt)
+	oracle.Unmount(t, mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSnapshot(t, "kernel after recovery", want, got)
+}
+
+func checkSnapshot(t *testing.T, what string, want, got oracle.Snapshot) {
+	t.Helper()
+	if d := want.DiffWith(got, oracle.DiffOptions{IgnoreDirSize: true}); len(d) > 0 {
+		for _, l := range d {
+			t.Error(l)
+		}
+		t.Fatalf("%s differs from the model", what)
+	}
+}

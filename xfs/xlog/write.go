@@ -1,0 +1,481 @@
+package xlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Device is what the writer needs from the volume.
+type Device interface {
+	io.ReaderAt
+	io.WriterAt
+	Sync() error
+}
+
+// ErrLogFull is returned for a transaction larger than the log can hold.
+var ErrLogFull = errors.New("transaction does not fit in the log")
+
+// recPayloadMax is the payload of one record: with h_size 32 KiB a record
+// needs a single header sector, and the kernel sizes its recovery buffer
+// from the first header it reads, so every record keeps this size.
+const recPayloadMax = format.LogBigRecordSize
+
+// splitMin is the smallest op data split across records: format regions
+// and headers are smaller and always kept whole, because recovery reads
+// their size field from the first piece.
+const splitMin = 256
+
+// Writer appends transactions to the log with group commit: whoever finds
+// no write in progress writes every queued transaction in one device write
+// and one flush, and the others wait for it. A transaction is durable when
+// Commit returns.
+//
+// Tail: a committed transaction's log space is needed until the caller has
+// written its metadata in place (Written) and a later flush has made those
+// writes durable. Each record's h_tail_lsn is the oldest such commit, and
+// a batch that would overrun it first flushes the device to retire them.
+type Writer struct {
+	dev    Device
+	start  int64  // byte offset of the log
+	blocks uint32 // log size in BBs
+	uuid   [16]byte
+
+	mu   sync.Mutex // guards everything below
+	cond *sync.Cond // signalled when a write ends or a commit is written back
+
+	cycle, block uint32 // where the next record goes
+	prevBlock    int32  // header block of the last record written
+	tid          uint32
+	queue        []*pending
+	busy         bool // a leader owns the device
+	err          error
+	live         map[format.LSN]*liveCounts // commits still needed by recovery
+
+	stats Stats
+}
+
+type liveCounts struct{ unwritten, written int }
+
+type pending struct {
+	items []Item
+	lsn   format.LSN
+	done  bool
+}
+
+// Stats counts the writer's work.
+type Stats struct {
+	Commits, Records, Writes, Flushes int64
+	Bytes                             int64
+}
+
+// NewWriter continues a clean log whose next record goes at BB block with
+// the given cycle; prev is the header block of the record before it (the
+// unmount record).
+func NewWriter(d Device, l *Log, uuid [16]byte, cycle, block uint32, prev int32) *Writer {
+	w := &Writer{dev: d, start: l.Start, blocks: l.Blocks, uuid: uuid, cycle: cycle, block: block, prevBlock: prev,
+		live: make(map[format.LSN]*liveCounts)}
+	w.cond = sync.NewCond(&w.mu)
+	return w
+}
+
+// Stats returns the counters so far.
+func (w *Writer) Stats() Stats {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stats
+}
+
+// Head returns the LSN where the next record goes.
+func (w *Writer) Head() format.LSN {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return format.MakeLSN(w.cycle, w.block)
+}
+
+// Commit logs one transaction and returns once it is durable. The LSN is
+// that of the record holding its start: recovery compares metadata LSNs
+// against it. The caller must call Written(lsn) once it has written the
+// metadata in place.
+func (w *Writer) Commit(items []Item) (format.LSN, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := &pending{items: items}
+	w.queue = append(w.queue, p)
+	for !p.done {
+		if w.err != nil {
+			return 0, w.err
+		}
+		if w.busy {
+			w.cond.Wait()
+			continue
+		}
+		batch := w.queue
+		w.queue = nil
+		w.busy = true
+		err := w.writeBatchLocked(batch)
+		w.busy = false
+		if err != nil && w.err == nil {
+			w.err = err
+		}
+		w.cond.Broadcast()
+	}
+	return p.lsn, nil
+}
+
+// Written says the metadata of the commit at lsn is written in place; the
+// next flush makes it durable and lets the tail move past it.
+func (w *Writer) Written(lsn format.LSN) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c := w.live[lsn]; c != nil {
+		c.unwritten--
+		c.written++
+	}
+	w.cond.Broadcast()
+}
+
+// tailLocked is the oldest LSN recovery may still need, or head if none.
+func (w *Writer) tailLocked(head format.LSN) format.LSN {
+	tail := head
+	for lsn := range w.live {
+		if lsnLess(lsn, tail) {
+			tail = lsn
+		}
+	}
+	return tail
+}
+
+func lsnLess(a, b format.LSN) bool {
+	if a.Cycle() != b.Cycle() {
+		return a.Cycle() < b.Cycle()
+	}
+	return a.Block() < b.Block()
+}
+
+// usedLocked is the number of BBs between the tail and the head.
+func (w *Writer) usedLocked() uint32 {
+	head := format.MakeLSN(w.cycle, w.block)
+	tail := w.tailLocked(head)
+	return (w.cycle-tail.Cycle())*w.blocks + w.block - tail.Block()
+}
+
+// flushLocked makes every in-place write reported so far durable and
+// retires those commits. It drops the lock during the flush.
+func (w *Writer) flushLocked() error {
+	snap := make(map[format.LSN]int)
+	for lsn, c := range w.live {
+		if c.written > 0 {
+			snap[lsn] = c.written
+		}
+	}
+	w.mu.Unlock()
+	err := w.dev.Sync()
+	w.mu.Lock()
+	if err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	w.stats.Flushes++
+	for lsn, n := range snap {
+		c := w.live[lsn]
+		c.written -= n
+		if c.written == 0 && c.unwritten == 0 {
+			delete(w.live, lsn)
+		}
+	}
+	return nil
+}
+
+// Sync flushes the device and moves the tail past every commit written
+// back so far.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy {
+		w.cond.Wait()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.busy = true
+	err := w.flushLocked()
+	w.busy = false
+	w.cond.Broadcast()
+	return err
+}
+
+// record is one laid-out record before encoding.
+type record struct {
+	cycle, block uint32
+	payload      []byte
+	ops          uint32
+}
+
+// writeBatchLocked lays the batch out from the head, makes room, writes
+// and flushes it. Called with busy set; drops the lock for I/O.
+func (w *Writer) writeBatchLocked(batch []*pending) error {
+	if w.blocks-w.block < 2 {
+		// A head one BB short of the end (left by another writer):
+		// records never wrap, so give that BB this cycle and go on at
+		// block 0.
+		if err := w.stampLocked(w.block, w.cycle); err != nil {
+			return err
+		}
+		w.block, w.cycle = 0, w.cycle+1
+	}
+	recs, total, err := w.layout(batch)
+	if err != nil {
+		for _, p := range batch {
+			p.done = true
+		}
+		return err
+	}
+	// Keep a record's worth of slack so the head never lands on the tail.
+	for w.usedLocked()+total+2*(recPayloadMax/format.BBSize+1) >= w.blocks {
+		if len(w.live) == 0 {
+			return fmt.Errorf("%w: %d blocks in a log of %d", ErrLogFull, total, w.blocks)
+		}
+		writtenAny := false
+		for _, c := range w.live {
+			writtenAny = writtenAny || c.written > 0
+		}
+		if !writtenAny {
+			w.cond.Wait() // committers still writing back
+			continue
+		}
+		if err := w.flushLocked(); err != nil {
+			return err
+		}
+	}
+	head := format.MakeLSN(w.cycle, w.block)
+	tail := w.tailLocked(head)
+	// Encode into one buffer per contiguous run (the batch may wrap).
+	type run struct {
+		block uint32
+		data  []byte
+	}
+	var runs []run
+	prev := w.prevBlock
+	for _, r := range recs {
+		h := &format.LogRecHeader{Magic: format.LogHeaderMagic, Cycle: r.cycle, Version: format.LogVersion2,
+			LSN: format.MakeLSN(r.cycle, r.block), TailLSN: tail, PrevBlock: prev, NumLogOps: r.ops,
+			Fmt: format.LogFmtLinuxLE, FsUUID: w.uuid, Size: recPayloadMax}
+		enc, err := format.EncodeLogRecord(h, r.payload)
+		if err != nil {
+			return err
+		}
+		prev = int32(r.block)
+		if n := len(runs); n > 0 && runs[n-1].block+uint32(len(runs[n-1].data)/format.BBSize) == r.block {
+			runs[n-1].data = append(runs[n-1].data, enc...)
+		} else {
+			runs = append(runs, run{r.block, enc})
+		}
+	}
+	w.mu.Unlock()
+	var werr error
+	for _, r := range runs {
+		if _, err := w.dev.WriteAt(r.data, w.start+int64(r.block)*format.BBSize); err != nil {
+			werr = fmt.Errorf("write log at block %d: %w", r.block, err)
+			break
+		}
+	}
+	w.mu.Lock()
+	if werr != nil {
+		return werr
+	}
+	w.stats.Writes += int64(len(runs))
+	w.stats.Records += int64(len(recs))
+	for _, r := range runs {
+		w.stats.Bytes += int64(len(r.data))
+	}
+	last := recs[len(recs)-1]
+	w.prevBlock = int32(last.block)
+	w.block = last.block + 1 + uint32(len(last.payload)/format.BBSize)
+	w.cycle = last.cycle
+	if w.block == w.blocks {
+		w.block, w.cycle = 0, w.cycle+1
+	}
+	// The flush also makes earlier in-place writes durable.
+	if err := w.flushLocked(); err != nil {
+		return err
+	}
+	for _, p := range batch {
+		c := w.live[p.lsn]
+		if c == nil {
+			c = &liveCounts{}
+			w.live[p.lsn] = c
+		}
+		c.unwritten++
+		p.done = true
+		w.stats.Commits++
+	}
+	return nil
+}
+
+// layout packs the batch's transactions into records from the head and
+// sets each one's LSN.
+func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
+	var recs []record
+	cycle, block := w.cycle, w.block
+	var cur *record
+	var capBytes int
+	newRecord := func() {
+		if cur != nil {
+			block += 1 + uint32(len(cur.payload)/format.BBSize)
+			if block == w.blocks {
+				block, cycle = 0, cycle+1
+			}
+		}
+		left := w.blocks - block // BBs to the end of the log, header included
+		capBytes = min(recPayloadMax, int(left-1)*format.BBSize)
+		recs = append(recs, record{cycle: cycle, block: block})
+		cur = &recs[len(recs)-1]
+	}
+	// closeRecord pads the payload to whole BBs, and by one more BB if
+	// the record would otherwise leave a single BB before the log's end
+	// (too small for a record: records never wrap).
+	closeRecord := func() {
+		n := (len(cur.payload) + format.BBSize - 1) / format.BBSize
+		if w.blocks-(block+1+uint32(n)) == 1 {
+			n++
+		}
+		cur.payload = append(cur.payload, make([]byte, n*format.BBSize-len(cur.payload))...)
+	}
+	addOp := func(tid uint32, flags uint8, data []byte) {
+		first := true
+		for {
+			room := capBytes - len(cur.payload) - format.LogOpHeaderSize
+			fits := room >= len(data)
+			splittable := room >= splitMin && len(data) >= splitMin
+			if !fits && !splittable {
+				closeRecord()
+				newRecord()
+				continue
+			}
+			n := min(room, len(data))
+			f := flags
+			if !first {
+				f = format.LogOpWasContTrans
+			}
+			if n < len(data) {
+				f |= format.LogOpContinueTrans
+			} else if !first {
+				f |= format.LogOpEndTrans
+			}
+			var hdr [format.LogOpHeaderSize]byte
+			(&format.LogOpHeader{Tid: tid, Len: uint32(n), ClientID: format.LogClientTransaction, Flags: f}).Encode(hdr[:])
+			cur.payload = append(cur.payload, hdr[:]...)
+			cur.payload = append(cur.payload, data[:n]...)
+			cur.ops++
+			data = data[n:]
+			first = false
+			if len(data) == 0 {
+				return
+			}
+			closeRecord()
+			newRecord()
+		}
+	}
+	newRecord()
+	for _, p := range batch {
+		w.tid++
+		if w.tid == 0 || w.tid == format.LogMkfsUnmountTid {
+			w.tid++
+		}
+		tid := w.tid
+		addOp(tid, format.LogOpStartTrans, nil)
+		p.lsn = format.MakeLSN(cur.cycle, cur.block)
+		var th [format.LogTransHeaderSize]byte
+		(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: tid, NumItems: uint32(len(p.items))}).Encode(th[:])
+		addOp(tid, 0, th[:])
+		for _, it := range p.items {
+			for _, r := range it.Regions {
+				addOp(tid, 0, r)
+			}
+		}
+		addOp(tid, format.LogOpCommitTrans, nil)
+	}
+	closeRecord()
+	var total uint32
+	for _, r := range recs {
+		total += 1 + uint32(len(r.payload)/format.BBSize)
+	}
+	if total+4 >= w.blocks {
+		return nil, 0, fmt.Errorf("%w: %d blocks in a log of %d", ErrLogFull, total, w.blocks)
+	}
+	return recs, total, nil
+}
+
+// Unmount writes the unmount record that marks the log clean. Every
+// commit must have been written in place; the device is flushed first so
+// that the record never describes metadata that is not yet durable.
+func (w *Writer) Unmount() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy {
+		w.cond.Wait()
+	}
+	if w.err != nil {
+		return w.err
+	}
+	w.busy = true
+	defer func() { w.busy = false; w.cond.Broadcast() }()
+	if err := w.flushLocked(); err != nil {
+		return err
+	}
+	if len(w.live) != 0 {
+		return fmt.Errorf("xlog: unmount with %d commits not written back", len(w.live))
+	}
+	if w.blocks-w.block < 2 {
+		// Stamp the last block with this cycle so the head moves to
+		// block 0 of the next cycle, where the record goes.
+		if err := w.stampLocked(w.block, w.cycle); err != nil {
+			return err
+		}
+		w.block, w.cycle = 0, w.cycle+1
+	}
+	head := format.MakeLSN(w.cycle, w.block)
+	rec, err := format.UnmountRecord(w.uuid, w.cycle, w.block, head, 0, w.tid+1)
+	if err != nil {
+		return err
+	}
+	// The record carries the previous record's address for xfs_logprint.
+	h, _ := format.DecodeLogRecHeader(rec)
+	h.PrevBlock = w.prevBlock
+	rec, err = format.EncodeLogRecord(h, unstampedPayload(rec, h))
+	if err != nil {
+		return err
+	}
+	if _, err := w.dev.WriteAt(rec, w.start+int64(w.block)*format.BBSize); err != nil {
+		return fmt.Errorf("write unmount record: %w", err)
+	}
+	w.prevBlock = int32(w.block)
+	w.block += uint32(len(rec) / format.BBSize)
+	if w.block == w.blocks {
+		w.block, w.cycle = 0, w.cycle+1
+	}
+	return w.flushLocked()
+}
+
+// stampLocked writes an empty BB carrying cycle at block.
+func (w *Writer) stampLocked(block, cycle uint32) error {
+	b := make([]byte, format.BBSize)
+	b[0], b[1], b[2], b[3] = byte(cycle>>24), byte(cycle>>16), byte(cycle>>8), byte(cycle)
+	_, err := w.dev.WriteAt(b, w.start+int64(block)*format.BBSize)
+	return err
+}
+
+// unstampedPayload returns a record's payload with the cycle-stamped words
+// put back.
+func unstampedPayload(rec []byte, h *format.LogRecHeader) []byte {
+	hdrs := format.LogRecHeaderSectors(h.Size)
+	p := append([]byte(nil), rec[hdrs*format.BBSize:hdrs*format.BBSize+int(h.Len)]...)
+	for i := 0; i*format.BBSize < len(p) && i < format.LogCycleDataWords; i++ {
+		w := h.CycleData[i]
+		p[i*format.BBSize], p[i*format.BBSize+1], p[i*format.BBSize+2], p[i*format.BBSize+3] = byte(w>>24), byte(w>>16), byte(w>>8), byte(w)
+	}
+	return p
+}
