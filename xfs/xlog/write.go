@@ -191,7 +191,10 @@ func (w *Writer) flushLocked() error {
 
 // Sync flushes the device and moves the tail past every commit written
 // back so far.
-func (w *Writer) Sync() error {
+func (w *Writer) Sync() error { return w.exclusive(w.flushLocked) }
+
+// exclusive runs fn as the device's owner, once no batch is being written.
+func (w *Writer) exclusive(fn func() error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for w.busy {
@@ -201,10 +204,8 @@ func (w *Writer) Sync() error {
 		return w.err
 	}
 	w.busy = true
-	err := w.flushLocked()
-	w.busy = false
-	w.cond.Broadcast()
-	return err
+	defer func() { w.busy = false; w.cond.Broadcast() }()
+	return fn()
 }
 
 // record is one laid-out record before encoding.
@@ -412,17 +413,9 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 // Unmount writes the unmount record that marks the log clean. Every
 // commit must have been written in place; the device is flushed first so
 // that the record never describes metadata that is not yet durable.
-func (w *Writer) Unmount() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for w.busy {
-		w.cond.Wait()
-	}
-	if w.err != nil {
-		return w.err
-	}
-	w.busy = true
-	defer func() { w.busy = false; w.cond.Broadcast() }()
+func (w *Writer) Unmount() error { return w.exclusive(w.unmountLocked) }
+
+func (w *Writer) unmountLocked() error {
 	if err := w.flushLocked(); err != nil {
 		return err
 	}
