@@ -112,7 +112,7 @@ func newVerifyingReader(r *http.Request, body io.Reader) (*verifyingReader, erro
 			return nil, errorf("InvalidRequest", "Checksum algorithm %q is not supported.", name)
 		case len(v.sums) == 1 && v.sums[0].alg.name != alg.name:
 			return nil, errorf("InvalidRequest", "x-amz-sdk-checksum-algorithm %s does not match the checksum sent.", name)
-		case len(v.sums) == 0: // named only: computed and stored
+		case len(v.sums) == 0: // named only: computed and echoed
 			v.sums = append(v.sums, &pendingChecksum{alg: alg, h: alg.new()})
 		}
 	}

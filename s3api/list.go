@@ -73,14 +73,20 @@ func parseListQuery(q url.Values) (listQuery, error) {
 		}
 		lq.maxKeys = min(n, store.DefaultMaxKeys)
 	}
-	switch e := q.Get("encoding-type"); e {
+	var err error
+	lq.urlEncoding, err = urlEncodingRequested(q)
+	return lq, err
+}
+
+// urlEncodingRequested reads encoding-type: absent, or "url".
+func urlEncodingRequested(q url.Values) (bool, error) {
+	switch q.Get("encoding-type") {
 	case "":
+		return false, nil
 	case "url":
-		lq.urlEncoding = true
-	default:
-		return listQuery{}, errorf("InvalidArgument", "Invalid Encoding Method specified in Request.")
+		return true, nil
 	}
-	return lq, nil
+	return false, errorf("InvalidArgument", "Invalid Encoding Method specified in Request.")
 }
 
 // list fetches one page. max-keys=0 gives an empty, untruncated page (the

@@ -300,7 +300,7 @@ func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq
 		return err
 	}
 	maxUploads = min(max(maxUploads, 1), 1000)
-	lq, err := parseListQuery(q) // for encoding-type
+	urlEncoding, err := urlEncodingRequested(q)
 	if err != nil {
 		return err
 	}
@@ -312,14 +312,14 @@ func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq
 	if err != nil {
 		return err
 	}
-	enc := encoder(lq.urlEncoding)
+	enc := encoder(urlEncoding)
 	o := ownerOf(rq)
 	out := listMultipartUploadsResult{
 		Xmlns: xmlns, Bucket: rq.bucket, KeyMarker: enc(opt.KeyMarker), UploadIDMarker: opt.UploadIDMarker,
 		NextKeyMarker: enc(res.NextKeyMarker), NextUploadIDMarker: res.NextUploadIDMarker,
 		Delimiter: enc(opt.Delimiter), Prefix: enc(opt.Prefix), MaxUploads: maxUploads, IsTruncated: res.IsTruncated,
 	}
-	if lq.urlEncoding {
+	if urlEncoding {
 		out.EncodingType = "url"
 	}
 	for _, u := range res.Uploads {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/xfs3/xfs3/store"
@@ -151,11 +152,20 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	if !withBody {
 		return nil
 	}
-	if _, err := io.Copy(w, content); err != nil {
+	buf := copyBuffers.Get().(*[]byte)
+	defer copyBuffers.Put(buf)
+	if _, err := io.CopyBuffer(w, content, *buf); err != nil {
 		return err // logged; the client sees a short body
 	}
 	return nil
 }
+
+// copyBuffers hold the buffers GET copies through: large, because each
+// read of the store is an engine call (io.Copy's default is 32 KiB).
+var copyBuffers = sync.Pool{New: func() any {
+	b := make([]byte, 1<<20)
+	return &b
+}}
 
 func (s *server) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
 	if err := s.store.DeleteObject(rq.bucket, rq.key); err != nil {
