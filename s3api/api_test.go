@@ -1,10 +1,14 @@
 package s3api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/store"
 )
 
 func TestNewRejectsBadConfig(t *testing.T) {
@@ -116,5 +120,33 @@ func TestRegion(t *testing.T) {
 	_, body := ts.do(t, "GET", "/docs?location", nil, nil)
 	if !strings.Contains(string(body), ">eu-central-1</LocationConstraint>") {
 		t.Errorf("location: %s", body)
+	}
+}
+
+// TestClientDisconnectLogged: a client that goes away mid-download is
+// logged as such, not as an internal error.
+func TestClientDisconnectLogged(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "logs")
+	data := pattern(32<<20, 5)
+	if _, err := ts.store.PutObject("logs", "big", bytes.NewReader(data), int64(len(data)), store.Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	req := signed(t, ts.rawRequest(t, "GET", "/logs/big", nil, nil), nil)
+	resp, err := rawClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Read(make([]byte, 1024))
+	resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(ts.log.String(), `"error_code":"ClientDisconnected"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ClientDisconnected in log:\n%s", ts.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if strings.Contains(ts.log.String(), `"level":"error"`) {
+		t.Errorf("a disconnect logged at error level:\n%s", ts.log.String())
 	}
 }

@@ -38,7 +38,8 @@
 //	POST   /b?delete                          DeleteObjects (1 to 1000 keys, Quiet)
 //	PUT    /b/k                               PutObject
 //	PUT    /b/k + x-amz-copy-source           CopyObject
-//	GET    /b/k, HEAD /b/k                    GetObject, HeadObject
+//	GET    /b/k, HEAD /b/k                    GetObject, HeadObject (?partNumber=1 is the
+//	                                          whole object: part boundaries are not kept)
 //	DELETE /b/k                               DeleteObject
 //	POST   /b/k?uploads                       CreateMultipartUpload
 //	PUT    /b/k?partNumber&uploadId           UploadPart (UploadPartCopy with
@@ -50,7 +51,7 @@
 //
 // Any other subresource (acl writes, policy, lifecycle, cors, versions,
 // object lock, bucket tagging, website, notification, replication, select,
-// restore, GET ?partNumber, ...) is 501 NotImplemented; other methods are
+// restore, ...) is 501 NotImplemented; other methods are
 // 405 MethodNotAllowed. POST form uploads are not supported.
 //
 // # Semantics worth knowing

@@ -114,12 +114,19 @@ func (s *server) headObject(w http.ResponseWriter, r *http.Request, rq *request)
 // serveObject answers GET and HEAD: preconditions, then Range, then the
 // headers and (for GET) the streamed content.
 func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request, withBody bool) error {
+	part, err := requestedPart(r)
+	if err != nil {
+		return err
+	}
 	o, err := s.store.GetObject(rq.bucket, rq.key)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
 	info := o.Info
+	if part > 1 {
+		return &s3Error{code: "InvalidPartNumber"}
+	}
 	h := w.Header()
 	setValidators(h, info)
 	failed, notModified := requestConditions(r.Header).evaluate(info)
@@ -154,10 +161,49 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	buf := copyBuffers.Get().(*[]byte)
 	defer copyBuffers.Put(buf)
-	if _, err := io.CopyBuffer(w, content, *buf); err != nil {
-		return err // logged; the client sees a short body
+	src := &readRecorder{r: content}
+	if _, err := io.CopyBuffer(w, src, *buf); err != nil {
+		if src.err != nil {
+			return src.err // the store failed: logged as InternalError
+		}
+		return &s3Error{code: "ClientDisconnected", cause: err}
 	}
 	return nil
+}
+
+// readRecorder remembers a read error, to tell a store failure from a
+// client gone away when a copy to the client stops.
+type readRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (rr *readRecorder) Read(p []byte) (int, error) {
+	n, err := rr.r.Read(p)
+	if err != nil && err != io.EOF {
+		rr.err = err
+	}
+	return n, err
+}
+
+// requestedPart reads ?partNumber of a GET or HEAD (0 when absent). The
+// store keeps no part boundaries after completion, so every object is
+// served as one part: part 1 is the whole object and later parts do not
+// exist; clients that fetch by part (SDK transfer managers) then find one
+// part, which holds all the bytes.
+func requestedPart(r *http.Request) (int, error) {
+	v, ok := r.URL.Query()["partNumber"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v[0])
+	if err != nil || n < 1 || n > store.MaxPartNumber {
+		return 0, errorf("InvalidArgument", "Part number must be an integer between 1 and %d, inclusive.", store.MaxPartNumber)
+	}
+	if r.Header.Get("Range") != "" {
+		return 0, errorf("InvalidRequest", "Cannot specify both Range header and partNumber query parameter.")
+	}
+	return n, nil
 }
 
 // copyBuffers hold the buffers GET copies through: large, because each

@@ -177,3 +177,24 @@ func TestDefaultContentTypeAndFolders(t *testing.T) {
 		t.Errorf("folder head: %d %d", resp.StatusCode, resp.ContentLength)
 	}
 }
+
+// TestPartNumberRead: objects are served as one part.
+func TestPartNumberRead(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "bkt")
+	mustPut(t, ts, "bkt", "k", "whole", store.Meta{})
+	resp, body := ts.do(t, "GET", "/bkt/k?partNumber=1", nil, nil)
+	if resp.StatusCode != 200 || string(body) != "whole" {
+		t.Errorf("part 1: %d %q", resp.StatusCode, body)
+	}
+	resp, body = ts.do(t, "GET", "/bkt/k?partNumber=2", nil, nil)
+	wantError(t, resp, body, 416, "InvalidPartNumber")
+	resp, body = ts.do(t, "HEAD", "/bkt/k?partNumber=2", nil, nil)
+	wantError(t, resp, body, 416, "InvalidPartNumber")
+	resp, body = ts.do(t, "GET", "/bkt/missing?partNumber=2", nil, nil)
+	wantError(t, resp, body, 404, "NoSuchKey")
+	resp, body = ts.do(t, "GET", "/bkt/k?partNumber=0", nil, nil)
+	wantError(t, resp, body, 400, "InvalidArgument")
+	resp, body = ts.do(t, "GET", "/bkt/k?partNumber=1", nil, http.Header{"Range": {"bytes=0-1"}})
+	wantError(t, resp, body, 400, "InvalidRequest")
+}

@@ -130,6 +130,12 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		rq.auth = auth
+		if r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+			// Answer at once, as S3 does, instead of on the handler's first
+			// read: botocore mis-parses the final response when the 100
+			// arrives after it started waiting for the body's outcome.
+			rw.WriteHeader(http.StatusContinue)
+		}
 		next.ServeHTTP(w, r)
 	})
 }
