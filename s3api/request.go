@@ -130,10 +130,11 @@ func (s *server) middleware(next http.Handler) http.Handler {
 			return
 		}
 		rq.auth = auth
-		if r.ContentLength != 0 && strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-			// Answer at once, as S3 does, instead of on the handler's first
-			// read: botocore mis-parses the final response when the 100
-			// arrives after it started waiting for the body's outcome.
+		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+			// Answer at once, as S3 does, even for an empty body: given a
+			// final status instead of the 100, botocore (aws CLI) keeps it
+			// for the next request on the connection and misreads that
+			// response, stalling until its 60 s read timeout.
 			rw.WriteHeader(http.StatusContinue)
 		}
 		next.ServeHTTP(w, r)

@@ -1,5 +1,5 @@
 // Command xfs3 is the xfs3 tool: it creates volumes (mkfs), inspects and
-// changes them (vol), and will serve them over S3 (serve).
+// changes them (vol), and serves them over S3 (serve).
 //
 // All logic lives in run, which tests call directly; main only wires it to
 // the process.
@@ -20,6 +20,7 @@ const mainUsage = `Usage: xfs3 <command> [arguments]
 xfs3 keeps S3 objects in a standard XFS v5 filesystem held in a volume file.
 
 Commands:
+  serve   serve a volume over the S3 API ('xfs3 serve -h')
   mkfs    create a volume file ('xfs3 mkfs -h')
   vol     inspect a volume (ls, get, stat, getfattr, df) and change it
           (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
@@ -87,6 +88,8 @@ func dispatch(args []string, e *env) int {
 		return runMkfs(rest, e.stdout, e.stderr)
 	case "vol":
 		return runVol(rest, e)
+	case "serve":
+		return runServe(rest, e)
 	case "bench":
 		return runBench(rest, e)
 	}
@@ -107,6 +110,8 @@ func help(args []string, e *env) int {
 		return runMkfs([]string{"-h"}, e.stdout, e.stderr)
 	case "vol":
 		return volHelp(args[1:], e)
+	case "serve":
+		return runServe([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
 	case "help":

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/xfs3/xfs3/config"
+	"github.com/xfs3/xfs3/s3api"
+	"github.com/xfs3/xfs3/store"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+)
+
+const serveUsage = `Usage: xfs3 serve [flags]
+
+Serve the buckets and objects of a volume over the S3 API. With no flags it
+uses ./xfs3-data/volume.xfs, creating a sparse 16 GiB volume there if it is
+missing, and listens on 127.0.0.1:9000.
+
+Settings come from, each overriding the one before: defaults, a JSON config
+file, XFS3_* environment variables, flags.
+
+Flags (environment variable, JSON key):
+  --config FILE       JSON config file (XFS3_CONFIG)
+  --volume PATH       volume file or block device (XFS3_VOLUME, "volume")
+  --size SIZE         size of a volume created on first start, e.g. 16G
+                      (XFS3_SIZE, "size")
+  --addr HOST:PORT    listen address; port 0 picks a free one
+                      (XFS3_ADDR, "addr")
+  --log-format FMT    json or console (XFS3_LOG_FORMAT, "log_format")
+
+Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
+"secret_key"). When both are unset the server generates a pair on first
+start, prints it, and keeps it in credentials.json (mode 0600) beside the
+volume.
+
+GET /healthz answers 200 while the volume is usable. SIGINT or SIGTERM stops
+accepting connections, lets requests in flight finish (for up to 30 s) and
+closes the volume cleanly.
+`
+
+// credentialsFile is kept in the data directory: the volume's directory.
+const credentialsFile = "credentials.json"
+
+// shutdownGrace bounds how long requests in flight may take to finish
+// after a stop signal.
+const shutdownGrace = 30 * time.Second
+
+func runServe(args []string, e *env) int {
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprint(e.stdout, serveUsage)
+			return exitOK
+		}
+	}
+	cfg, err := config.Load(args, os.LookupEnv, io.Discard)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "xfs3: serve: %v\n", err)
+		fmt.Fprintln(e.stderr, "Run 'xfs3 serve -h' for usage.")
+		return exitUsage
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return finish(serve(ctx, cfg, e), "serve", serveUsage, e)
+}
+
+// serve runs the S3 server described by cfg until ctx is cancelled, then
+// shuts it down gracefully and closes the volume.
+func serve(ctx context.Context, cfg config.Config, e *env) error {
+	log := newLogger(cfg.LogFormat, e.stderr)
+	created, err := ensureVolume(cfg)
+	if err != nil {
+		return err
+	}
+	creds, generated, err := loadCredentials(cfg)
+	if err != nil {
+		return err
+	}
+	st, err := store.Open(cfg.Volume)
+	if err != nil {
+		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
+	}
+	closeStore := func() error {
+		if err := st.Close(); err != nil {
+			return fmt.Errorf("close volume %s: %w", cfg.Volume, err)
+		}
+		return nil
+	}
+	api, err := s3api.New(s3api.Config{
+		Store:       st,
+		Credentials: map[string]string{creds.AccessKey: creds.SecretKey},
+		Logger:      log,
+	})
+	if err != nil {
+		closeStore()
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		closeStore()
+		return fmt.Errorf("listen: %w", err)
+	}
+
+	if created {
+		fmt.Fprintf(e.stdout, "xfs3: created volume %s (%s, sparse)\n", cfg.Volume, cfg.SizeText)
+	} else {
+		fmt.Fprintf(e.stdout, "xfs3: opened volume %s\n", cfg.Volume)
+	}
+	switch {
+	case generated:
+		fmt.Fprintf(e.stdout, "xfs3: generated credentials, saved in %s (mode 0600):\n", credentialsPath(cfg))
+		fmt.Fprintf(e.stdout, "  access key: %s\n  secret key: %s\n", creds.AccessKey, creds.SecretKey)
+	case cfg.AccessKey == "":
+		fmt.Fprintf(e.stdout, "xfs3: credentials from %s (access key %s)\n", credentialsPath(cfg), creds.AccessKey)
+	}
+	fmt.Fprintf(e.stdout, "xfs3: serving S3 on http://%s\n", ln.Addr())
+	if err := e.stdout.Flush(); err != nil {
+		ln.Close()
+		closeStore()
+		return err
+	}
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := st.Volume().Statfs(); err != nil {
+			http.Error(w, "volume unusable: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.Handle("/", api)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          nil,
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served: // the listener failed
+		closeStore()
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info().Msg("stopping: finishing requests in flight")
+	grace, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	shutdownErr := srv.Shutdown(grace)
+	if shutdownErr != nil {
+		// Requests still running past the grace period are cut off so
+		// the volume can close.
+		srv.Close()
+		log.Warn().Err(shutdownErr).Msg("requests still running were cut off")
+	}
+	if err := closeStore(); err != nil {
+		return err
+	}
+	log.Info().Msg("volume closed cleanly")
+	return nil
+}
+
+// newLogger writes request and server logs to w.
+func newLogger(format string, w io.Writer) zerolog.Logger {
+	if format == "console" {
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+	}
+	return zerolog.New(w).With().Timestamp().Logger()
+}
+
+// ensureVolume creates cfg.Volume, and its directory, when missing and
+// reports whether it did.
+func ensureVolume(cfg config.Config) (bool, error) {
+	if _, err := os.Stat(cfg.Volume); err == nil {
+		return false, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(cfg.Volume), 0o700); err != nil {
+		return false, fmt.Errorf("create data directory: %w", err)
+	}
+	if _, err := mkfs.Format(cfg.Volume, mkfs.Options{Size: cfg.Size}); err != nil {
+		os.Remove(cfg.Volume)
+		return false, fmt.Errorf("create volume %s: %w", cfg.Volume, err)
+	}
+	return true, nil
+}
+
+// credentials is the content of the credentials file.
+type credentials struct {
+	AccessKey string `json:"access_key"`
+	SecretKey string `json:"secret_key"`
+}
+
+func credentialsPath(cfg config.Config) string {
+	return filepath.Join(filepath.Dir(cfg.Volume), credentialsFile)
+}
+
+// loadCredentials returns the configured credentials or, when none are
+// configured, those of the credentials file, generating it on first use.
+// A file others can read is refused, as ssh refuses a shared private key.
+func loadCredentials(cfg config.Config) (c credentials, generated bool, err error) {
+	if cfg.AccessKey != "" {
+		return credentials{cfg.AccessKey, cfg.SecretKey}, false, nil
+	}
+	path := credentialsPath(cfg)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		c = credentials{AccessKey: randomKey(20, upperAlnum), SecretKey: randomKey(40, secretAlphabet)}
+		data, _ := json.MarshalIndent(c, "", "  ")
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return c, false, fmt.Errorf("save generated credentials: %w", err)
+		}
+		_, err = f.Write(append(data, '\n'))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return c, false, fmt.Errorf("save generated credentials: %w", err)
+		}
+		return c, true, nil
+	}
+	if err != nil {
+		return c, false, fmt.Errorf("read credentials: %w", err)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return c, false, fmt.Errorf("credentials file %s has mode %04o: others can read it; chmod 600 it", path, fi.Mode().Perm())
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return c, false, fmt.Errorf("credentials file %s: %w", path, err)
+	}
+	if len(c.AccessKey) < 3 || len(c.SecretKey) < 8 {
+		return c, false, fmt.Errorf("credentials file %s: the access key needs 3 characters or more and the secret key 8", path)
+	}
+	return c, false, nil
+}
+
+const (
+	upperAlnum     = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	secretAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+)
+
+// randomKey returns n characters drawn uniformly from alphabet.
+func randomKey(n int, alphabet string) string {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = alphabet[randomBelow(len(alphabet))]
+	}
+	return string(out)
+}
+
+// randomBelow returns a uniform random int in [0, n), n ≤ 256, rejecting
+// bytes that would bias the result.
+func randomBelow(n int) int {
+	limit := 256 - 256%n
+	var b [1]byte
+	for {
+		rand.Read(b[:])
+		if int(b[0]) < limit {
+			return int(b[0]) % n
+		}
+	}
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/config"
+)
+
+// startServe runs serve in-process with cfg until the returned stop is
+// called; it returns what serve printed once it listens.
+func startServe(t *testing.T, cfg config.Config) (stdout string, stop func() error) {
+	t.Helper()
+	var out, errs syncBuffer // written by the server's goroutines
+	e := &env{stdout: bufio.NewWriter(&out), stderr: &errs}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, e) }()
+	listening := regexp.MustCompile(`serving S3 on http://(\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for !listening.MatchString(out.String()) {
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("serve returned before listening: %v\n%s", err, errs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("serve did not listen within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return out.String(), func() error {
+		cancel()
+		err := <-done
+		if err == nil && !strings.Contains(errs.String(), "volume closed cleanly") {
+			t.Errorf("no clean close logged:\n%s", errs.String())
+		}
+		return err
+	}
+}
+
+// syncBuffer is a strings.Builder safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testConfig(t *testing.T) config.Config {
+	cfg := config.Defaults()
+	cfg.Volume = filepath.Join(t.TempDir(), "data", "volume.xfs")
+	cfg.SizeText = "256M"
+	cfg.Addr = "127.0.0.1:0"
+	cfg.LogFormat = "json"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestServeGeneratesCredentialsOnce: a first start creates the volume and a
+// 0600 credentials file and prints the keys; a second start reuses both.
+func TestServeGeneratesCredentialsOnce(t *testing.T) {
+	cfg := testConfig(t)
+	out, stop := startServe(t, cfg)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "created volume") {
+		t.Errorf("first start did not say it created the volume:\n%s", out)
+	}
+	path := filepath.Join(filepath.Dir(cfg.Volume), credentialsFile)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("credentials file mode %04o, want 0600", fi.Mode().Perm())
+	}
+	var c credentials
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AccessKey) != 20 || len(c.SecretKey) != 40 {
+		t.Errorf("generated keys of %d and %d characters", len(c.AccessKey), len(c.SecretKey))
+	}
+	if !strings.Contains(out, c.AccessKey) || !strings.Contains(out, c.SecretKey) {
+		t.Errorf("first start did not print the generated keys:\n%s", out)
+	}
+
+	out, stop = startServe(t, cfg)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "opened volume") || strings.Contains(out, c.SecretKey) || !strings.Contains(out, c.AccessKey) {
+		t.Errorf("second start should reuse the volume and keys without printing the secret:\n%s", out)
+	}
+	again, _ := os.ReadFile(path)
+	if string(again) != string(data) {
+		t.Error("credentials changed on the second start")
+	}
+
+	os.Chmod(path, 0o644)
+	var e env
+	var sink strings.Builder
+	e.stdout, e.stderr = bufio.NewWriter(&sink), &sink
+	if err := serve(context.Background(), cfg, &e); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("a world-readable credentials file was accepted: %v", err)
+	}
+}
+
+// TestServeHealthAndShutdown: /healthz answers, an S3 request without
+// credentials is refused, and cancelling stops the server cleanly.
+func TestServeHealthAndShutdown(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AccessKey, cfg.SecretKey = "tester", "tester-secret"
+	out, stop := startServe(t, cfg)
+	addr := regexp.MustCompile(`http://(\S+)`).FindStringSubmatch(out)[1]
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %s", resp.Status)
+	}
+	resp, err = http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("anonymous ListBuckets: %s, want 403", resp.Status)
+	}
+	if strings.Contains(out, "generated") {
+		t.Errorf("configured credentials, yet keys were generated:\n%s", out)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+		t.Error("still answering after shutdown")
+	}
+}
