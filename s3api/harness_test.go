@@ -40,7 +40,7 @@ type testServer struct {
 	log    *syncBuffer
 }
 
-func newTestServer(t *testing.T, options ...func(*Config)) *testServer {
+func newTestServer(t testing.TB, options ...func(*Config)) *testServer {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "vol.xfs")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 512 << 20}); err != nil {
