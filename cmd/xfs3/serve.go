@@ -147,7 +147,6 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		Handler:           mux,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          nil,
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -178,9 +177,20 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 // newLogger writes request and server logs to w.
 func newLogger(format string, w io.Writer) zerolog.Logger {
 	if format == "console" {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339}
+		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: !isTerminal(w)}
 	}
 	return zerolog.New(w).With().Timestamp().Logger()
+}
+
+// isTerminal reports whether w is a character device, where colours help;
+// in files and pipes they are noise.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // ensureVolume creates cfg.Volume, and its directory, when missing and
