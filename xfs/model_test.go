@@ -56,6 +56,9 @@ type model struct {
 	v    *xfs.Volume
 	t    *testing.T
 	op   int
+	// onFail, when set, sees an operation's error first (the power-cut
+	// test turns errors after the cut into a panic it recovers).
+	onFail func(err error)
 }
 
 func envInt(name string, def int) int {
@@ -168,6 +171,9 @@ func (m *model) name() string {
 
 func (m *model) fail(what string, err error) {
 	m.t.Helper()
+	if m.onFail != nil {
+		m.onFail(err)
+	}
 	m.t.Fatalf("op %d %s: %v", m.op, what, err)
 }
 
