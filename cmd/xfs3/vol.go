@@ -31,6 +31,7 @@ Commands that change the volume:
   ln        make symbolic and hard links, like ln(1)
   setfattr  set an extended attribute, like setfattr -n NAME -v VALUE
   rmfattr   remove an extended attribute, like setfattr -x NAME
+  replay    replay a dirty metadata log (after a crash) and mark it clean
 
 A command that changes the volume opens it for writing, which only one
 process at a time may do (another writer, such as a running server, makes
@@ -66,6 +67,7 @@ func init() {
 		"ln":       {lnUsage, volLn},
 		"setfattr": {setfattrUsage, volSetfattr},
 		"rmfattr":  {rmfattrUsage, volRmfattr},
+		"replay":   {replayUsage, volReplay},
 	}
 }
 
