@@ -109,6 +109,9 @@ func TestChecksumTrailer(t *testing.T) {
 			if readAll(t, o.Reader()) != string(data) {
 				t.Errorf("stored content differs")
 			}
+			if o.Info.Meta.Checksums.CRC32C != sum {
+				t.Errorf("the trailer's checksum was not stored: %+v", o.Info.Meta.Checksums)
+			}
 		})
 	}
 }

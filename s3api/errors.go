@@ -24,11 +24,14 @@ var codes = map[string]codeInfo{
 	"BucketAlreadyOwnedByYou":      {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
 	"BucketNotEmpty":               {http.StatusConflict, "The bucket you tried to delete is not empty."},
 	// ClientDisconnected is only logged: the response had started.
-	"ClientDisconnected":        {499, "The client closed the connection."},
-	"EntityTooLarge":            {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
-	"EntityTooSmall":            {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
-	"IncompleteBody":            {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
-	"InternalError":             {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
+	"ClientDisconnected": {499, "The client closed the connection."},
+	"EntityTooLarge":     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
+	"EntityTooSmall":     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
+	"IncompleteBody":     {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":      {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
+	// InsufficientStorage is not an AWS code (S3 never fills up); 507 tells
+	// clients the request may succeed once space is freed.
+	"InsufficientStorage":       {http.StatusInsufficientStorage, "The volume has no space left for this request."},
 	"InvalidAccessKeyId":        {http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."},
 	"InvalidArgument":           {http.StatusBadRequest, "Invalid argument."},
 	"InvalidBucketName":         {http.StatusBadRequest, "The specified bucket is not valid."},
@@ -126,6 +129,7 @@ var kinds = []struct {
 	{store.ErrInvalidTag, "InvalidTag"},
 	{store.ErrBadDigest, "BadDigest"},
 	{store.ErrNotImplemented, "NotImplemented"},
+	{store.ErrNoSpace, "InsufficientStorage"},
 	{sigv4.ErrMissingAuth, "AccessDenied"},
 	{sigv4.ErrExpired, "AccessDenied"},
 	{sigv4.ErrInvalidAccessKey, "InvalidAccessKeyId"},

@@ -1,6 +1,10 @@
 package store
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/xfs3/xfs3/xfs"
+)
 
 // Error kinds. Callers test them with errors.Is; the S3 layer maps them to
 // its codes at its edge. Engine errors (xfs.ErrNoSpace, xfs.ErrCorrupt, ...)
@@ -37,3 +41,7 @@ var (
 
 	ErrNotImplemented = errors.New("not implemented")
 )
+
+// ErrNoSpace is the engine's: the volume is full. Writes that meet it
+// leave nothing behind.
+var ErrNoSpace = xfs.ErrNoSpace

@@ -297,6 +297,7 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 	if err != nil {
 		return PartInfo{}, err
 	}
+	sums = sums.reported(r)
 	attrs := map[string]string{xattrETag: etag, xattrPartSize: strconv.FormatInt(n, 10)}
 	for _, c := range sums.named() {
 		if *c.val != "" {

@@ -37,7 +37,8 @@ type ObjectInfo struct {
 // one returned together with the final bytes (n > 0), abandons the write:
 // nothing is stored, the staging file is removed and PutObject returns
 // that error wrapped, so a verifying reader's ErrBadDigest reaches the
-// caller through errors.Is. Bytes beyond size are not read.
+// caller through errors.Is. Bytes beyond size are not read. A reader that
+// implements ChecksumReporter supplies the checksums stored with the object.
 func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (ObjectInfo, error) {
 	kp, err := parseKey(key)
 	if err != nil {
@@ -62,6 +63,7 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	meta.Checksums = meta.Checksums.reported(r)
 	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
 		return ObjectInfo{}, err
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -161,5 +162,59 @@ func TestChecksumsStored(t *testing.T) {
 	}
 	if h, _ := s.HeadObject("bkt", "copy"); h.Meta.Checksums != sums {
 		t.Errorf("copy has %+v", h.Meta.Checksums)
+	}
+}
+
+// reportingReader learns its checksum only at the end, as a reader of an
+// aws-chunked body with a trailer does.
+type reportingReader struct {
+	io.Reader
+	done bool
+	sum  Checksums
+}
+
+func (r *reportingReader) Read(p []byte) (int, error) {
+	n, err := r.Reader.Read(p)
+	if err == io.EOF {
+		r.done = true
+	}
+	return n, err
+}
+
+func (r *reportingReader) Checksums() Checksums {
+	if !r.done {
+		return Checksums{}
+	}
+	return r.sum
+}
+
+// TestChecksumReporterStored: checksums a reader reports after its end are
+// stored with objects and parts, replacing those given up front.
+func TestChecksumReporterStored(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("sums"); err != nil {
+		t.Fatal(err)
+	}
+	late := Checksums{CRC32C: "late+crc32c=="}
+	r := &reportingReader{Reader: strings.NewReader("body"), sum: late}
+	if _, err := s.PutObject("sums", "obj", r, 4, Meta{Checksums: Checksums{SHA1: "early"}}); err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.HeadObject("sums", "obj")
+	if err != nil || info.Meta.Checksums != late {
+		t.Errorf("stored checksums %+v (%v), want %+v", info.Meta.Checksums, err, late)
+	}
+	up, err := s.CreateMultipartUpload("sums", "mp", Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = &reportingReader{Reader: strings.NewReader("part"), sum: late}
+	p, err := s.UploadPart("sums", "mp", up.UploadID, 1, r, 4, Checksums{})
+	if err != nil || p.Checksums != late {
+		t.Fatalf("part checksums %+v (%v), want %+v", p.Checksums, err, late)
+	}
+	parts, err := s.ListParts("sums", "mp", up.UploadID, ListPartsOptions{})
+	if err != nil || len(parts.Parts) != 1 || parts.Parts[0].Checksums != late {
+		t.Errorf("listed part: %+v (%v)", parts.Parts, err)
 	}
 }
