@@ -30,7 +30,7 @@ func (v *Volume) Recovery() (RecoveryStats, bool) {
 // clean. Only logs written by this engine (buffer items) can be replayed;
 // a log holding kernel-only items is refused before anything is written.
 func (v *Volume) recoverLog() error {
-	s, st, err := v.logRegion().Recover(v.dev, v.sb.UUID)
+	s, st, err := v.logRegion().Recover(v.dev, &v.geo, v.sb.UUID)
 	if err != nil {
 		if errors.Is(err, xlog.ErrUnsupportedItem) {
 			return fmt.Errorf("%w: log recovery: %v (mount the volume with the kernel once to replay it)", ErrUnsupported, err)

@@ -89,5 +89,13 @@ func FuzzLogItems(f *testing.F) {
 		_, _ = DecodeLogTransHeader(b)
 		_ = DecodeUnmountFormat(b)
 		_, _, _ = BlockLogInfo(b)
+		if f, err := DecodeInodeLogFormat(b); err == nil && (f.Size < 2 || int(f.BOffset)+InodeCoreSize > int(f.Len)*BBSize) {
+			t.Fatalf("accepted inode item %+v", f)
+		}
+		_, _ = DecodeICreateLog(b)
+		_, _ = DecodeIntentID(b)
+		dst := make([]byte, 512)
+		_ = LogDinodeToDisk(b, dst, 1)
+		_ = BmbtToBmdr(b, dst[InodeCoreSize:])
 	})
 }

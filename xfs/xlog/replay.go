@@ -3,11 +3,12 @@ package xlog
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
-// ReplayStats counts what Replay did with the buffer items it found.
+// ReplayStats counts what Replay did with the items it found.
 type ReplayStats struct {
 	Replayed, Skipped, Cancelled int
 }
@@ -18,111 +19,378 @@ type cancelKey struct {
 	bbs   uint16
 }
 
-// Replay writes the committed transactions' buffer items in place, in log
-// order (the caller flushes). As the kernel does on v5 volumes, a block
-// whose own LSN is not older than the transaction is left alone (it was
-// written back after that change), a block cancelled later in the log is
-// not replayed before its cancel (it may hold file data now), and replayed
-// blocks get the transaction's LSN and a fresh CRC. Items this recovery
-// does not know (inode items, intents: the kernel writes them) fail with
-// ErrUnsupportedItem before anything is written.
-func Replay(d Device, trans []*Trans) (ReplayStats, error) {
-	var st ReplayStats
-	cancels := make(map[cancelKey]int)
-	type bufItem struct {
-		t *Trans
-		f *format.BufLogFormat
-		r [][]byte
+// replayer holds recovery's state: pending cancels, and the sectors it has
+// rebuilt, kept in memory until the end like the kernel's delayed writes
+// (sectors, because the same bytes may be logged as a 4 KiB block by one
+// item and as a 16 KiB inode cluster by another). Replayed buffers get
+// their LSN and CRC when written out, as the kernel's write verifiers do,
+// so the LSN test sees what the block showed before recovery or what was
+// logged into it.
+type replayer struct {
+	d       Device
+	g       *format.Geometry
+	cancels map[cancelKey]int
+	sectors map[int64][]byte
+	stamp   map[cancelKey]format.LSN
+	order   []cancelKey
+	st      ReplayStats
+}
+
+// read returns the current content of bbs sectors at blkno.
+func (r *replayer) read(blkno int64, bbs uint16) ([]byte, error) {
+	out := make([]byte, int(bbs)*format.BBSize)
+	for i := int64(0); i < int64(bbs); i++ {
+		sect := out[i*format.BBSize : (i+1)*format.BBSize]
+		if p, ok := r.sectors[blkno+i]; ok {
+			copy(sect, p)
+			continue
+		}
+		if _, err := r.d.ReadAt(sect, format.DaddrToByte(format.Daddr(blkno+i))); err != nil {
+			return nil, fmt.Errorf("replay: read daddr %d: %w", blkno+i, err)
+		}
 	}
-	var items []bufItem
+	return out, nil
+}
+
+// write keeps data as the new content of its sectors.
+func (r *replayer) write(blkno int64, data []byte) {
+	for i := 0; i < len(data)/format.BBSize; i++ {
+		r.sectors[blkno+int64(i)] = data[i*format.BBSize : (i+1)*format.BBSize]
+	}
+}
+
+// Replay writes the committed transactions in place, in log order, the way
+// the kernel's recovery does on v5 volumes (the caller flushes):
+//
+//   - buffer items: skipped while a later cancel of the same buffer is
+//     pending (the block may hold file data by now) or when the block's own
+//     LSN is not older than the transaction; otherwise the logged chunks are
+//     copied in and the block gets the transaction's LSN and a fresh CRC.
+//     Inode buffers flagged INODE_BUF only carry unlinked-list pointers.
+//   - inode items: the host-endian core and the logged fork bytes go into
+//     the inode unless its own LSN is newer; its CRC is recomputed.
+//   - inode-chunk creation: the chunk's inodes are initialised.
+//   - extent-free intents matched by a done item need nothing.
+//
+// Anything else (an unfinished intent, dquots, fork owner changes) fails
+// with ErrUnsupportedItem before anything is written. g gives the volume's
+// geometry (inode size, UUID, AG layout).
+func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
+	r := &replayer{d: d, g: g, cancels: make(map[cancelKey]int), sectors: make(map[int64][]byte), stamp: make(map[cancelKey]format.LSN)}
+	// Pass 1: check every item, count cancels, pair intents.
+	intents := make(map[uint64]bool)
 	for _, t := range trans {
 		for _, it := range t.Items {
 			where := fmt.Sprintf("tid %#x (LSN %d/%d)", t.Tid, t.LSN.Cycle(), t.LSN.Block())
 			if len(it.Regions) == 0 || len(it.Regions[0]) < 2 {
-				return st, format.Corrupt("log item", where, "empty item")
+				return r.st, format.Corrupt("log item", where, "empty item")
 			}
-			typ := binary.LittleEndian.Uint16(it.Regions[0])
-			if typ != format.LogItemBuf {
-				return st, fmt.Errorf("%s: item type %#x: %w", where, typ, ErrUnsupportedItem)
+			switch typ := binary.LittleEndian.Uint16(it.Regions[0]); typ {
+			case format.LogItemBuf:
+				f, err := checkBufItem(it, where)
+				if err != nil {
+					return r.st, err
+				}
+				if f.Flags&format.BlfCancel != 0 {
+					r.cancels[cancelKey{f.Blkno, f.Len}]++
+				}
+			case format.LogItemInode:
+				f, err := format.DecodeInodeLogFormat(it.Regions[0])
+				if err != nil {
+					return r.st, format.Located(err, where)
+				}
+				if f.Fields&(format.IlogDOwner|format.IlogAOwner) != 0 {
+					return r.st, fmt.Errorf("%s: inode %d fork owner change: %w", where, f.Ino, ErrUnsupportedItem)
+				}
+				if len(it.Regions) != int(f.Size) || len(it.Regions[1]) < format.InodeCoreSize {
+					return r.st, format.Corrupt("inode log item", where, "%d of %d regions, core of %d bytes", len(it.Regions), f.Size, len(it.Regions[1]))
+				}
+			case format.LogItemICreate:
+				if _, err := format.DecodeICreateLog(it.Regions[0]); err != nil {
+					return r.st, format.Located(err, where)
+				}
+			case format.LogItemEFI, format.LogItemEFD:
+				id, err := format.DecodeIntentID(it.Regions[0])
+				if err != nil {
+					return r.st, format.Located(err, where)
+				}
+				if typ == format.LogItemEFI {
+					intents[id] = true
+				} else {
+					delete(intents, id)
+				}
+			default:
+				return r.st, fmt.Errorf("%s: item type %#x: %w", where, typ, ErrUnsupportedItem)
 			}
-			f, err := format.DecodeBufLogFormat(it.Regions[0])
+		}
+	}
+	if len(intents) > 0 {
+		return r.st, fmt.Errorf("%d extent-free intents were never finished: %w", len(intents), ErrUnsupportedItem)
+	}
+	// Pass 2: replay in log order, each transaction's items in the
+	// kernel's order.
+	for _, t := range trans {
+		for _, it := range replayOrder(t.Items) {
+			var err error
+			switch binary.LittleEndian.Uint16(it.Regions[0]) {
+			case format.LogItemBuf:
+				err = r.buf(t, it)
+			case format.LogItemInode:
+				err = r.inode(t, it)
+			case format.LogItemICreate:
+				err = r.icreate(it)
+			}
 			if err != nil {
-				return st, format.Located(err, where)
+				return r.st, err
 			}
-			if f.Flags&(format.BlfInodeBuf|format.BlfUDquot|format.BlfPDquot|format.BlfGDquot) != 0 {
-				return st, fmt.Errorf("%s: buffer item flags %#x: %w", where, f.Flags, ErrUnsupportedItem)
-			}
-			if f.Flags&format.BlfCancel != 0 {
-				cancels[cancelKey{f.Blkno, f.Len}]++
-			} else if runs := f.Runs(); len(runs) != len(it.Regions)-1 {
-				return st, format.Corrupt("buffer log item", where, "%d dirty runs but %d regions", len(runs), len(it.Regions)-1)
-			} else {
-				for i, r := range runs {
-					if r[1]*format.BlfChunk > int(f.Len)*format.BBSize+format.BlfChunk || len(it.Regions[i+1]) > (r[1]-r[0])*format.BlfChunk {
-						return st, format.Corrupt("buffer log item", where, "region %d does not fit a %d-BB buffer", i, f.Len)
-					}
-				}
-			}
-			items = append(items, bufItem{t, f, it.Regions[1:]})
 		}
 	}
-	// Replayed blocks stay in memory until the end, like the kernel's
-	// delayed writes: the LSN test looks at what the block showed before
-	// recovery, since transactions that share a record share an LSN.
-	type replayed struct {
-		data []byte
-		lsn  format.LSN
+	for _, key := range r.order {
+		data, err := r.read(key.blkno, key.bbs)
+		if err != nil {
+			return r.st, err
+		}
+		if _, lsnOff, crcOff := format.BlockLogInfo(data); lsnOff >= 0 && lsnOff+8 <= len(data) && crcOff+4 <= len(data) {
+			binary.BigEndian.PutUint64(data[lsnOff:], uint64(r.stamp[key]))
+			format.SetCRC(data, crcOff)
+			r.write(key.blkno, data)
+		}
 	}
-	blocks := make(map[cancelKey]*replayed)
-	var order []cancelKey
-	for _, it := range items {
-		key := cancelKey{it.f.Blkno, it.f.Len}
-		if it.f.Flags&format.BlfCancel != 0 {
-			if cancels[key]--; cancels[key] == 0 {
-				delete(cancels, key)
+	addrs := make([]int64, 0, len(r.sectors))
+	for a := range r.sectors {
+		addrs = append(addrs, a)
+	}
+	sort.Slice(addrs, func(i, j int) bool { return addrs[i] < addrs[j] })
+	for i := 0; i < len(addrs); {
+		j := i + 1
+		for j < len(addrs) && addrs[j] == addrs[j-1]+1 {
+			j++
+		}
+		run := make([]byte, 0, (j-i)*format.BBSize)
+		for _, a := range addrs[i:j] {
+			run = append(run, r.sectors[a]...)
+		}
+		if _, err := d.WriteAt(run, format.DaddrToByte(format.Daddr(addrs[i]))); err != nil {
+			return r.st, fmt.Errorf("replay: write daddr %d: %w", addrs[i], err)
+		}
+		i = j
+	}
+	return r.st, nil
+}
+
+// replayOrder sorts a transaction's items the way the kernel's recovery
+// does: inode-chunk creation first (it initialises blocks that other items
+// of the transaction then change), then buffers, then inodes and the rest,
+// then inode buffers (unlinked pointers), then cancels.
+func replayOrder(items []Item) []Item {
+	rank := func(it Item) int {
+		switch binary.LittleEndian.Uint16(it.Regions[0]) {
+		case format.LogItemICreate:
+			return 0
+		case format.LogItemBuf:
+			f, _ := format.DecodeBufLogFormat(it.Regions[0])
+			switch {
+			case f.Flags&format.BlfCancel != 0:
+				return 4
+			case f.Flags&format.BlfInodeBuf != 0:
+				return 3
 			}
+			return 1
+		}
+		return 2
+	}
+	out := make([]Item, 0, len(items))
+	for r := 0; r <= 4; r++ {
+		for _, it := range items {
+			if rank(it) == r {
+				out = append(out, it)
+			}
+		}
+	}
+	return out
+}
+
+// checkBufItem decodes a buffer item and checks its regions against its map.
+func checkBufItem(it Item, where string) (*format.BufLogFormat, error) {
+	f, err := format.DecodeBufLogFormat(it.Regions[0])
+	if err != nil {
+		return nil, format.Located(err, where)
+	}
+	if f.Flags&(format.BlfUDquot|format.BlfPDquot|format.BlfGDquot) != 0 {
+		return nil, fmt.Errorf("%s: dquot buffer: %w", where, ErrUnsupportedItem)
+	}
+	if f.Flags&format.BlfCancel != 0 {
+		return f, nil
+	}
+	runs := f.Runs()
+	if len(runs) != len(it.Regions)-1 {
+		return nil, format.Corrupt("buffer log item", where, "%d dirty runs but %d regions", len(runs), len(it.Regions)-1)
+	}
+	for i, r := range runs {
+		if r[0]*format.BlfChunk >= int(f.Len)*format.BBSize || len(it.Regions[i+1]) > (r[1]-r[0])*format.BlfChunk {
+			return nil, format.Corrupt("buffer log item", where, "region %d does not fit a %d-BB buffer", i, f.Len)
+		}
+	}
+	return f, nil
+}
+
+func (r *replayer) buf(t *Trans, it Item) error {
+	f, _ := format.DecodeBufLogFormat(it.Regions[0])
+	key := cancelKey{f.Blkno, f.Len}
+	if f.Flags&format.BlfCancel != 0 {
+		if r.cancels[key]--; r.cancels[key] == 0 {
+			delete(r.cancels, key)
+		}
+		return nil
+	}
+	if r.cancels[key] > 0 {
+		r.st.Cancelled++
+		return nil
+	}
+	data, err := r.read(f.Blkno, f.Len)
+	if err != nil {
+		return err
+	}
+	if f.Flags&format.BlfInodeBuf != 0 {
+		r.inodeBuf(f, it, data)
+		r.write(f.Blkno, data)
+		return nil
+	}
+	if blft, lsnOff, _ := format.BlockLogInfo(data); lsnOff >= 0 && blft == f.Blft() && lsnOff+8 <= len(data) {
+		if lsn := binary.BigEndian.Uint64(data[lsnOff:]); lsn != 0 && lsn != ^uint64(0) && lsn >= uint64(t.LSN) {
+			r.st.Skipped++
+			return nil
+		}
+	}
+	for i, run := range f.Runs() {
+		copy(data[run[0]*format.BlfChunk:], it.Regions[i+1])
+	}
+	r.write(f.Blkno, data)
+	if _, ok := r.stamp[key]; !ok {
+		r.order = append(r.order, key)
+	}
+	r.stamp[key] = t.LSN
+	r.st.Replayed++
+	return nil
+}
+
+// inodeBuf replays an inode buffer logged for unlinked-list changes: only
+// the di_next_unlinked fields inside the logged chunks are taken, and the
+// inodes they belong to get a fresh CRC.
+func (r *replayer) inodeBuf(f *format.BufLogFormat, it Item, data []byte) {
+	isize := r.g.InodeSize
+	for i, run := range f.Runs() {
+		lo, reg := run[0]*format.BlfChunk, it.Regions[i+1]
+		for ino := lo / isize * isize; ino < lo+len(reg) && ino+isize <= len(data); ino += isize {
+			off := ino + 96 // di_next_unlinked
+			if off < lo || off+4 > lo+len(reg) {
+				continue
+			}
+			copy(data[off:off+4], reg[off-lo:])
+			format.SetCRC(data[ino:ino+isize], format.InodeCRCOff)
+		}
+	}
+	r.st.Replayed++
+}
+
+func (r *replayer) inode(t *Trans, it Item) error {
+	f, _ := format.DecodeInodeLogFormat(it.Regions[0])
+	where := fmt.Sprintf("inode %d", f.Ino)
+	if r.cancels[cancelKey{f.Blkno, uint16(f.Len)}] > 0 {
+		r.st.Cancelled++
+		return nil
+	}
+	data, err := r.read(f.Blkno, uint16(f.Len))
+	if err != nil {
+		return err
+	}
+	isize := r.g.InodeSize
+	if int(f.BOffset)+isize > len(data) {
+		return format.Corrupt("inode log item", where, "offset %d outside a %d-byte cluster", f.BOffset, len(data))
+	}
+	dip := data[f.BOffset : int(f.BOffset)+isize]
+	if binary.BigEndian.Uint16(dip) != format.InodeMagic {
+		return format.Corrupt("inode log item", where, "no inode at cluster offset %d", f.BOffset)
+	}
+	if lsn := binary.BigEndian.Uint64(dip[112:]); lsn != 0 && lsn != ^uint64(0) && lsn > uint64(t.LSN) {
+		r.st.Skipped++
+		return nil
+	}
+	if err := format.LogDinodeToDisk(it.Regions[1], dip, t.LSN); err != nil {
+		return format.Located(err, where)
+	}
+	lit := dip[format.InodeCoreSize:]
+	split := len(lit)
+	if fo := int(dip[82]) * 8; fo > 0 && fo <= len(lit) {
+		split = fo
+	}
+	if f.Fields&format.IlogDev != 0 {
+		binary.BigEndian.PutUint32(lit, f.Rdev)
+	}
+	next := 2
+	put := func(flags uint32, fork []byte, broot uint32) error {
+		if flags == 0 {
+			return nil
+		}
+		if next >= len(it.Regions) {
+			return format.Corrupt("inode log item", where, "fork region missing")
+		}
+		src := it.Regions[next]
+		next++
+		if flags == broot {
+			return format.BmbtToBmdr(src, fork)
+		}
+		if len(src) > len(fork) {
+			src = src[:len(fork)] // the logged length is rounded up to 4
+		}
+		copy(fork, src)
+		return nil
+	}
+	if err := put(f.Fields&format.IlogDFork, lit[:split], format.IlogDBroot); err != nil {
+		return err
+	}
+	if err := put(f.Fields&format.IlogAFork, lit[split:], format.IlogABroot); err != nil {
+		return err
+	}
+	format.SetCRC(dip, format.InodeCRCOff)
+	r.write(f.Blkno, data)
+	r.st.Replayed++
+	return nil
+}
+
+// icreate initialises a new inode chunk's inodes: magic, version 3,
+// generation, no unlinked successor, number, UUID and CRC; the rest zero.
+func (r *replayer) icreate(it Item) error {
+	c, _ := format.DecodeICreateLog(it.Regions[0])
+	g := r.g
+	if c.AG >= g.AgCount || uint64(c.AgBno)+uint64(c.Length) > uint64(g.AgSize(format.AgNumber(c.AG))) || int(c.ISize) != g.InodeSize ||
+		uint64(c.Count)*uint64(c.ISize) > uint64(c.Length)<<g.BlockLog {
+		return format.Corrupt("icreate log item", fmt.Sprintf("AG %d block %d", c.AG, c.AgBno), "does not fit the volume")
+	}
+	perBlock := g.BlockSize / g.InodeSize
+	for blk := uint32(0); blk < c.Length; blk++ {
+		daddr := g.AgbToDaddr(format.AgNumber(c.AG), format.AgBlock(c.AgBno+blk))
+		bbs := uint16(g.BlockSize / format.BBSize)
+		if r.cancels[cancelKey{int64(daddr), bbs}] > 0 {
 			continue
 		}
-		if cancels[key] > 0 {
-			st.Cancelled++
-			continue
+		data := make([]byte, g.BlockSize)
+		for i := 0; i < perBlock; i++ {
+			dip := data[i*g.InodeSize : (i+1)*g.InodeSize]
+			agino := g.AgBlockToAgIno(format.AgBlock(c.AgBno+blk)) + format.AgIno(i)
+			be := binary.BigEndian
+			be.PutUint16(dip[0:], format.InodeMagic)
+			dip[4] = 3
+			be.PutUint32(dip[92:], c.Gen)
+			be.PutUint32(dip[96:], uint32(format.NullAgIno))
+			be.PutUint64(dip[152:], uint64(g.AgInoToIno(format.AgNumber(c.AG), agino)))
+			copy(dip[160:176], g.UUID[:])
+			format.SetCRC(dip, format.InodeCRCOff)
 		}
-		b := blocks[key]
-		if b == nil {
-			blk := make([]byte, int(it.f.Len)*format.BBSize)
-			if _, err := d.ReadAt(blk, format.DaddrToByte(format.Daddr(it.f.Blkno))); err != nil {
-				return st, fmt.Errorf("replay: read daddr %d: %w", it.f.Blkno, err)
-			}
-			b = &replayed{data: blk}
-			if blft, lsnOff, _ := format.BlockLogInfo(blk); lsnOff >= 0 && blft == it.f.Blft() && lsnOff+8 <= len(blk) {
-				if lsn := binary.BigEndian.Uint64(blk[lsnOff:]); lsn != ^uint64(0) {
-					b.lsn = format.LSN(lsn)
-				}
-			}
-		}
-		if b.lsn != 0 && b.lsn >= it.t.LSN {
-			st.Skipped++
-			continue
-		}
-		if blocks[key] == nil {
-			blocks[key] = b
-			order = append(order, key)
-		}
-		for i, r := range it.f.Runs() {
-			copy(b.data[r[0]*format.BlfChunk:], it.r[i])
-		}
-		if _, lsnOff, crcOff := format.BlockLogInfo(b.data); lsnOff >= 0 && lsnOff+8 <= len(b.data) && crcOff+4 <= len(b.data) {
-			binary.BigEndian.PutUint64(b.data[lsnOff:], uint64(it.t.LSN))
-			format.SetCRC(b.data, crcOff)
-		}
-		st.Replayed++
+		r.write(int64(daddr), data)
 	}
-	for _, key := range order {
-		if _, err := d.WriteAt(blocks[key].data, format.DaddrToByte(format.Daddr(key.blkno))); err != nil {
-			return st, fmt.Errorf("replay: write daddr %d: %w", key.blkno, err)
-		}
-	}
-	return st, nil
+	r.st.Replayed++
+	return nil
 }
 
 // clearWindow bounds how far past the head Recover restamps blocks: more
@@ -133,12 +401,12 @@ const clearWindow = 16 << 20 / format.BBSize
 // flushes, restamps the blocks just past the head with the cycle they
 // must show (so that records of a torn batch beyond the head are never
 // found again), and writes an unmount record at the head.
-func (l *Log) Recover(d Device, uuid [16]byte) (*Scan, ReplayStats, error) {
+func (l *Log) Recover(d Device, g *format.Geometry, uuid [16]byte) (*Scan, ReplayStats, error) {
 	s, err := l.Scan()
 	if err != nil {
 		return nil, ReplayStats{}, err
 	}
-	st, err := Replay(d, s.Trans)
+	st, err := Replay(d, g, s.Trans)
 	if err != nil {
 		return s, st, err
 	}
