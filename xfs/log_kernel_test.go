@@ -58,21 +58,7 @@ func TestKernelReplaysOurLog(t *testing.T) {
 			if out, err := oracle.RepairOutput(img); err == nil || !strings.Contains(out, "log") {
 				t.Fatalf("xfs_repair -n should see a dirty log:\n%s", out)
 			}
-			mnt := oracle.Mount(t, img, false)
-			oracle.Unmount(t, mnt)
-			oracle.Repair(t, img)
-			mnt = oracle.Mount(t, img, true)
-			got, err := oracle.SnapshotDir(mnt)
-			oracle.Unmount(t, mnt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := want.DiffWith(got, oracle.DiffOptions{IgnoreDirSize: true}); len(d) > 0 {
-				for _, l := range d {
-					t.Error(l)
-				}
-				t.Fatal("the kernel's replay differs from the engine")
-			}
+			checkSnapshot(t, "the kernel's replay", want, kernelReplay(t, img))
 		})
 	}
 }
@@ -127,6 +113,23 @@ func TestEngineReplaysOurLog(t *testing.T) {
 			checkRecovered(t, img, want)
 		})
 	}
+}
+
+// kernelReplay has the kernel replay img's log (a read-write mount and
+// unmount), requires xfs_repair -n to be clean and returns what a
+// read-only mount then shows.
+func kernelReplay(t *testing.T, img string) oracle.Snapshot {
+	t.Helper()
+	mnt := oracle.Mount(t, img, false)
+	oracle.Unmount(t, mnt)
+	oracle.Repair(t, img)
+	mnt = oracle.Mount(t, img, true)
+	snap, err := oracle.SnapshotDir(mnt)
+	oracle.Unmount(t, mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }
 
 // checkRecovered checks a volume after recovery: clean log for
@@ -206,15 +209,7 @@ func TestEngineRecoversKernelLog(t *testing.T) {
 
 	kimg := filepath.Join(dir, "kernel-replay.img")
 	copySparse(t, img, kimg)
-	mnt = oracle.Mount(t, kimg, false)
-	oracle.Unmount(t, mnt)
-	oracle.Repair(t, kimg)
-	mnt = oracle.Mount(t, kimg, true)
-	want, err := oracle.SnapshotDir(mnt)
-	oracle.Unmount(t, mnt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := kernelReplay(t, kimg)
 
 	v, err := xfs.Open(img, xfs.Options{})
 	if err != nil {
