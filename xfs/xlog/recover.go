@@ -72,22 +72,39 @@ func (l *Log) readRecord(bb, cycle uint32) (*format.LogRecHeader, []byte, error)
 		return nil, nil, corrupt(bb, "payload length %d", h.Len)
 	}
 	n := uint32(hdrs) + h.Len/format.BBSize
-	if bb+n > l.Blocks {
-		return nil, nil, corrupt(bb, "record of %d blocks runs past the end of the log (records that wrap are not supported)", n)
+	if n >= l.Blocks {
+		return nil, nil, corrupt(bb, "record of %d blocks in a log of %d", n, l.Blocks)
 	}
+	// A record may run past the end of the log (the kernel's do): its
+	// sectors there carry the next cycle.
 	rec := make([]byte, int(n)*format.BBSize)
-	if _, err := l.R.ReadAt(rec, l.Start+int64(bb)*format.BBSize); err != nil {
+	first := min(n, l.Blocks-bb)
+	if _, err := l.R.ReadAt(rec[:first*format.BBSize], l.Start+int64(bb)*format.BBSize); err != nil {
 		return nil, nil, err
+	}
+	if first < n {
+		if _, err := l.R.ReadAt(rec[first*format.BBSize:], l.Start); err != nil {
+			return nil, nil, err
+		}
+	}
+	wantCycle := func(i uint32) uint32 {
+		if bb+i < l.Blocks {
+			return cycle
+		}
+		if cycle+1 == format.LogHeaderMagic {
+			return cycle + 2
+		}
+		return cycle + 1
 	}
 	payload := rec[hdrs*format.BBSize:]
 	be := binary.BigEndian
 	for i := 0; i < len(payload)/format.BBSize; i++ {
-		if be.Uint32(payload[i*format.BBSize:]) != cycle {
-			return nil, nil, corrupt(bb, "payload block %d carries cycle %d, not %d (torn write)", i, be.Uint32(payload[i*format.BBSize:]), cycle)
+		if c := be.Uint32(payload[i*format.BBSize:]); c != wantCycle(uint32(hdrs+i)) {
+			return nil, nil, corrupt(bb, "payload block %d carries cycle %d, not %d (torn write)", i, c, wantCycle(uint32(hdrs+i)))
 		}
 	}
 	for k := 1; k < hdrs; k++ {
-		if be.Uint32(rec[k*format.BBSize:]) != cycle {
+		if be.Uint32(rec[k*format.BBSize:]) != wantCycle(uint32(k)) {
 			return nil, nil, corrupt(bb, "extended header %d carries the wrong cycle (torn write)", k)
 		}
 	}
@@ -159,8 +176,8 @@ func (l *Log) Scan() (*Scan, error) {
 	bb, cyc := tail.Block(), tail.Cycle()
 	end := format.MakeLSN(last.Cycle, lastBB)
 	for n := uint32(0); n <= l.Blocks; n++ {
-		if l.Blocks-bb < 2 {
-			bb, cyc = 0, cyc+1 // a one-block remainder was stamped over
+		if bb == l.Blocks-1 && !l.isHeader(bb) {
+			bb, cyc = 0, cyc+1 // a one-block remainder our writer stamped over
 		}
 		h, payload, err := l.readRecord(bb, cyc)
 		if err != nil {
@@ -179,8 +196,8 @@ func (l *Log) Scan() (*Scan, error) {
 		s.Clean = clean
 		hdrs := uint32(format.LogRecHeaderSectors(h.Size))
 		bb += hdrs + h.Len/format.BBSize
-		if bb == l.Blocks {
-			bb, cyc = 0, cyc+1
+		if bb >= l.Blocks {
+			bb, cyc = bb-l.Blocks, cyc+1
 		}
 		if h.LSN == end {
 			break
@@ -188,6 +205,12 @@ func (l *Log) Scan() (*Scan, error) {
 	}
 	s.Head = format.MakeLSN(cyc, bb)
 	return s, nil
+}
+
+// isHeader reports whether block bb starts with a record header magic.
+func (l *Log) isHeader(bb uint32) bool {
+	buf := make([]byte, format.BBSize)
+	return l.readBB(bb, buf) == nil && binary.BigEndian.Uint32(buf) == format.LogHeaderMagic
 }
 
 // parseRecord adds a record's ops to the open transactions, moving those

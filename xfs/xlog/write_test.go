@@ -2,6 +2,7 @@ package xlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -255,4 +256,60 @@ func FuzzScan(f *testing.F) {
 			_, _ = Replay(d, &g, s.Trans)
 		}
 	})
+}
+
+// TestScanWrappedRecord: a record that runs past the end of the log, as
+// the kernel writes them (the sectors after the wrap carry the next cycle
+// and the CRC covers them that way), is read whole.
+func TestScanWrappedRecord(t *testing.T) {
+	const blocks, at = 40, 34
+	d := &memDev{b: make([]byte, testLogStart+blocks*format.BBSize)}
+	l := &Log{R: d, Start: testLogStart, Blocks: blocks}
+	for bb := 0; bb < blocks; bb++ {
+		binary.BigEndian.PutUint32(d.b[testLogStart+bb*format.BBSize:], 1)
+	}
+	data := bytes.Repeat([]byte{0xAB}, 4096)
+	it, _ := BufItem(80, data, nil)
+	var payload []byte
+	op := func(flags uint8, b []byte) {
+		var h [format.LogOpHeaderSize]byte
+		(&format.LogOpHeader{Tid: 5, Len: uint32(len(b)), ClientID: format.LogClientTransaction, Flags: flags}).Encode(h[:])
+		payload = append(append(payload, h[:]...), b...)
+	}
+	var th [format.LogTransHeaderSize]byte
+	(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: 5, NumItems: 1}).Encode(th[:])
+	op(format.LogOpStartTrans, nil)
+	op(0, th[:])
+	for _, r := range it.Regions {
+		op(0, r)
+	}
+	op(format.LogOpCommitTrans, nil)
+	payload = append(payload, make([]byte, -len(payload)&(format.BBSize-1))...)
+	lsn := format.MakeLSN(1, at)
+	h := &format.LogRecHeader{Magic: format.LogHeaderMagic, Cycle: 1, Version: format.LogVersion2, LSN: lsn, TailLSN: lsn,
+		PrevBlock: -1, NumLogOps: 5, Fmt: format.LogFmtLinuxLE, Size: format.LogBigRecordSize}
+	rec, err := format.EncodeLogRecord(h, payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(rec) / format.BBSize
+	if at+n <= blocks {
+		t.Fatalf("record of %d blocks does not wrap", n)
+	}
+	for i := blocks - at; i < n; i++ {
+		binary.BigEndian.PutUint32(rec[i*format.BBSize:], 2)
+	}
+	binary.LittleEndian.PutUint32(rec[format.LogRecCRCOff:], 0)
+	h.CRC = format.LogRecordCRC(rec, 1, rec[format.BBSize:])
+	binary.LittleEndian.PutUint32(rec[format.LogRecCRCOff:], h.CRC)
+	copy(d.b[testLogStart+at*format.BBSize:], rec[:(blocks-at)*format.BBSize])
+	copy(d.b[testLogStart:], rec[(blocks-at)*format.BBSize:])
+
+	s, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Trans) != 1 || !sameItems(s.Trans[0].Items, []Item{it}) || s.Head != format.MakeLSN(2, uint32(at+n-blocks)) {
+		t.Fatalf("scan: %d transactions, head %d/%d", len(s.Trans), s.Head.Cycle(), s.Head.Block())
+	}
 }
