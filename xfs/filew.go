@@ -200,7 +200,7 @@ func (v *Volume) writeData(ext, fresh []format.Extent, p []byte, off int64) erro
 		}
 		lo, hi := max(pos, off), min(pos+n, off+int64(len(p)))
 		copy(buf[lo-pos:hi-pos], p[lo-off:hi-off])
-		if _, err := v.dev.WriteAt(buf, disk); err != nil {
+		if err := v.writeFileData(buf, disk); err != nil {
 			return fmt.Errorf("write data: %w", err)
 		}
 		pos += n
@@ -279,6 +279,17 @@ func (c *inodeChange) unmap(ext []format.Extent, off format.FileOff, n uint64) e
 	return c.setMapping(DataFork, rest)
 }
 
+// writeFileData writes file data in place. The log flushes it before it
+// writes the next records, so a transaction mapping these blocks never
+// reaches the disk before their content (ordered data).
+func (v *Volume) writeFileData(p []byte, off int64) error {
+	if _, err := v.dev.WriteAt(p, off); err != nil {
+		return err
+	}
+	v.w.cache.Log().DataWritten()
+	return nil
+}
+
 // zeroRange writes zeros over the written blocks of [from, to).
 func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
 	g := &v.geo
@@ -288,7 +299,7 @@ func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
 		n := min(blockEnd, to) - pos
 		if fsb, _, ok, unwritten := mapBlock(ext, fb); ok && !unwritten {
 			disk := format.DaddrToByte(g.FsbToDaddr(fsb)) + pos - int64(fb)<<g.BlockLog
-			if _, err := v.dev.WriteAt(make([]byte, n), disk); err != nil {
+			if err := v.writeFileData(make([]byte, n), disk); err != nil {
 				return err
 			}
 		}

@@ -20,8 +20,8 @@ import (
 // The power-cut test: the randomized model workload runs on a device with
 // a volatile write cache (dev.Fault), every operation acknowledged with a
 // Sync as the S3 layer does. The power is cut at a random write; the disk
-// keeps what was flushed plus, at random, a prefix of the unflushed writes
-// with the last one torn. Then:
+// keeps what was flushed plus, at random, a prefix or a random subset of
+// the unflushed writes, the last one kept torn or not. Then:
 //
 //   - the engine recovers the image: everything acknowledged is there, and
 //     the operation in flight is either absent or present (only the few
@@ -140,8 +140,13 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 	cutAt := 1 + rng.Intn(writes+1)
 	r := runWorkload(t, base, seed, ops, cutAt)
 	crash := dev.Crash{Keep: rng.Intn(r.f.Pending() + 1), Tear: rng.Intn(2) == 0}
-	t.Logf("seed %d: %d writes in a full run; cut at write %d (op %d, in flight %v), keeping %d of %d unflushed writes, tear %v",
-		seed, writes, cutAt, r.op, r.inFlight, crash.Keep, r.f.Pending(), crash.Tear)
+	subset := rng.Intn(2) == 0
+	if subset {
+		pick := rand.New(rand.NewSource(seed))
+		crash.Subset = func(int) bool { return pick.Intn(2) == 0 }
+	}
+	t.Logf("seed %d: %d writes in a full run; cut at write %d (op %d, in flight %v), keeping %d of %d unflushed writes (a random subset: %v), tear %v",
+		seed, writes, cutAt, r.op, r.inFlight, crash.Keep, r.f.Pending(), subset, crash.Tear)
 
 	dir := t.TempDir()
 	img := filepath.Join(dir, "crash.img")

@@ -186,13 +186,15 @@ func (f *Fault) Size() int64 { return f.size }
 // Close does nothing: the overlays stay readable for Image.
 func (f *Fault) Close() error { return nil }
 
-// Crash says what survives a power cut beyond the durable state: the first
-// Keep writes that were not yet flushed (a disk may have written some of
-// its cache in order), the last of them torn when Tear is set: only the
-// first half of its final sector reaches the disk.
+// Crash says what survives a power cut beyond the durable state: of the
+// first Keep writes that were not yet flushed, all of them (a disk that
+// wrote part of its cache in order) or, with Subset, those Subset picks
+// (a disk that reorders); the last one kept is torn when Tear is set: only
+// the first half of its final sector reaches the disk.
 type Crash struct {
-	Keep int
-	Tear bool
+	Keep   int
+	Tear   bool
+	Subset func(i int) bool
 }
 
 // Image writes the post-crash content into path, which must already hold a
@@ -207,12 +209,18 @@ func (f *Fault) Image(path string, c Crash) error {
 	defer out.Close()
 	pages := make(map[int64][]byte, len(f.durable))
 	for pg, p := range f.durable {
-		pages[pg] = p
+		pages[pg] = append([]byte(nil), p...) // Image may be called again
 	}
 	keep := min(c.Keep, len(f.pending))
+	var kept []faultWrite
 	for i, w := range f.pending[:keep] {
+		if c.Subset == nil || c.Subset(i) {
+			kept = append(kept, w)
+		}
+	}
+	for i, w := range kept {
 		data := w.data
-		if c.Tear && i == keep-1 && len(data) >= 512 {
+		if c.Tear && i == len(kept)-1 && len(data) >= 512 {
 			// The final sector is half new, half what was there.
 			last := len(data) - 512
 			old := make([]byte, 512)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -55,6 +56,11 @@ type Writer struct {
 	err          error
 	live         map[format.LSN]*liveCounts // commits still needed by recovery
 
+	// dataDirty says file data was written since the last flush: the
+	// next batch flushes it before writing its records, so that no
+	// record that maps new blocks can reach the disk before their data.
+	dataDirty atomic.Bool
+
 	stats Stats
 }
 
@@ -70,6 +76,7 @@ type pending struct {
 type Stats struct {
 	Commits, Records, Writes, Flushes int64
 	Bytes                             int64
+	DataFlushes                       int64 // flushes of file data ahead of a batch
 }
 
 // NewWriter continues a clean log whose next record goes at BB block with
@@ -125,6 +132,10 @@ func (w *Writer) Commit(items []Item) (format.LSN, error) {
 	}
 	return p.lsn, nil
 }
+
+// DataWritten tells the writer that file data was written in place; the
+// records of the next batch are written only after it is flushed.
+func (w *Writer) DataWritten() { w.dataDirty.Store(true) }
 
 // Written says the metadata of the commit at lsn is written in place; the
 // next flush makes it durable and lets the tail move past it.
@@ -250,6 +261,12 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		if err := w.flushLocked(); err != nil {
 			return err
 		}
+	}
+	if w.dataDirty.Swap(false) {
+		if err := w.flushLocked(); err != nil {
+			return err
+		}
+		w.stats.DataFlushes++
 	}
 	head := format.MakeLSN(w.cycle, w.block)
 	tail := w.tailLocked(head)
