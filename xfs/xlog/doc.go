@@ -1,7 +1,7 @@
-// Package xlog owns the XFS metadata log inside the data device: finding
-// its head and tail, telling a clean log from one that needs recovery, and
-// (in later issues) writing checkpoints and replaying them. The record
-// format itself lives in xfs/format (log.go).
+// Package xlog owns the XFS metadata log inside the data device: writing
+// transactions into it with group commit, telling a clean log from one
+// that needs recovery, and replaying it. Record and item encodings live in
+// xfs/format (log.go, logitem.go, loginode.go).
 //
 // The log is a circular array of 512-byte basic blocks (BB). The first word
 // of every payload BB is overwritten with its record's cycle number, so a
@@ -12,4 +12,31 @@
 //
 // The head is where the cycle number drops; a log is clean when the record
 // just before the head is an unmount record.
+//
+// Writing (Writer):
+//
+//	Commit(items) ─ queue ─> leader: lay out records (≤ 32 KiB, never
+//	wrapping; big regions continue in the next record) ─> flush file data
+//	if any was written ─> one device write ─> one flush ─> every queued
+//	commit is durable ─> caller writes its blocks in place ─> Written(lsn)
+//	─> the next flush retires it and the tail moves past it
+//
+// Each transaction is one checkpoint: START, TRAN header, buffer items
+// (changed 128-byte chunks; whole new blocks), cancel items for freed
+// blocks that were logged, COMMIT. Inode cores reach the log inside their
+// inode blocks (dinode buffer items, which the kernel replays as plain
+// buffers), not as inode items.
+//
+// Metadata LSNs are not advanced when blocks are written back: a block
+// whose write tore (new first sector with a new LSN, old last sector)
+// would otherwise make recovery skip the very item that repairs it. Blocks
+// keep the LSN they had, always below the log head, so every recovery
+// (ours and the kernel's) replays all items since the tail, which is
+// idempotent because they are replayed in log order.
+//
+// Recovery (Log.Recover): newest intact record before the head, its tail,
+// a walk tail → head that ends at the first torn record, then Replay with
+// the kernel's v5 rules (cancels, LSN ordering, per-transaction item
+// order), for our logs and for the buffer, inode, icreate and finished
+// intent items the kernel writes; unfinished intents are refused.
 package xlog
