@@ -45,7 +45,7 @@ func TestFaultPowerCut(t *testing.T) {
 	}{
 		{Crash{}, map[int64]byte{100: 1, 1099: 1, 1100: 7, 4000: 7, 8192: 7}},
 		{Crash{Keep: 1}, map[int64]byte{4000: 2, 5023: 2, 8192: 7}},
-		{Crash{Keep: 2, Tear: true}, map[int64]byte{4000: 2, 8192: 3, 8192 + 512 + 255: 3, 8192 + 512 + 256: 7}},
+		{Crash{Keep: 2, Tear: true}, map[int64]byte{4000: 2, 8192: 3, 8192 + 511: 3, 8192 + 512: 7}},
 		{Crash{Keep: 2, Subset: func(i int) bool { return i == 1 }}, map[int64]byte{4000: 7, 8192: 3, 9215: 3}},
 	} {
 		path := filepath.Join(t.TempDir(), "img")
