@@ -12,6 +12,9 @@ import (
 // the on-disk state can no longer be trusted to match memory.
 var ErrShutdown = errors.New("volume shut down after a failed metadata write")
 
+// errNoWriteback marks commits left only in the log (SkipWriteback).
+var errNoWriteback = errors.New("write-back disabled for a recovery test")
+
 // Tx is a transaction: a set of buffers it has locked and privately
 // modified, plus the side effects to apply when it commits. A Tx is used
 // by one goroutine.
@@ -260,8 +263,14 @@ func (tx *Tx) Commit() error {
 			tx.c.shutDown(err)
 		}
 	}
-	if logged && err == nil && !tx.c.noWriteback {
+	switch {
+	case !logged:
+	case tx.c.noWriteback:
+		tx.c.log.Fail(lsn, errNoWriteback)
+	case err == nil:
 		tx.c.log.Written(lsn)
+	default:
+		tx.c.log.Fail(lsn, err)
 	}
 	// With the log a commit is already durable here, so busy extents are
 	// only a conservative pause: they stay busy until the next Sync (which

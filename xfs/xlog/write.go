@@ -61,6 +61,10 @@ type Writer struct {
 	// record that maps new blocks can reach the disk before their data.
 	dataDirty atomic.Bool
 
+	// failed is set when a committer could not write its blocks back:
+	// its log space can never be released, so waiting for it is futile.
+	failed error
+
 	stats Stats
 }
 
@@ -131,6 +135,18 @@ func (w *Writer) Commit(items []Item) (format.LSN, error) {
 		w.cond.Broadcast()
 	}
 	return p.lsn, nil
+}
+
+// Fail says the commit at lsn will never be written back (its in-place
+// write failed): later batches that need its log space fail instead of
+// waiting for it.
+func (w *Writer) Fail(lsn format.LSN, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.failed == nil {
+		w.failed = fmt.Errorf("commit at LSN %d/%d was not written back: %w", lsn.Cycle(), lsn.Block(), err)
+	}
+	w.cond.Broadcast()
 }
 
 // DataWritten tells the writer that file data was written in place; the
@@ -255,6 +271,9 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 			writtenAny = writtenAny || c.written > 0
 		}
 		if !writtenAny {
+			if w.failed != nil {
+				return w.failed
+			}
 			w.cond.Wait() // committers still writing back
 			continue
 		}

@@ -313,3 +313,30 @@ func TestScanWrappedRecord(t *testing.T) {
 		t.Fatalf("scan: %d transactions, head %d/%d", len(s.Trans), s.Head.Cycle(), s.Head.Block())
 	}
 }
+
+// TestLogFullWithoutWriteback: commits that are never written back pin
+// the log; once it is full, a commit fails (once they are marked failed)
+// instead of waiting forever, and written-back ones free space again.
+func TestLogFullWithoutWriteback(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	_, _, w := newTestLog(t, 400)
+	var err error
+	for i := 0; i < 200 && err == nil; i++ {
+		var lsn format.LSN
+		lsn, err = w.Commit(randomTrans(rng)[:1])
+		if err == nil {
+			w.Fail(lsn, errors.New("no write-back"))
+		}
+	}
+	if err == nil {
+		t.Fatal("200 pinned commits fit in a 400-block log")
+	}
+	_, _, w = newTestLog(t, 400)
+	for i := 0; i < 200; i++ {
+		lsn, err := w.Commit(randomTrans(rng)[:1])
+		if err != nil {
+			t.Fatalf("commit %d with write-back: %v", i, err)
+		}
+		w.Written(lsn)
+	}
+}
