@@ -367,7 +367,11 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 			}
 		}
 		left := w.blocks - block // BBs to the end of the log, header included
-		capBytes = min(recPayloadMax, int(left-1)*format.BBSize)
+		capBB := min(recPayloadMax/format.BBSize, int(left-1))
+		if int(left-1)-capBB == 1 {
+			capBB-- // a full record must not leave one block (see closeRecord)
+		}
+		capBytes = capBB * format.BBSize
 		recs = append(recs, record{cycle: cycle, block: block})
 		cur = &recs[len(recs)-1]
 	}

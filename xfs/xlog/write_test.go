@@ -340,3 +340,34 @@ func TestLogFullWithoutWriteback(t *testing.T) {
 		w.Written(lsn)
 	}
 }
+
+// TestRecordsNearTheEnd starts writing at every position close to the end
+// of the log with transactions that fill whole records: records must end
+// exactly at the end or leave room for another, and scan back whole.
+func TestRecordsNearTheEnd(t *testing.T) {
+	const blocks = 600
+	for left := uint32(2); left < 140; left++ {
+		d, l, _ := newTestLog(t, blocks)
+		// Stamp everything with cycle 1 so that the head is where we say.
+		for bb := 2; bb < blocks; bb++ {
+			binary.BigEndian.PutUint32(d.b[testLogStart+bb*format.BBSize:], 1)
+		}
+		w := NewWriter(d, l, [16]byte{1}, 1, blocks-left, 0)
+		data := bytes.Repeat([]byte{7}, 40960)
+		it, _ := BufItem(8, data, nil)
+		for i := 0; i < 3; i++ {
+			lsn, err := w.Commit([]Item{it})
+			if err != nil {
+				t.Fatalf("%d blocks before the end, commit %d: %v", left, i, err)
+			}
+			w.Written(lsn)
+		}
+		s, err := l.Scan()
+		if err != nil {
+			t.Fatalf("%d blocks before the end: %v", left, err)
+		}
+		if n := len(s.Trans); n == 0 || !sameItems(s.Trans[n-1].Items, []Item{it}) {
+			t.Fatalf("%d blocks before the end: %d transactions scanned", left, n)
+		}
+	}
+}
