@@ -132,11 +132,15 @@ func kernelReplay(t *testing.T, img string) oracle.Snapshot {
 	return snap
 }
 
-// checkRecovered checks a volume after recovery: clean log for
-// xfs_logprint and xfs_repair, and the kernel shows want.
+// checkRecovered checks a volume after recovery and a clean close:
+// xfs_logprint sees a clean log, xfs_repair -n is clean, and the kernel
+// shows want.
 func checkRecovered(t *testing.T, img string, want oracle.Snapshot) {
 	t.Helper()
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	if out, err := exec.Command("xfs_logprint", "-t", img).CombinedOutput(); err != nil || !strings.Contains(string(out), "state: <CLEAN>") {
+		t.Fatalf("xfs_logprint does not see a clean log (%v):\n%s", err, tail(string(out), 20))
+	}
 	oracle.Repair(t, img)
 	mnt := oracle.Mount(t, img, true)
 	got, err := oracle.SnapshotDir(mnt)
