@@ -159,6 +159,10 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 		copySparse(t, img, kimg)
 	}
 
+	if rng.Intn(3) == 0 {
+		// The power also fails during the first recovery.
+		img = cutRecovery(t, img, rng)
+	}
 	v, err := xfs.Open(img, xfs.Options{})
 	if err != nil {
 		t.Fatalf("recovery: %v", err)
@@ -180,6 +184,42 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 	if kernel {
 		checkSnapshot(t, "kernel replay vs engine replay", got, kernelReplay(t, kimg))
 	}
+}
+
+// cutRecovery runs a recovery of img (open and close) on a Fault device,
+// cuts the power at a random write of it and returns the image the disk
+// then holds.
+func cutRecovery(t *testing.T, img string, rng *rand.Rand) string {
+	t.Helper()
+	run := func(cutAt int) *dev.Fault {
+		bf, err := os.Open(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bf.Close() })
+		st, _ := bf.Stat()
+		f := dev.NewFault(bf, st.Size())
+		f.CutAt(cutAt)
+		if v, err := xfs.OpenDevice(f, xfs.Options{}); err == nil {
+			if err := v.Close(); err != nil && !f.IsCut() {
+				t.Fatalf("close after recovery: %v", err)
+			}
+		} else if !f.IsCut() {
+			t.Fatalf("recovery: %v", err)
+		}
+		return f
+	}
+	writes, _ := run(0).Stats()
+	cutAt := 1 + rng.Intn(writes+1)
+	f := run(cutAt)
+	crash := dev.Crash{Keep: rng.Intn(f.Pending() + 1), Tear: rng.Intn(2) == 0}
+	t.Logf("recovery cut at write %d of %d, keeping %d of %d unflushed writes, tear %v", cutAt, writes, crash.Keep, f.Pending(), crash.Tear)
+	out := img + ".cut"
+	copySparse(t, img, out)
+	if err := f.Image(out, crash); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func copySparse(t *testing.T, from, to string) {

@@ -413,7 +413,7 @@ func (l *Log) Recover(d Device, g *format.Geometry, uuid [16]byte) (*Scan, Repla
 	if err := d.Sync(); err != nil {
 		return s, st, err
 	}
-	if err := l.clearAhead(d, s.Head); err != nil {
+	if err := l.clearAhead(d, s.Head, s.Tail); err != nil {
 		return s, st, err
 	}
 	w := NewWriter(d, l, uuid, s.Head.Cycle(), s.Head.Block(), int32(s.LastBlock))
@@ -425,12 +425,21 @@ func (l *Log) Recover(d Device, g *format.Geometry, uuid [16]byte) (*Scan, Repla
 
 // clearAhead stamps the window after head: blocks still in head's pass get
 // the previous cycle, blocks past the log's end (the next pass) get
-// head's cycle.
-func (l *Log) clearAhead(d Device, head format.LSN) error {
-	n := min(uint32(clearWindow), l.Blocks-1)
+// head's cycle. It stops short of the tail: the records from the tail to
+// the head must survive until the unmount record is down, or a crash in
+// between would leave nothing to recover from.
+func (l *Log) clearAhead(d Device, head, tail format.LSN) error {
+	used := (head.Cycle()-tail.Cycle())*l.Blocks + head.Block() - tail.Block()
+	if used >= l.Blocks {
+		return corrupt(head.Block(), "tail %d/%d is a whole log behind the head", tail.Cycle(), tail.Block())
+	}
+	n := min(uint32(clearWindow), l.Blocks-used-1)
 	bb, cycle := head.Block(), head.Cycle()-1
 	for n > 0 {
 		run := min(n, l.Blocks-bb)
+		if run == 0 {
+			break
+		}
 		buf := make([]byte, int(run)*format.BBSize)
 		for i := 0; i < int(run); i++ {
 			binary.BigEndian.PutUint32(buf[i*format.BBSize:], cycle)
