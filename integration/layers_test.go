@@ -25,7 +25,7 @@ var allowed = map[string][]string{
 	"xfs/oracle":  {},
 	"xfs/btree":   {"xfs/format"},
 	"xfs/fork":    {"xfs/format", "xfs/trans"},
-	"xfs/trans":   {"xfs/format", "xfs/dev"},
+	"xfs/trans":   {"xfs/format", "xfs/dev", "xfs/xlog"}, // commits go through the log
 	"xfs/dir":     {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
 	"xfs/dabtree": {"xfs/format", "xfs/fork", "xfs/trans"},
 	"xfs/attr":    {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
