@@ -26,11 +26,14 @@ func (v *Volume) Recovery() (RecoveryStats, bool) {
 	return *v.recovery, true
 }
 
-// recoverLog replays the log of a volume opened read-write and leaves it
-// clean. Only logs written by this engine (buffer items) can be replayed;
-// a log holding kernel-only items is refused before anything is written.
+// recoverLog replays the log of a volume opened read-write. The log stays
+// dirty until the unlinked inodes are freed and the volume is closed, so a
+// crash before that recovers again (an inode left on an unlinked list
+// under a clean log is what xfs_repair complains about). Logs holding
+// items this recovery cannot replay are refused before anything is
+// written.
 func (v *Volume) recoverLog() error {
-	s, st, err := v.logRegion().Recover(v.dev, &v.geo, v.sb.UUID)
+	s, st, err := v.logRegion().Recover(v.dev, &v.geo)
 	if err != nil {
 		if errors.Is(err, xlog.ErrUnsupportedItem) {
 			return fmt.Errorf("%w: log recovery: %v (mount the volume with the kernel once to replay it)", ErrUnsupported, err)

@@ -397,11 +397,14 @@ func (r *replayer) icreate(it Item) error {
 // than any single batch the writer issues in practice.
 const clearWindow = 16 << 20 / format.BBSize
 
-// Recover replays a dirty log and leaves it clean: it scans, replays,
-// flushes, restamps the blocks just past the head with the cycle they
-// must show (so that records of a torn batch beyond the head are never
-// found again), and writes an unmount record at the head.
-func (l *Log) Recover(d Device, g *format.Geometry, uuid [16]byte) (*Scan, ReplayStats, error) {
+// Recover replays a dirty log: it scans, replays, flushes, and restamps
+// the blocks just past the head with the cycle they must show (so that
+// records of a torn batch beyond the head are never found again). The log
+// stays dirty: the caller goes on writing from the head (NewWriter after
+// FindHead) to finish what recovery needs done in transactions, such as
+// freeing unlinked inodes, and marks the log clean at unmount. A crash
+// before that simply recovers again.
+func (l *Log) Recover(d Device, g *format.Geometry) (*Scan, ReplayStats, error) {
 	s, err := l.Scan()
 	if err != nil {
 		return nil, ReplayStats{}, err
@@ -414,10 +417,6 @@ func (l *Log) Recover(d Device, g *format.Geometry, uuid [16]byte) (*Scan, Repla
 		return s, st, err
 	}
 	if err := l.clearAhead(d, s.Head, s.Tail); err != nil {
-		return s, st, err
-	}
-	w := NewWriter(d, l, uuid, s.Head.Cycle(), s.Head.Block(), int32(s.LastBlock))
-	if err := w.Unmount(); err != nil {
 		return s, st, err
 	}
 	return s, st, nil
