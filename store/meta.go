@@ -136,12 +136,15 @@ func (m *Meta) metaXattrs() map[string]string {
 	return out
 }
 
-// setXattrs writes attrs onto ino.
+// setXattrs writes attrs onto ino in one engine transaction.
 func setXattrs(v *xfs.Volume, ino format.Ino, attrs map[string]string) error {
-	for name, val := range attrs {
-		if err := v.SetXattr(ino, name, []byte(val), 0); err != nil {
-			return fmt.Errorf("set %s: %w", name, err)
-		}
+	list := make([]xfs.Xattr, 0, len(attrs))
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		ns, short, _ := strings.Cut(name, ".")
+		list = append(list, xfs.Xattr{Namespace: ns, Name: short, Value: []byte(attrs[name])})
+	}
+	if err := v.SetXattrs(ino, list); err != nil {
+		return fmt.Errorf("set metadata xattrs: %w", err)
 	}
 	return nil
 }

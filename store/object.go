@@ -167,7 +167,10 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 	if size > limit {
 		return "", 0, fmt.Errorf("%d bytes (at most %d): %w", size, limit, ErrEntityTooLarge)
 	}
-	if size > 0 {
+	// A body that one WriteAt maps needs no preallocation (it would be a
+	// transaction more); larger ones get their space in one extent, and a
+	// full volume is found before the body is read.
+	if size > chunkSize {
 		if err := s.v.Preallocate(ino, size); err != nil {
 			return "", 0, err
 		}

@@ -94,3 +94,72 @@ func TestSymlinkAttrForkComesAndGoes(t *testing.T) {
 	}
 	oracle.Repair(t, img)
 }
+
+// TestSetXattrsIsOneChange: a batch of attributes, from inline to remote
+// values, lands whole; a batch that fails part-way (a user attribute on a
+// symlink, refused after others were set) leaves nothing; the kernel reads
+// the batch back.
+func TestSetXattrsIsOneChange(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	img := filepath.Join(t.TempDir(), "b.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ino, err := v.Create(v.Root(), "obj", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := []xfs.Xattr{
+		{Namespace: "user", Name: "xfs3.etag", Value: []byte("0123456789abcdef")},
+		{Namespace: "user", Name: "meta.big", Value: bytes.Repeat([]byte{'r'}, 9000)},
+		{Namespace: "trusted", Name: "t", Value: nil},
+		{Namespace: "user", Name: "xfs3.etag", Value: []byte("later wins")},
+	}
+	for i := 0; i < 30; i++ {
+		batch = append(batch, xfs.Xattr{Namespace: "user", Name: fmt.Sprintf("meta.k%02d", i), Value: bytes.Repeat([]byte{byte('a' + i%26)}, 40)})
+	}
+	if err := v.SetXattrs(ino, batch); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{}
+	for _, x := range batch {
+		want[x.FullName()] = x.Value
+	}
+	list, err := v.ListXattr(ino)
+	if err != nil || len(list) != len(want) {
+		t.Fatalf("ListXattr: %d attributes (%v), want %d", len(list), err, len(want))
+	}
+	for _, x := range list {
+		if !bytes.Equal(x.Value, want[x.FullName()]) {
+			t.Errorf("%s = %q", x.FullName(), x.Value)
+		}
+	}
+
+	link, err := v.Symlink(v.Root(), "link", "obj", xfs.Attrs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []xfs.Xattr{{Namespace: "trusted", Name: "ok", Value: []byte("x")}, {Namespace: "user", Name: "no", Value: []byte("y")}}
+	if err := v.SetXattrs(link, bad); err == nil {
+		t.Error("a user attribute on a symlink was accepted")
+	}
+	if list, err := v.ListXattr(link); err != nil || len(list) != 0 {
+		t.Errorf("a failed batch left %v (%v)", list, err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	mnt := oracle.Mount(t, img, true)
+	for name, val := range want {
+		buf := make([]byte, 70000)
+		n, err := syscall.Getxattr(filepath.Join(mnt, "obj"), name, buf)
+		if err != nil || !bytes.Equal(buf[:n], val) {
+			t.Errorf("%s: kernel reads %d bytes, %v", name, n, err)
+		}
+	}
+}

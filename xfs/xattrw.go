@@ -30,13 +30,50 @@ func (v *Volume) SetXattr(ino format.Ino, name string, value []byte, flag XattrF
 		return err
 	}
 	return v.changeXattr(ino, func(f *attrFork) error {
-		// Linux allows user attributes only on files and directories
-		// (others could never be read back through a mount).
-		if typ := f.c.core.Mode & format.SIFMT; ns == 0 && typ != format.SIFREG && typ != format.SIFDIR {
-			return fmt.Errorf("user attribute on a %s: %w", format.FileType(f.c.core.Mode), ErrInvalid)
+		return setXattrIn(f, ns, short, value, flag)
+	}, v.xattrBlocks(len(value)))
+}
+
+// SetXattrs sets several attributes in one transaction: all of them or,
+// on error, none. Later entries win over earlier ones of the same name.
+func (v *Volume) SetXattrs(ino format.Ino, attrs []Xattr) error {
+	type parsed struct {
+		ns    uint8
+		short string
+		value []byte
+	}
+	list := make([]parsed, len(attrs))
+	var blocks int64
+	for i, x := range attrs {
+		ns, short, err := SplitXattrName(x.FullName())
+		if err != nil {
+			return err
 		}
-		return attr.Set(f, ns, []byte(short), value, int(flag))
-	}, int64(len(value)>>v.geo.BlockLog)+2)
+		list[i] = parsed{ns, short, x.Value}
+		blocks += v.xattrBlocks(len(x.Value))
+	}
+	return v.changeXattr(ino, func(f *attrFork) error {
+		for _, p := range list {
+			if err := setXattrIn(f, p.ns, p.short, p.value, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, blocks)
+}
+
+// xattrBlocks is the reservation for setting one value of n bytes: its
+// remote blocks and room for the fork to grow a level.
+func (v *Volume) xattrBlocks(n int) int64 { return int64(n>>v.geo.BlockLog) + 2 }
+
+// setXattrIn sets one attribute within a transaction.
+func setXattrIn(f *attrFork, ns uint8, short string, value []byte, flag XattrFlag) error {
+	// Linux allows user attributes only on files and directories (others
+	// could never be read back through a mount).
+	if typ := f.c.core.Mode & format.SIFMT; ns == 0 && typ != format.SIFREG && typ != format.SIFDIR {
+		return fmt.Errorf("user attribute on a %s: %w", format.FileType(f.c.core.Mode), ErrInvalid)
+	}
+	return attr.Set(f, ns, []byte(short), value, int(flag))
 }
 
 // RemoveXattr removes the attribute named like "user.color".
