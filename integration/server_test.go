@@ -66,8 +66,14 @@ type server struct {
 // random loopback port. The test's cleanup kills it if it still runs.
 func startServer(t *testing.T, size string) *server {
 	t.Helper()
-	dir := t.TempDir()
-	s := &server{Volume: filepath.Join(dir, "data", "volume.xfs"), logs: &lockedBuffer{}, done: make(chan error, 1)}
+	return startServerOn(t, filepath.Join(t.TempDir(), "data", "volume.xfs"), size)
+}
+
+// startServerOn starts the binary on the volume at path, created with size
+// bytes when missing.
+func startServerOn(t *testing.T, path, size string) *server {
+	t.Helper()
+	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json")
 	s.cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = s.logs
