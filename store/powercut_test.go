@@ -1,0 +1,279 @@
+package store
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// The S3-level power-cut test: a random object workload (PUTs of every
+// size class, overwrites, DELETEs, copies, tagging and multipart uploads)
+// runs on a device with a volatile write cache (dev.Fault), with no Sync
+// other than what the store itself does: an operation that returned is
+// acknowledged. The power is cut at a random write, the disk keeps a random
+// part of what was not flushed (the last write torn or not), and the store
+// reopens the image, which recovers the log. Then every acknowledged
+// operation must be there, the one in flight must be all there or not at
+// all, and xfs_repair -n must be clean.
+//
+// XFS3_STORE_POWERCUT_CASES (default 8) and XFS3_STORE_POWERCUT_OPS
+// (default 40) size the run; XFS3_STORE_POWERCUT_SEED picks the first seed.
+
+// cutObject is what the model expects of a key.
+type cutObject struct {
+	etag string // MD5 hex of the content
+	tags int
+}
+
+// cutModel is the acknowledged state: bucket "cut", key -> object.
+type cutModel map[string]cutObject
+
+func (m cutModel) clone() cutModel {
+	c := make(cutModel, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+func TestStorePowerCut(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair)
+	cases := envInt(t, "XFS3_STORE_POWERCUT_CASES", 8)
+	ops := envInt(t, "XFS3_STORE_POWERCUT_OPS", 40)
+	seed0 := int64(envInt(t, "XFS3_STORE_POWERCUT_SEED", 1))
+	base := filepath.Join(t.TempDir(), "base.img")
+	if _, err := mkfs.Format(base, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < cases; i++ {
+		seed := seed0 + int64(i)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { storePowerCutCase(t, base, seed, ops) })
+	}
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, s, err)
+	}
+	return n
+}
+
+// cutRun is one run of the workload until the cut.
+type cutRun struct {
+	f        *dev.Fault
+	before   cutModel // acknowledged state before the operation in flight
+	after    cutModel // the state that operation would have made
+	inFlight string   // what it was ("" when the cut came after the last)
+}
+
+func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
+	dry := runCutWorkload(t, base, seed, ops, 0)
+	writes, _ := dry.f.Stats()
+	rng := rand.New(rand.NewSource(seed * 104729))
+	cutAt := 1 + rng.Intn(writes+1)
+	r := runCutWorkload(t, base, seed, ops, cutAt)
+	crash := dev.Crash{Keep: rng.Intn(r.f.Pending() + 1), Tear: rng.Intn(2) == 0}
+	if rng.Intn(2) == 0 {
+		pick := rand.New(rand.NewSource(seed))
+		crash.Subset = func(int) bool { return pick.Intn(2) == 0 }
+	}
+	t.Logf("seed %d: cut at write %d of %d during %q; keeping %d of %d unflushed writes, tear %v",
+		seed, cutAt, writes, r.inFlight, crash.Keep, r.f.Pending(), crash.Tear)
+
+	img := filepath.Join(t.TempDir(), "crash.img")
+	if out, err := exec.Command("cp", "--sparse=always", base, img).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := r.f.Image(img, crash); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(img) // recovers the log
+	if err != nil {
+		t.Fatalf("reopen after the cut: %v", err)
+	}
+	got := cutModel{}
+	if _, err := s.HeadBucket("cut"); err == nil || r.inFlight != "setup" && r.inFlight != "open" {
+		got = readCutState(t, s) // the bucket was acknowledged
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !equalCut(got, r.before) && !equalCut(got, r.after) {
+		t.Errorf("after recovery the bucket holds %v;\nacknowledged before %q: %v\nafter it: %v", got, r.inFlight, r.before, r.after)
+	}
+	oracle.Repair(t, img)
+}
+
+// runCutWorkload runs the seeded workload over base on a Fault device,
+// cutting the power at write cutAt (0: after the last operation).
+func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun {
+	t.Helper()
+	bf, err := os.Open(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bf.Close() })
+	fi, _ := bf.Stat()
+	r := &cutRun{f: dev.NewFault(bf, fi.Size()), before: cutModel{}}
+	if cutAt > 0 {
+		r.f.CutAt(cutAt)
+	}
+	r.after = r.before
+	v, err := xfs.OpenDevice(r.f, xfs.Options{})
+	if err != nil {
+		if r.f.IsCut() {
+			r.inFlight = "open"
+			return r
+		}
+		t.Fatal(err)
+	}
+	defer v.Close() // fails after a cut; the image is built from the device
+	s, err := New(v)
+	if err == nil {
+		err = s.CreateBucket("cut")
+	}
+	if err != nil {
+		if r.f.IsCut() {
+			r.inFlight = "setup"
+			return r
+		}
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(seed))
+	for i := 0; i < ops; i++ {
+		next := r.before.clone()
+		name, err := cutStep(s, rng, next)
+		if err != nil {
+			if !r.f.IsCut() {
+				t.Fatalf("op %d %s: %v", i, name, err)
+			}
+			r.after, r.inFlight = next, name
+			return r
+		}
+		r.before, r.after = next, next
+	}
+	r.f.Cut()
+	return r
+}
+
+// cutStep runs one random operation, recording in m the state it makes
+// when it succeeds (set first, so that m is that state even when the power
+// cut makes it fail).
+func cutStep(s *Store, rng *rand.Rand, m cutModel) (string, error) {
+	key := fmt.Sprintf("d%d/k%d", rng.Intn(3), rng.Intn(12))
+	switch op := rng.Intn(10); {
+	case op < 5:
+		sizes := []int{0, 100, 4096, 70000, 1<<20 + 333, 3 << 20}
+		body := make([]byte, sizes[rng.Intn(len(sizes))])
+		rng.Read(body)
+		meta := Meta{ContentType: "application/x-cut", User: map[string]string{"n": strconv.Itoa(rng.Int())}}
+		if rng.Intn(3) == 0 {
+			meta.Tags = []Tag{{"t", "v"}}
+		}
+		m[key] = cutObject{etag: md5Hex(body), tags: len(meta.Tags)}
+		_, err := s.PutObject("cut", key, bytes.NewReader(body), int64(len(body)), meta)
+		return "put " + key, err
+	case op < 7:
+		err := s.DeleteObject("cut", key)
+		delete(m, key)
+		return "delete " + key, err
+	case op < 8:
+		src, ok := m[key]
+		dst := fmt.Sprintf("copies/k%d", rng.Intn(4))
+		if !ok {
+			return "no-op", nil
+		}
+		m[dst] = src
+		_, err := s.CopyObject("cut", key, "cut", dst, nil)
+		return "copy " + key + " " + dst, err
+	case op < 9:
+		if _, ok := m[key]; !ok {
+			return "no-op", nil
+		}
+		tags := []Tag{{"a", "1"}, {"b", "2"}}[:1+rng.Intn(2)]
+		o := m[key]
+		o.tags = len(tags)
+		m[key] = o
+		return "tag " + key, s.PutObjectTagging("cut", key, tags)
+	default:
+		// Two parts: 5 MiB + 1 byte (copied after it) and a small last one.
+		up, err := s.CreateMultipartUpload("cut", key, Meta{})
+		if err != nil {
+			return "create upload " + key, err
+		}
+		p1 := make([]byte, MinPartSize+1)
+		p2 := make([]byte, 1000)
+		rng.Read(p1)
+		rng.Read(p2)
+		var parts []CompletePart
+		for i, p := range [][]byte{p1, p2} {
+			info, err := s.UploadPart("cut", key, up.UploadID, i+1, bytes.NewReader(p), int64(len(p)), Checksums{})
+			if err != nil {
+				return "upload part " + key, err
+			}
+			parts = append(parts, CompletePart{PartNumber: i + 1, ETag: info.ETag})
+		}
+		m[key] = cutObject{etag: md5Hex(append(p1, p2...))}
+		_, err = s.CompleteMultipartUpload("cut", key, up.UploadID, parts)
+		return "complete " + key, err
+	}
+}
+
+// readCutState reads every object of bucket "cut" whole.
+func readCutState(t *testing.T, s *Store) cutModel {
+	t.Helper()
+	got := cutModel{}
+	opt := ListOptions{}
+	for {
+		page, err := s.ListObjects("cut", opt)
+		if err != nil {
+			t.Fatalf("list after recovery: %v", err)
+		}
+		for _, oi := range page.Objects {
+			o, err := s.GetObject("cut", oi.Key)
+			if err != nil {
+				t.Fatalf("get %s after recovery: %v", oi.Key, err)
+			}
+			h := md5.New()
+			if _, err := io.Copy(h, o.Reader()); err != nil {
+				t.Fatalf("read %s after recovery: %v", oi.Key, err)
+			}
+			got[oi.Key] = cutObject{etag: hex.EncodeToString(h.Sum(nil)), tags: len(o.Info.Meta.Tags)}
+			o.Close()
+		}
+		if !page.IsTruncated {
+			return got
+		}
+		opt.StartAfter = page.NextMarker
+	}
+}
+
+func equalCut(a, b cutModel) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
