@@ -64,8 +64,10 @@ func (r *replayer) write(blkno int64, data []byte) {
 //
 //   - buffer items: skipped while a later cancel of the same buffer is
 //     pending (the block may hold file data by now) or when the block's own
-//     LSN is not older than the transaction; otherwise the logged chunks are
-//     copied in and the block gets the transaction's LSN and a fresh CRC.
+//     LSN is not older than the transaction and its CRC is good (a torn
+//     write of a block a previous recovery stamped must not hide it);
+//     otherwise the logged chunks are copied in and the block gets the
+//     transaction's LSN and a fresh CRC.
 //     Inode buffers flagged INODE_BUF only carry unlinked-list pointers.
 //   - inode items: the host-endian core and the logged fork bytes go into
 //     the inode unless its own LSN is newer; its CRC is recomputed.
@@ -178,6 +180,11 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 	return r.st, nil
 }
 
+// crcOK reports whether the CRC stored at off matches b.
+func crcOK(b []byte, off int) bool {
+	return binary.LittleEndian.Uint32(b[off:]) == format.ComputeCRC(b, off)
+}
+
 // replayOrder sorts a transaction's items the way the kernel's recovery
 // does: inode-chunk creation first (it initialises blocks that other items
 // of the transaction then change), then buffers, then inodes and the rest,
@@ -256,8 +263,11 @@ func (r *replayer) buf(t *Trans, it Item) error {
 		r.write(f.Blkno, data)
 		return nil
 	}
-	if blft, lsnOff, _ := format.BlockLogInfo(data); lsnOff >= 0 && blft == f.Blft() && lsnOff+8 <= len(data) {
-		if lsn := binary.BigEndian.Uint64(data[lsnOff:]); lsn != 0 && lsn != ^uint64(0) && lsn >= uint64(t.LSN) {
+	if blft, lsnOff, crcOff := format.BlockLogInfo(data); lsnOff >= 0 && blft == f.Blft() && lsnOff+8 <= len(data) && crcOff+4 <= len(data) {
+		// A newer block is left alone, unless its CRC says a write of
+		// it tore: then its LSN means nothing.
+		lsn := binary.BigEndian.Uint64(data[lsnOff:])
+		if lsn != 0 && lsn != ^uint64(0) && lsn >= uint64(t.LSN) && crcOK(data, crcOff) {
 			r.st.Skipped++
 			return nil
 		}
@@ -312,7 +322,7 @@ func (r *replayer) inode(t *Trans, it Item) error {
 	if binary.BigEndian.Uint16(dip) != format.InodeMagic {
 		return format.Corrupt("inode log item", where, "no inode at cluster offset %d", f.BOffset)
 	}
-	if lsn := binary.BigEndian.Uint64(dip[112:]); lsn != 0 && lsn != ^uint64(0) && lsn > uint64(t.LSN) {
+	if lsn := binary.BigEndian.Uint64(dip[112:]); lsn != 0 && lsn != ^uint64(0) && lsn > uint64(t.LSN) && crcOK(dip, format.InodeCRCOff) {
 		r.st.Skipped++
 		return nil
 	}
