@@ -27,9 +27,10 @@
 // inode blocks (dinode buffer items, which the kernel replays as plain
 // buffers), not as inode items.
 //
-// Metadata LSNs are not advanced when blocks are written back: a block
-// whose write tore (new first sector with a new LSN, old last sector)
-// would otherwise make recovery skip the very item that repairs it. Blocks
+// Metadata LSNs are not advanced when blocks are written back, nor when
+// recovery replays them: a block whose write tore (new first sector with a
+// new LSN, old last sector) would otherwise make a recovery that trusts the
+// LSN (the kernel's does) skip the very item that repairs it. Blocks
 // keep the LSN they had, always below the log head, so every recovery
 // (ours and the kernel's) replays all items since the tail, which is
 // idempotent because they are replayed in log order.

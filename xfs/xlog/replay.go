@@ -22,16 +22,17 @@ type cancelKey struct {
 // replayer holds recovery's state: pending cancels, and the sectors it has
 // rebuilt, kept in memory until the end like the kernel's delayed writes
 // (sectors, because the same bytes may be logged as a 4 KiB block by one
-// item and as a 16 KiB inode cluster by another). Replayed buffers get
-// their LSN and CRC when written out, as the kernel's write verifiers do,
-// so the LSN test sees what the block showed before recovery or what was
-// logged into it.
+// item and as a 16 KiB inode cluster by another). Replayed buffers get a
+// fresh CRC when written out, but keep the LSN they show: unlike the
+// kernel, this recovery never raises a block's LSN, so that a torn write
+// of a replayed block, should the power fail again, can never make the
+// next recovery (ours or the kernel's) skip the item that repairs it.
 type replayer struct {
 	d       Device
 	g       *format.Geometry
 	cancels map[cancelKey]int
 	sectors map[int64][]byte
-	stamp   map[cancelKey]format.LSN
+	touched map[cancelKey]bool
 	order   []cancelKey
 	st      ReplayStats
 }
@@ -65,12 +66,13 @@ func (r *replayer) write(blkno int64, data []byte) {
 //   - buffer items: skipped while a later cancel of the same buffer is
 //     pending (the block may hold file data by now) or when the block's own
 //     LSN is not older than the transaction and its CRC is good (a torn
-//     write of a block a previous recovery stamped must not hide it);
-//     otherwise the logged chunks are copied in and the block gets the
-//     transaction's LSN and a fresh CRC.
+//     write must not hide a block); otherwise the logged chunks are copied
+//     in and the block gets a fresh CRC (its LSN is not raised: see
+//     replayer).
 //     Inode buffers flagged INODE_BUF only carry unlinked-list pointers.
 //   - inode items: the host-endian core and the logged fork bytes go into
-//     the inode unless its own LSN is newer; its CRC is recomputed.
+//     the inode unless its own LSN is newer (and its CRC good); the inode
+//     keeps its LSN and gets a fresh CRC.
 //   - inode-chunk creation: the chunk's inodes are initialised.
 //   - extent-free intents matched by a done item need nothing.
 //
@@ -78,7 +80,7 @@ func (r *replayer) write(blkno int64, data []byte) {
 // with ErrUnsupportedItem before anything is written. g gives the volume's
 // geometry (inode size, UUID, AG layout).
 func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
-	r := &replayer{d: d, g: g, cancels: make(map[cancelKey]int), sectors: make(map[int64][]byte), stamp: make(map[cancelKey]format.LSN)}
+	r := &replayer{d: d, g: g, cancels: make(map[cancelKey]int), sectors: make(map[int64][]byte), touched: make(map[cancelKey]bool)}
 	// Pass 1: check every item, count cancels, pair intents.
 	intents := make(map[uint64]bool)
 	for _, t := range trans {
@@ -152,8 +154,7 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 		if err != nil {
 			return r.st, err
 		}
-		if _, lsnOff, crcOff := format.BlockLogInfo(data); lsnOff >= 0 && lsnOff+8 <= len(data) && crcOff+4 <= len(data) {
-			binary.BigEndian.PutUint64(data[lsnOff:], uint64(r.stamp[key]))
+		if _, lsnOff, crcOff := format.BlockLogInfo(data); lsnOff >= 0 && crcOff+4 <= len(data) {
 			format.SetCRC(data, crcOff)
 			r.write(key.blkno, data)
 		}
@@ -276,10 +277,10 @@ func (r *replayer) buf(t *Trans, it Item) error {
 		copy(data[run[0]*format.BlfChunk:], it.Regions[i+1])
 	}
 	r.write(f.Blkno, data)
-	if _, ok := r.stamp[key]; !ok {
+	if !r.touched[key] {
+		r.touched[key] = true
 		r.order = append(r.order, key)
 	}
-	r.stamp[key] = t.LSN
 	r.st.Replayed++
 	return nil
 }
@@ -326,7 +327,8 @@ func (r *replayer) inode(t *Trans, it Item) error {
 		r.st.Skipped++
 		return nil
 	}
-	if err := format.LogDinodeToDisk(it.Regions[1], dip, t.LSN); err != nil {
+	keep := format.LSN(binary.BigEndian.Uint64(dip[112:]))
+	if err := format.LogDinodeToDisk(it.Regions[1], dip, keep); err != nil {
 		return format.Located(err, where)
 	}
 	lit := dip[format.InodeCoreSize:]
