@@ -95,8 +95,9 @@
 // # Writes
 //
 // PutObject creates .xfs3/tmp/<random>, preallocates the declared size in
-// one extent when known, streams the body in 1 MiB chunks (memory stays
-// flat) computing the MD5 on the way, sets the xattrs, and only then takes
+// one extent when it is known and over 1 MiB, streams the body in 1 MiB
+// chunks (memory stays flat) computing the MD5 on the way, sets the xattrs
+// in one transaction, and only then takes
 // the namespace lock, makes missing parent directories and renames the file
 // over the key in one engine transaction: readers see the old object or
 // the new one, never a partial one. A failure removes the staging file and
@@ -157,6 +158,14 @@
 // subtree is never read. Other delimiters read every key under Prefix up to
 // the end of the page. A page holds the namespace lock shared, so writers
 // wait for at most one page.
+//
+// Sorted directories of 512 entries or more are cached (listcache.go) while
+// the directory's change count, generation and creation time are unchanged,
+// up to 1 Mi entries in all (about 100 MiB at worst), least recently used
+// evicted first. Paging through a quiet directory of a million keys
+// therefore sorts it once (200,000 entries: 92 ms to read and sort, then
+// nothing per page), not once per page; a directory that changes between
+// pages is read and sorted again.
 //
 // # Example
 //

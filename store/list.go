@@ -98,22 +98,10 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			return l.dir(entry{sortKey: rest[:i+1], name: rest[:i], ino: child, dir: true}, path+rest[:i+1])
 		}
 	}
-	ents, err := l.s.v.ReadDir(ino)
+	list, err := l.s.sorted(ino)
 	if err != nil {
 		return err
 	}
-	list := make([]entry, 0, len(ents))
-	for _, e := range ents {
-		ent := entry{sortKey: e.Name, name: e.Name, ino: e.Ino}
-		if e.Type == format.FTDir {
-			ent.dir = true
-			ent.sortKey += "/"
-		} else if e.Type != format.FTReg {
-			continue // only files and directories map to keys
-		}
-		list = append(list, ent)
-	}
-	sort.Slice(list, func(i, j int) bool { return list[i].sortKey < list[j].sortKey })
 	// Entries sorting at or before the marker's component hold no key
 	// after it, unless the marker lies inside them: start at the first
 	// entry whose subtree can reach past the marker.

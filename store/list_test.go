@@ -230,3 +230,85 @@ func TestListOrderEdges(t *testing.T) {
 		t.Fatalf("list missing bucket: %v", err)
 	}
 }
+
+// TestListCacheFollowsChanges pages through large directories (cached
+// sorted) while keys come and go between pages, including a directory
+// removed and made again: every page must equal the model of that moment.
+func TestListCacheFollowsChanges(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("big"); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	model := map[string]bool{}
+	putKey := func(k string) {
+		if _, err := s.PutObject("big", k, strings.NewReader(k), int64(len(k)), Meta{}); err != nil {
+			t.Fatal(err)
+		}
+		model[k] = true
+	}
+	for i := 0; i < 1500; i++ {
+		putKey(fmt.Sprintf("flat%05d", rng.Intn(100000)))
+	}
+	for i := 0; i < 700; i++ {
+		putKey(fmt.Sprintf("sub/k%04d", i))
+	}
+	sortedKeys := func() []string {
+		var ks []string
+		for k := range model {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return ks
+	}
+	for round := 0; round < 3; round++ {
+		after := ""
+		for pages := 0; ; pages++ {
+			opt := ListOptions{StartAfter: after, MaxKeys: 97}
+			if round == 2 {
+				opt.Delimiter = "/"
+			}
+			got, err := s.ListObjects("big", opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := modelList(sortedKeys(), opt); !reflect.DeepEqual(strip(got), want) {
+				t.Fatalf("round %d page %d %+v:\n got %v\nwant %v", round, pages, opt, describe(got), describe(want))
+			}
+			if !got.IsTruncated {
+				break
+			}
+			after = got.NextMarker
+			// Change the directories between pages: before and after
+			// the marker, in both cached directories.
+			switch rng.Intn(4) {
+			case 0:
+				putKey(fmt.Sprintf("flat%05d", rng.Intn(100000)))
+			case 1:
+				ks := sortedKeys()
+				k := ks[rng.Intn(len(ks))]
+				if err := s.DeleteObject("big", k); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			case 2:
+				putKey(fmt.Sprintf("sub/k%04d", 700+rng.Intn(300)))
+			}
+		}
+		if round == 1 {
+			// Empty "sub" (its directory goes away) and fill it again: a
+			// new directory inode, perhaps the same number.
+			for k := range model {
+				if strings.HasPrefix(k, "sub/") {
+					if err := s.DeleteObject("big", k); err != nil {
+						t.Fatal(err)
+					}
+					delete(model, k)
+				}
+			}
+			for i := 0; i < 600; i++ {
+				putKey(fmt.Sprintf("sub/n%04d", i))
+			}
+		}
+	}
+}

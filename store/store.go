@@ -60,6 +60,9 @@ type Store struct {
 	// doomed maps an inode with open Objects that lost its name to its
 	// keep-alive link in the trash directory; guarded by refMu.
 	doomed map[format.Ino]string
+
+	// dirs caches sorted large directories for listings.
+	dirs *dirCache
 }
 
 // Open opens (read-write) the volume file at path and returns a store over
@@ -83,7 +86,7 @@ func Open(path string) (*Store, error) {
 // Uploads in progress survive: New indexes them. The caller keeps
 // ownership of v.
 func New(v *xfs.Volume) (*Store, error) {
-	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}, uploads: map[string]*upload{}, minPart: MinPartSize}
+	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
 	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
 	if err != nil {
 		return nil, err

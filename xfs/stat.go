@@ -9,21 +9,24 @@ import (
 
 // Stat describes an inode.
 type Stat struct {
-	Ino         format.Ino
-	Mode        uint32 // type and permission bits, as in Linux st_mode
-	UID, GID    uint32
-	Nlink       uint32
-	Size        int64
-	Blocks      uint64 // filesystem blocks owned, including metadata blocks
-	BlockSize   int
-	Atime       time.Time
-	Mtime       time.Time
-	Ctime       time.Time
-	Crtime      time.Time
-	ProjID      uint32
-	Flags       uint16 // di_flags (format.Diflag*)
-	Flags2      uint64 // di_flags2
-	Gen         uint32
+	Ino       format.Ino
+	Mode      uint32 // type and permission bits, as in Linux st_mode
+	UID, GID  uint32
+	Nlink     uint32
+	Size      int64
+	Blocks    uint64 // filesystem blocks owned, including metadata blocks
+	BlockSize int
+	Atime     time.Time
+	Mtime     time.Time
+	Ctime     time.Time
+	Crtime    time.Time
+	ProjID    uint32
+	Flags     uint16 // di_flags (format.Diflag*)
+	Flags2    uint64 // di_flags2
+	Gen       uint32
+	// ChangeCount (di_changecount) grows with every change to the inode,
+	// including each entry added to or removed from a directory.
+	ChangeCount uint64
 	DataFormat  string // "local", "extents" or "btree" ("dev" for devices)
 	AttrFormat  string // "" when there is no attribute fork
 	Extents     uint64 // data fork extent records
@@ -48,7 +51,7 @@ func (v *Volume) Stat(ino format.Ino) (Stat, error) {
 		Ino: ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
 		Blocks: c.NBlocks, BlockSize: v.geo.BlockSize,
 		Atime: c.Atime.Time(), Mtime: c.Mtime.Time(), Ctime: c.Ctime.Time(), Crtime: c.Crtime.Time(),
-		ProjID: c.ProjID(), Flags: c.Flags, Flags2: c.Flags2, Gen: c.Gen,
+		ProjID: c.ProjID(), Flags: c.Flags, Flags2: c.Flags2, Gen: c.Gen, ChangeCount: c.ChangeCount,
 		DataFormat: format.FormatName(c.Format), Extents: c.DataExtents(), AttrExtents: c.AttrExtents(),
 	}
 	if c.ForkOff != 0 {

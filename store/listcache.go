@@ -1,0 +1,130 @@
+package store
+
+import (
+	"container/list"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Listing a large directory means reading all of it and sorting it, since
+// XFS keeps entries in hash order. Paging through a bucket of a million
+// flat keys would repeat that for every page of 1000, so sorted directories
+// are kept in a small cache, valid while the directory is unchanged: the
+// inode's change count, generation and creation time all match.
+const (
+	// cacheMinEntries: smaller directories are cheaper to sort again.
+	cacheMinEntries = 512
+	// cacheMaxEntries bounds the entries held over all directories
+	// (about 100 bytes each with their names).
+	cacheMaxEntries = 1 << 20
+)
+
+// dirVersion identifies one state of a directory inode.
+type dirVersion struct {
+	changes uint64
+	gen     uint32
+	crtime  time.Time
+}
+
+func versionOf(st *xfs.Stat) dirVersion {
+	return dirVersion{st.ChangeCount, st.Gen, st.Crtime}
+}
+
+// sortedDir is a directory's files and subdirectories in key order. It is
+// shared by concurrent listings and never modified.
+type sortedDir struct {
+	ino     format.Ino
+	version dirVersion
+	entries []entry
+}
+
+// dirCache holds sorted directories, least recently used evicted first.
+type dirCache struct {
+	mu      sync.Mutex
+	byIno   map[format.Ino]*list.Element // of *sortedDir
+	lru     list.List                    // front: most recent
+	entries int
+}
+
+func newDirCache() *dirCache {
+	return &dirCache{byIno: map[format.Ino]*list.Element{}}
+}
+
+// sorted returns the entries of directory ino in key order, from the cache
+// when it holds the directory's current version.
+func (s *Store) sorted(ino format.Ino) ([]entry, error) {
+	st, err := s.v.Stat(ino)
+	if err != nil {
+		return nil, err
+	}
+	v := versionOf(&st)
+	if d := s.dirs.get(ino, v); d != nil {
+		return d.entries, nil
+	}
+	ents, err := s.v.ReadDir(ino)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]entry, 0, len(ents))
+	for _, e := range ents {
+		ent := entry{sortKey: e.Name, name: e.Name, ino: e.Ino}
+		if e.Type == format.FTDir {
+			ent.dir = true
+			ent.sortKey += "/"
+		} else if e.Type != format.FTReg {
+			continue // only files and directories map to keys
+		}
+		out = append(out, ent)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].sortKey < out[j].sortKey })
+	// The directory may have changed while it was read: cache it only if
+	// its version is still the one read at the start.
+	if len(out) >= cacheMinEntries {
+		if again, err := s.v.Stat(ino); err == nil && versionOf(&again) == v {
+			s.dirs.put(&sortedDir{ino: ino, version: v, entries: out})
+		}
+	}
+	return out, nil
+}
+
+func (c *dirCache) get(ino format.Ino, v dirVersion) *sortedDir {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byIno[ino]
+	if !ok {
+		return nil
+	}
+	d := el.Value.(*sortedDir)
+	if d.version != v {
+		c.remove(el)
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return d
+}
+
+func (c *dirCache) put(d *sortedDir) {
+	if len(d.entries) > cacheMaxEntries {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byIno[d.ino]; ok {
+		c.remove(el)
+	}
+	for c.entries+len(d.entries) > cacheMaxEntries {
+		c.remove(c.lru.Back())
+	}
+	c.byIno[d.ino] = c.lru.PushFront(d)
+	c.entries += len(d.entries)
+}
+
+func (c *dirCache) remove(el *list.Element) {
+	d := c.lru.Remove(el).(*sortedDir)
+	delete(c.byIno, d.ino)
+	c.entries -= len(d.entries)
+}
