@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -242,6 +244,47 @@ func TestAwsCLI(t *testing.T) {
 	decode(t, aws.run("s3api", "list-multipart-uploads", "--bucket", "cli"), &uploads)
 	if len(uploads.Uploads) != 0 {
 		t.Errorf("uploads left after abort: %v", uploads.Uploads)
+	}
+
+	// Upload from stdin (unknown size), presign, tagging, v1 listing and
+	// a multi-object delete.
+	stdinBody := strings.Repeat("from standard input\n", 50000)
+	cmd := exec.Command("aws", append(append([]string{}, aws.args...), "s3", "cp", "-", "s3://cli/stdin.txt")...)
+	cmd.Env, cmd.Stdin = aws.env, strings.NewReader(stdinBody)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("aws s3 cp - : %v\n%s", err, out)
+	}
+	url := strings.TrimSpace(aws.run("s3", "presign", "s3://cli/stdin.txt", "--expires-in", "60"))
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(got) != stdinBody {
+		t.Errorf("presigned GET of the stdin upload: %s, %d bytes", resp.Status, len(got))
+	}
+	aws.run("s3api", "put-object-tagging", "--bucket", "cli", "--key", "stdin.txt", "--tagging", `{"TagSet":[{"Key":"src","Value":"stdin"}]}`)
+	var tagging struct{ TagSet []struct{ Key, Value string } }
+	decode(t, aws.run("s3api", "get-object-tagging", "--bucket", "cli", "--key", "stdin.txt"), &tagging)
+	if len(tagging.TagSet) != 1 || tagging.TagSet[0].Value != "stdin" {
+		t.Errorf("get-object-tagging: %+v", tagging)
+	}
+	aws.run("s3", "cp", filepath.Join(home, "part2"), "s3://cli/del/one")
+	aws.run("s3", "cp", filepath.Join(home, "part2"), "s3://cli/del/two")
+	var v1 struct {
+		Contents []struct{ Key string }
+		Marker   string
+	}
+	decode(t, aws.run("s3api", "list-objects", "--bucket", "cli", "--prefix", "del/"), &v1)
+	if len(v1.Contents) != 2 || v1.Contents[0].Key != "del/one" {
+		t.Errorf("list-objects (v1): %+v", v1)
+	}
+	var deleted struct{ Deleted []struct{ Key string } }
+	decode(t, aws.run("s3api", "delete-objects", "--bucket", "cli", "--delete",
+		`{"Objects":[{"Key":"del/one"},{"Key":"del/two"},{"Key":"del/never"}]}`), &deleted)
+	if len(deleted.Deleted) != 3 {
+		t.Errorf("delete-objects: %+v", deleted)
 	}
 
 	aws.run("s3", "rb", "s3://cli-gone")
