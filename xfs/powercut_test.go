@@ -42,9 +42,11 @@ type cutPanic struct{}
 
 // powerCutRegressions are seeds (with the default 120 operations) that
 // once failed: power cuts during a first recovery that wrote its unmount
-// record before freeing unlinked inodes (20353, 20744), and a torn block
-// a first recovery had stamped, skipped by the second (30212).
-var powerCutRegressions = []int64{20353, 20744, 30212}
+// record before freeing unlinked inodes (20353, 20744), a torn block a
+// first recovery had stamped, skipped by the second (30212), and a bmbt
+// block freed and reused by one transaction that logged a cancel for it
+// (40829).
+var powerCutRegressions = []int64{20353, 20744, 30212, 40829}
 
 func TestPowerCut(t *testing.T) {
 	cases := envInt("XFS3_POWERCUT_CASES", 24)

@@ -292,9 +292,17 @@ func (tx *Tx) Commit() error {
 			fn()
 		}
 	}
+	live := make(map[format.Daddr]bool)
+	for _, d := range tx.forget {
+		if tb, ok := tx.index[d]; ok && tb.dirty && !tb.stale {
+			live[d] = true
+		}
+	}
 	tx.unlockAll(true)
 	for _, d := range tx.forget {
-		tx.c.Invalidate(d)
+		if !live[d] {
+			tx.c.Invalidate(d)
+		}
 	}
 	if err != nil {
 		return tx.c.shutdownErr()
@@ -378,6 +386,12 @@ func (tx *Tx) logItems() []xlog.Item {
 		}
 	}
 	for _, d := range tx.forget {
+		// A block freed and then taken again as metadata by this same
+		// transaction is logged above: cancelling it would make
+		// recovery skip that very item.
+		if tb, ok := tx.index[d]; ok && tb.dirty && !tb.stale {
+			continue
+		}
 		cancel(d)
 	}
 	return items
