@@ -104,6 +104,16 @@ func TestKillUnderLoad(t *testing.T) {
 	if out, err := oracle.RepairOutput(kernelCopy); err == nil || !strings.Contains(out, "log") {
 		t.Fatalf("after SIGKILL the log should need replay; xfs_repair -n says (%v):\n%s", err, out)
 	}
+	// Our log, as the server left it, is XFS's format to xfs_logprint.
+	out, err := exec.Command("xfs_logprint", "-t", kernelCopy).CombinedOutput()
+	if err != nil {
+		t.Fatalf("xfs_logprint: %v\n%s", err, out)
+	}
+	for _, bad := range []string{"Bad", "bad", "error", "Error", "corrupt"} {
+		if strings.Contains(string(out), bad) {
+			t.Fatalf("xfs_logprint complains (%q) about the log SIGKILL left:\n%.4000s", bad, out)
+		}
+	}
 	mnt := oracle.Mount(t, kernelCopy, false) // replays the log
 	oracle.Unmount(t, mnt)
 	oracle.Repair(t, kernelCopy)
