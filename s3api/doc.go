@@ -72,11 +72,12 @@
 //     x-amz-checksum-crc32, -crc32c, -sha1, -sha256, -crc64nvme, sent as a
 //     header or an aws-chunked trailer, or named by
 //     x-amz-sdk-checksum-algorithm, are computed while streaming and checked
-//     at the end. Checksums sent as headers are stored and returned on GET
-//     and HEAD of the whole object with x-amz-checksum-mode: ENABLED.
-//     Trailer checksums (and ones only named by the algorithm header) are
-//     verified and echoed in the response but not stored: the store takes
-//     checksums before the body. CRC-64/NVME is verified, never stored.
+//     at the end. Checksums sent as headers or trailers, and those only
+//     named by the algorithm header (computed here), are stored (the body
+//     reader reports them to the store at its end) and returned on GET and
+//     HEAD of the whole object with x-amz-checksum-mode: ENABLED.
+//     CRC-64/NVME is verified, never stored. A full volume is 507
+//     InsufficientStorage (not an AWS code), and the write leaves nothing.
 //   - ListObjects: v1 sends NextMarker only with a delimiter; v2's
 //     continuation token is the base64 of the last key or prefix of the page;
 //     max-keys above 1000 is 1000, 0 gives an empty page; encoding-type=url
@@ -97,7 +98,7 @@
 //     BucketName where S3 sends them); HEAD errors have no body. Keys the
 //     store cannot map (empty or "."/".." components, a key that is both an
 //     object and a prefix of another) are InvalidArgument. Errors the edge
-//     does not know (such as a full volume) are InternalError and logged.
+//     does not know are InternalError and logged.
 //   - Objects are streamed both ways: upload bodies are readers handed to the
 //     store, downloads are io.Copy from the store's reader.
 //
