@@ -65,6 +65,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			st := xfs.LogStats(v)
 			commits := float64(st.Commits - before.Commits)
 			b.ReportMetric(commits/b.Elapsed().Seconds(), "commits/s")
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")
 			b.ReportMetric(float64(st.Flushes-before.Flushes)/commits, "flushes/commit")
 			b.ReportMetric(float64(st.Writes-before.Writes)/commits, "logwrites/commit")
 		})
