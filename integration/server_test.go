@@ -92,6 +92,11 @@ func startServerOn(t *testing.T, path, size string) *server {
 		if t.Failed() {
 			t.Logf("server log (last 8 KiB):\n%s", s.logs.tail(8<<10))
 		}
+		if dir := os.Getenv("XFS3_SERVER_LOGS"); dir != "" {
+			// The whole log, for debugging a failure.
+			name := strings.NewReplacer("/", "_").Replace(t.Name()) + ".log"
+			os.WriteFile(filepath.Join(dir, name), []byte(s.logs.String()), 0o644)
+		}
 	})
 	addr := make(chan string, 1)
 	go func() {

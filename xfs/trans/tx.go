@@ -91,6 +91,13 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		if len(tb.data) != size {
 			return nil, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "used with %d and %d bytes in one transaction", len(tb.data), size)
 		}
+		if ops != nil {
+			// A block this transaction freed can come back in it as
+			// metadata of another kind (a free-space btree block
+			// reused for a bmbt): its new holder decides how it is
+			// finished, or it would get the old kind's CRC.
+			tb.b.ops.Store(ops)
+		}
 		return tb, nil
 	}
 	b, loaded, err := tx.c.lookup(daddr, size, ops)

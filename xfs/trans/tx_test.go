@@ -249,3 +249,28 @@ func TestEvictionKeepsHeldBuffers(t *testing.T) {
 		t.Fatalf("%d buffers cached with a budget of 4", n)
 	}
 }
+
+// TestReusedBlockTakesNewKind: a block freed and taken again in the same
+// transaction as another kind of metadata is finished as that kind (the
+// engine once wrote a free-space btree block reused for a bmbt with the
+// short-form CRC).
+func TestReusedBlockTakesNewKind(t *testing.T) {
+	c, d := newCache(t, 16)
+	other := &Ops{Name: "other", Finish: func(b []byte) { b[0] = 0xCD }}
+	tx, _ := c.Begin()
+	if _, err := tx.Read(5, 512, stamped); err != nil {
+		t.Fatal(err)
+	}
+	tx.Forget(5)
+	b, err := tx.Get(5, 512, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[1] = 7
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if d.b[5*512] != 0xCD || d.b[5*512+1] != 7 {
+		t.Fatalf("reused block written as %#x %d, want the new kind's finish", d.b[5*512], d.b[5*512+1])
+	}
+}
