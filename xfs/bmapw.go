@@ -249,35 +249,50 @@ func (c *inodeChange) writeInodeExtents(f Fork, ext []format.Extent) {
 	c.setForkFormat(f, format.FmtExtents)
 }
 
-// applyExtentDiff deletes the records of old that ext lacks and inserts
-// the records of ext that old lacks.
+// applyExtentDiff turns the records of old into those of ext in the tree:
+// records whose start offset stays are updated in place, new start offsets
+// are inserted, and only then are vanished ones deleted. The tree thus
+// never holds fewer records than it ends with, so a single leaf under the
+// inode root cannot run empty part-way (deleting first emptied one when a
+// write rewrote every extent of a fragmented preallocation, and a lookup
+// refuses an empty leaf below a root, as the kernel's does).
 func applyExtentDiff(tr *btree.Tree, old, ext []format.Extent) error {
-	keep := make(map[format.Extent]bool, len(ext))
-	for _, e := range ext {
-		keep[e] = true
-	}
-	had := make(map[format.Extent]bool, len(old))
-	rec := make([]byte, format.ExtentRecSize)
+	oldAt := make(map[format.FileOff]format.Extent, len(old))
 	for _, e := range old {
-		had[e] = true
-		if keep[e] {
-			continue
-		}
+		oldAt[e.StartOff] = e
+	}
+	newAt := make(map[format.FileOff]bool, len(ext))
+	rec := make([]byte, format.ExtentRecSize)
+	// find places a cursor on the record of old starting at e.StartOff.
+	find := func(e format.Extent) (*btree.Cursor, error) {
 		e.Encode(rec)
 		cur := tr.NewCursor()
 		found, err := cur.Lookup(btree.EQ, rec)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !found {
-			return format.Corrupt("bmbt", fmt.Sprintf("inode %d", tr.Ino), "extent at file block %d missing from the tree", e.StartOff)
+			return nil, format.Corrupt("bmbt", fmt.Sprintf("inode %d", tr.Ino), "extent at file block %d missing from the tree", e.StartOff)
 		}
-		if err := cur.Delete(); err != nil {
+		return cur, nil
+	}
+	for _, e := range ext {
+		newAt[e.StartOff] = true
+		o, ok := oldAt[e.StartOff]
+		if !ok || o == e {
+			continue
+		}
+		cur, err := find(o)
+		if err != nil {
+			return err
+		}
+		e.Encode(rec)
+		if err := cur.Update(append([]byte(nil), rec...)); err != nil {
 			return err
 		}
 	}
 	for _, e := range ext {
-		if had[e] {
+		if _, ok := oldAt[e.StartOff]; ok {
 			continue
 		}
 		e.Encode(rec)
@@ -286,6 +301,18 @@ func applyExtentDiff(tr *btree.Tree, old, ext []format.Extent) error {
 			return err
 		}
 		if err := cur.Insert(append([]byte(nil), rec...)); err != nil {
+			return err
+		}
+	}
+	for _, o := range old {
+		if newAt[o.StartOff] {
+			continue
+		}
+		cur, err := find(o)
+		if err != nil {
+			return err
+		}
+		if err := cur.Delete(); err != nil {
 			return err
 		}
 	}

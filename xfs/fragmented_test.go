@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -92,5 +93,84 @@ func TestPreallocOnFragmentedSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 		oracle.Repair(t, img)
+	}
+}
+
+// TestWriteConvertsEveryRecordOfALeaf: a preallocation scattered over 40
+// single free blocks (a bmbt with one leaf under the inode root) is written
+// whole in one call, which changes every record of that leaf. Deleting
+// the old records before inserting the new ones emptied the leaf part-way
+// and the next lookup refused it ("empty block at level 0").
+func TestWriteConvertsEveryRecordOfALeaf(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	img := filepath.Join(t.TempDir(), "leaf.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := int64(v.Geometry().BlockSize)
+	fs, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ballast takes nearly all free space; holes punched in it every other
+	// block leave 40 free single blocks and nothing bigger.
+	ballast, err := v.Create(v.Root(), "ballast", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(fs.FreeBlocks-256) * bs
+	if err := v.Preallocate(ballast, size); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		err := v.Preallocate(ballast, size+bs)
+		if errors.Is(err, xfs.ErrNoSpace) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += bs
+	}
+	full, _ := v.Statfs()
+	for i := int64(0); i < 40; i++ {
+		if err := v.PunchHole(ballast, (1000+2*i)*bs, bs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Sync(); err != nil { // freed blocks stop being busy
+		t.Fatal(err)
+	}
+	t.Logf("%d blocks free when full, then 40 single blocks punched", full.FreeBlocks)
+	f, err := v.Create(v.Root(), "scattered", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("0123456789abcdef"), int(40*bs/16))
+	if err := v.Preallocate(f, int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := v.Stat(f)
+	if st.DataFormat != "btree" || st.Extents < 30 {
+		t.Fatalf("preallocation is %s with %d extents; the test needs a scattered bmbt", st.DataFormat, st.Extents)
+	}
+	if _, err := v.WriteAt(f, data, 0); err != nil {
+		t.Fatalf("writing over %d unwritten extents at once: %v", st.Extents, err)
+	}
+	got := make([]byte, len(data))
+	if _, err := v.ReadAt(f, got, 0); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("read back: %v", err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	mnt := oracle.Mount(t, img, true)
+	if b, err := os.ReadFile(filepath.Join(mnt, "scattered")); err != nil || !bytes.Equal(b, data) {
+		t.Errorf("the kernel reads other bytes (%v)", err)
 	}
 }
