@@ -136,8 +136,16 @@ func (s *server) stop(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("xfs3 serve did not stop within 60 s of SIGTERM")
 	}
-	if !strings.Contains(s.logs.String(), "volume closed cleanly") {
+	logs := s.logs.String()
+	if !strings.Contains(logs, "volume closed cleanly") {
 		t.Errorf("no clean close in the server log:\n%s", s.logs.tail(4<<10))
+	}
+	// No test here provokes a server fault: an InternalError is a bug even
+	// when the client retried past it.
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, `"error_code":"InternalError"`) {
+			t.Errorf("the server answered InternalError: %s", line)
+		}
 	}
 }
 
