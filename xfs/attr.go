@@ -1,6 +1,7 @@
 package xfs
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -54,6 +55,11 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 	err = v.walkAttrs(ip, func(a format.Attr) error {
 		if a.Flags&format.AttrParent != 0 {
 			return nil
+		}
+		// Names are C strings to Linux: one holding a NUL byte (or none
+		// at all) is damage, not a name a caller could ask for.
+		if len(a.Name) == 0 || bytes.IndexByte(a.Name, 0) >= 0 {
+			return format.Corrupt("attribute", "", "name %q is empty or holds a NUL byte", a.Name)
 		}
 		val, err := v.attrValue(ip, a)
 		if err != nil {
