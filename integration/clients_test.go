@@ -18,19 +18,6 @@ import (
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
-// requireTool skips (or, with XFS3_REQUIRE_ORACLES=1, fails) when a client
-// program is missing.
-func requireTool(t *testing.T, name string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err == nil {
-		return
-	}
-	if os.Getenv(oracle.RequireEnv) == "1" {
-		t.Fatalf("%s is not installed and %s=1", name, oracle.RequireEnv)
-	}
-	t.Skipf("%s is not installed; these client tests need it", name)
-}
-
 // client runs a command-line S3 client with a private home and config.
 type client struct {
 	t    *testing.T
@@ -133,7 +120,7 @@ var treeSizes = map[string]int{
 // TestAwsCLI drives the server with the aws CLI: s3 mb/cp/ls/sync/rm/rb and
 // s3api multipart and range calls.
 func TestAwsCLI(t *testing.T) {
-	requireTool(t, "aws")
+	oracle.Require(t, "aws")
 	s := startServer(t, "2G")
 	home := t.TempDir()
 	aws := &client{t: t, name: "aws", args: []string{"--endpoint-url", s.URL, "--output", "json"}, env: []string{
@@ -316,7 +303,7 @@ func decode(t *testing.T, out string, v any) {
 // TestRclone drives the server with rclone: copy, sync and check, with
 // multipart uploads.
 func TestRclone(t *testing.T) {
-	requireTool(t, "rclone")
+	oracle.Require(t, "rclone")
 	s := startServer(t, "2G")
 	home := t.TempDir()
 	conf := filepath.Join(home, "rclone.conf")

@@ -9,15 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
-// awsCLI runs the aws CLI against the test server; it skips when the CLI
-// is not installed.
+// awsCLI runs the aws CLI against the test server; without the CLI it
+// skips, or fails under XFS3_REQUIRE_ORACLES=1.
 func (ts *testServer) awsCLI(t *testing.T, args ...string) string {
 	t.Helper()
+	oracle.Require(t, "aws")
 	path, err := exec.LookPath("aws")
 	if err != nil {
-		t.Skip("aws CLI not installed")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "config"), []byte("[default]\n"), 0o600); err != nil {

@@ -16,19 +16,22 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
 // The aws CLI is a second, independent signer. These tests run it against
-// a loopback server that only authenticates and checks the payload; they
-// skip when the CLI is not installed.
+// a loopback server that only authenticates and checks the payload;
+// without the CLI they skip, or fail under XFS3_REQUIRE_ORACLES=1.
 
 // awsCLI runs the CLI with a config file holding sigVersion as the S3
 // signature_version ("" for the CLI's defaults).
 func awsCLI(t *testing.T, sigVersion, endpoint string, args ...string) ([]byte, error) {
 	t.Helper()
+	oracle.Require(t, "aws")
 	path, err := exec.LookPath("aws")
 	if err != nil {
-		t.Skip("aws CLI not installed")
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	conf := "[default]\n"
@@ -88,9 +91,7 @@ func (s *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestAWSCLI(t *testing.T) {
-	if _, err := exec.LookPath("aws"); err != nil {
-		t.Skip("aws CLI not installed")
-	}
+	oracle.Require(t, "aws")
 	srv := &authServer{bodies: map[string][]byte{}}
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
