@@ -173,6 +173,15 @@ func (v *Volume) Sync() error {
 	return v.w.cache.Sync()
 }
 
+// Err returns why a writable volume stopped accepting changes (a metadata
+// or log write failed and it shut down), or nil while it is usable.
+func (v *Volume) Err() error {
+	if v.w == nil {
+		return nil
+	}
+	return v.w.cache.Err()
+}
+
 // errReadOnlyVolume is returned by every change to a read-only volume.
 func (v *Volume) checkWritable() error {
 	if v.w == nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/xfs3/xfs3/config"
 	"github.com/xfs3/xfs3/s3api"
 	"github.com/xfs3/xfs3/store"
+	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
@@ -47,9 +48,10 @@ Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 start, prints it, and keeps it in credentials.json (mode 0600) beside the
 volume.
 
-GET /healthz answers 200 while the volume is usable. SIGINT or SIGTERM stops
-accepting connections, lets requests in flight finish (for up to 30 s) and
-closes the volume cleanly.
+GET /healthz answers 200 while the volume accepts changes, 503 once a
+failed write has shut it down. SIGINT or SIGTERM stops accepting
+connections, lets requests in flight finish (for up to 30 s) and closes
+the volume cleanly.
 `
 
 // credentialsFile is kept in the data directory: the volume's directory.
@@ -134,14 +136,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		if _, err := st.Volume().Statfs(); err != nil {
-			http.Error(w, "volume unusable: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	})
+	mux.Handle("GET /healthz", healthHandler(st.Volume()))
 	mux.Handle("/", api)
 	srv := &http.Server{
 		Handler:           mux,
@@ -172,6 +167,19 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	log.Info().Msg("volume closed cleanly")
 	return nil
+}
+
+// healthHandler answers 200 while v accepts changes and 503, with the
+// reason, once a failed write has shut it down.
+func healthHandler(v *xfs.Volume) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := v.Err(); err != nil {
+			http.Error(w, "volume shut down: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
 }
 
 // newLogger writes request and server logs to w.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,9 @@ import (
 	"time"
 
 	"github.com/xfs3/xfs3/config"
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
 // startServe runs serve in-process with cfg until the returned stop is
@@ -163,5 +167,40 @@ func TestServeHealthAndShutdown(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
 		t.Error("still answering after shutdown")
+	}
+}
+
+// TestHealthReportsShutdown: /healthz turns 503 once a failed metadata
+// write has shut the volume down.
+func TestHealthReportsShutdown(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "h.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	d := dev.NewFault(f, fi.Size())
+	v, err := xfs.OpenDevice(d, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	h := healthHandler(v)
+	status := func() int {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		return rec.Code
+	}
+	if got := status(); got != http.StatusOK {
+		t.Fatalf("healthy volume: %d", got)
+	}
+	d.Cut()
+	v.Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644})
+	if got := status(); got != http.StatusServiceUnavailable {
+		t.Errorf("after a failed write: %d, want 503", got)
 	}
 }

@@ -54,6 +54,10 @@ func (c *Cache) Begin() (*Tx, error) {
 	return &Tx{c: c, index: make(map[format.Daddr]*txBuf)}, nil
 }
 
+// Err returns why the cache shut down (a metadata write failed), or nil
+// while it accepts transactions.
+func (c *Cache) Err() error { return c.shutdownErr() }
+
 func (c *Cache) shutdownErr() error {
 	c.shutMu.Lock()
 	defer c.shutMu.Unlock()
