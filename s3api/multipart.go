@@ -60,11 +60,7 @@ func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	h := w.Header()
-	h.Set("ETag", quoted(info.ETag))
-	setChecksumHeaders(h, body.Checksums())
-	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
+	writeStored(w, info.ETag, body.Checksums())
 	return nil
 }
 

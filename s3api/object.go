@@ -95,12 +95,18 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
+	writeStored(w, info.ETag, body.Checksums())
+	return nil
+}
+
+// writeStored answers an upload (PutObject, UploadPart) with the stored
+// content's ETag and checksums and an empty body.
+func writeStored(w http.ResponseWriter, etag string, sums store.Checksums) {
 	h := w.Header()
-	h.Set("ETag", quoted(info.ETag))
-	setChecksumHeaders(h, body.Checksums())
+	h.Set("ETag", quoted(etag))
+	setChecksumHeaders(h, sums)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
-	return nil
 }
 
 func (s *server) getObject(w http.ResponseWriter, r *http.Request, rq *request) error {

@@ -2,10 +2,7 @@ package store
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
-
-	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
 // BenchmarkCompleteMultipart times CompleteMultipartUpload of 1 GiB in
@@ -22,15 +19,7 @@ func BenchmarkCompleteMultipart(b *testing.B) {
 		extra int
 	}{{"move", 0}, {"copy", 1}} {
 		b.Run(bc.name, func(b *testing.B) {
-			img := filepath.Join(b.TempDir(), "bench.xfs")
-			if _, err := mkfs.Format(img, mkfs.Options{Size: 4 << 30}); err != nil {
-				b.Fatal(err)
-			}
-			s, err := Open(img)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s, _ := newStoreOfSize(b, 4<<30)
 			if err := s.CreateBucket("bench"); err != nil {
 				b.Fatal(err)
 			}

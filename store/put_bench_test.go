@@ -26,15 +26,7 @@ var putClients = []int{1, 8, 32}
 func BenchmarkPut4K(b *testing.B) {
 	for _, clients := range putClients {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			img := filepath.Join(b.TempDir(), "vol.xfs")
-			if _, err := mkfs.Format(img, mkfs.Options{Size: 4 << 30}); err != nil {
-				b.Fatal(err)
-			}
-			s, err := Open(img)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s, _ := newStoreOfSize(b, 4<<30)
 			if err := s.CreateBucket("bench"); err != nil {
 				b.Fatal(err)
 			}

@@ -15,15 +15,22 @@ import (
 // newTestStore formats a fresh volume and opens a store on it.
 func newTestStore(t *testing.T) (*Store, string) {
 	t.Helper()
-	img := filepath.Join(t.TempDir(), "vol.xfs")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 512 << 20}); err != nil {
-		t.Fatal(err)
+	return newStoreOfSize(t, 512<<20)
+}
+
+// newStoreOfSize opens a store on a fresh volume of size bytes, closed
+// when the test ends.
+func newStoreOfSize(tb testing.TB, size int64) (*Store, string) {
+	tb.Helper()
+	img := filepath.Join(tb.TempDir(), "vol.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: size}); err != nil {
+		tb.Fatal(err)
 	}
 	s, err := Open(img)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
+	tb.Cleanup(func() { s.Close() })
 	return s, img
 }
 
