@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,7 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7/pkg/signer"
+
 	"github.com/xfs3/xfs3/config"
+	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -202,5 +207,80 @@ func TestHealthReportsShutdown(t *testing.T) {
 	v.Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644})
 	if got := status(); got != http.StatusServiceUnavailable {
 		t.Errorf("after a failed write: %d, want 503", got)
+	}
+}
+
+// TestShutdownFinishesRequestsInFlight: a PUT whose body is still arriving
+// when the stop signal comes is completed and stored before the volume
+// closes, while new connections are refused.
+func TestShutdownFinishesRequestsInFlight(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.AccessKey, cfg.SecretKey = "tester", "tester-secret"
+	out, stop := startServe(t, cfg)
+	addr := regexp.MustCompile(`http://(\S+)`).FindStringSubmatch(out)[1]
+	put := func(path string, body io.Reader, size int64) (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodPut, "http://"+addr+path, body)
+		if err != nil {
+			return nil, err
+		}
+		req.ContentLength = size
+		req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+		req = signer.SignV4(*req, cfg.AccessKey, cfg.SecretKey, "", "us-east-1")
+		return http.DefaultClient.Do(req)
+	}
+	resp, err := put("/inflight", nil, 0)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("create bucket: %v %v", resp, err)
+	}
+	resp.Body.Close()
+
+	want := strings.Repeat("slow body ", 100000)
+	pr, pw := io.Pipe()
+	answered := make(chan *http.Response, 1)
+	go func() {
+		resp, err := put("/inflight/object", pr, int64(len(want)))
+		if err != nil {
+			t.Errorf("in-flight PUT: %v", err)
+		}
+		answered <- resp
+	}()
+	io.WriteString(pw, want[:len(want)/2])
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	// Once shutdown has begun the listener is closed: wait for that.
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if i == 500 {
+			t.Fatal("the server still accepts connections 5 s after the stop")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	io.WriteString(pw, want[len(want)/2:])
+	pw.Close()
+	if resp := <-answered; resp == nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("in-flight PUT was not completed: %v", resp)
+	} else {
+		resp.Body.Close()
+	}
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(cfg.Volume)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o, err := st.GetObject("inflight", "object")
+	if err != nil {
+		t.Fatalf("the object of the in-flight PUT: %v", err)
+	}
+	defer o.Close()
+	got, _ := io.ReadAll(o.Reader())
+	if string(got) != want {
+		t.Errorf("stored %d bytes, want %d", len(got), len(want))
 	}
 }
