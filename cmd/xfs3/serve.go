@@ -212,11 +212,59 @@ func ensureVolume(cfg config.Config) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(cfg.Volume), 0o700); err != nil {
 		return false, fmt.Errorf("create data directory: %w", err)
 	}
-	if _, err := mkfs.Format(cfg.Volume, mkfs.Options{Size: cfg.Size}); err != nil {
-		os.Remove(cfg.Volume)
+	// Formatted under a temporary name and linked into place, so that a
+	// crash part-way leaves no half-made volume under the real name.
+	err := createInPlace(cfg.Volume, 0o600, func(tmp string) error {
+		_, err := mkfs.Format(tmp, mkfs.Options{Size: cfg.Size})
+		return err
+	})
+	if err != nil {
 		return false, fmt.Errorf("create volume %s: %w", cfg.Volume, err)
 	}
 	return true, nil
+}
+
+// createInPlace makes the file path whole or not at all: fill writes it
+// under a temporary name in the same directory, which is then flushed and
+// hard-linked to path (failing if path appeared meanwhile, so a concurrent
+// start never replaces what another wrote).
+func createInPlace(path string, perm os.FileMode, fill func(tmp string) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	err = f.Chmod(perm)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fill(tmp)
+	}
+	if err == nil {
+		err = syncFile(tmp)
+	}
+	if err == nil {
+		err = os.Link(tmp, path)
+	}
+	if err == nil {
+		err = syncFile(filepath.Dir(path)) // the new name itself
+	}
+	return err
+}
+
+// syncFile flushes a file or directory to stable storage.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // credentials is the content of the credentials file.
@@ -241,16 +289,10 @@ func loadCredentials(cfg config.Config) (c credentials, generated bool, err erro
 	if errors.Is(err, fs.ErrNotExist) {
 		c = credentials{AccessKey: randomKey(20, upperAlnum), SecretKey: randomKey(40, secretAlphabet)}
 		data, _ := json.MarshalIndent(c, "", "  ")
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		err := createInPlace(path, 0o600, func(tmp string) error {
+			return os.WriteFile(tmp, append(data, '\n'), 0o600)
+		})
 		if err != nil {
-			return c, false, fmt.Errorf("save generated credentials: %w", err)
-		}
-		_, err = f.Write(append(data, '\n'))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(path)
 			return c, false, fmt.Errorf("save generated credentials: %w", err)
 		}
 		return c, true, nil

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -282,5 +284,40 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	got, _ := io.ReadAll(o.Reader())
 	if string(got) != want {
 		t.Errorf("stored %d bytes, want %d", len(got), len(want))
+	}
+}
+
+// TestCreateInPlace: the file appears whole or not at all, never replaces
+// one that exists, and leaves no temporary file behind.
+func TestCreateInPlace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	fail := errors.New("fill failed")
+	if err := createInPlace(path, 0o600, func(tmp string) error {
+		os.WriteFile(tmp, []byte("half"), 0o600)
+		return fail
+	}); !errors.Is(err, fail) {
+		t.Fatalf("failed fill: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a failed fill left %s: %v", path, err)
+	}
+	write := func(s string) error {
+		return createInPlace(path, 0o600, func(tmp string) error { return os.WriteFile(tmp, []byte(s), 0o600) })
+	}
+	if err := write("first"); err != nil {
+		t.Fatal(err)
+	}
+	if err := write("second"); err == nil {
+		t.Error("an existing file was replaced")
+	}
+	if b, _ := os.ReadFile(path); string(b) != "first" {
+		t.Errorf("content %q, want the first", b)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %04o", fi.Mode().Perm())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only the file", len(ents))
 	}
 }
