@@ -220,6 +220,15 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	cfg.AccessKey, cfg.SecretKey = "tester", "tester-secret"
 	out, stop := startServe(t, cfg)
 	addr := regexp.MustCompile(`http://(\S+)`).FindStringSubmatch(out)[1]
+	// The in-flight PUT must be inside its handler before the stop: a
+	// connection still in the accept queue, or a pooled one the server
+	// counts as idle, is rightly cut by Shutdown. With Expect: 100-continue
+	// the body is not read from the pipe until the handler has answered
+	// 100 Continue, so the first half written proves the request started.
+	fresh := &http.Client{Transport: &http.Transport{
+		DisableKeepAlives:     true,
+		ExpectContinueTimeout: time.Minute,
+	}}
 	put := func(path string, body io.Reader, size int64) (*http.Response, error) {
 		req, err := http.NewRequest(http.MethodPut, "http://"+addr+path, body)
 		if err != nil {
@@ -228,7 +237,10 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 		req.ContentLength = size
 		req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
 		req = signer.SignV4(*req, cfg.AccessKey, cfg.SecretKey, "", "us-east-1")
-		return http.DefaultClient.Do(req)
+		if size > 0 {
+			req.Header.Set("Expect", "100-continue")
+		}
+		return fresh.Do(req)
 	}
 	resp, err := put("/inflight", nil, 0)
 	if err != nil || resp.StatusCode != http.StatusOK {
