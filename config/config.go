@@ -37,15 +37,27 @@ type Config struct {
 	SecretKey string `json:"secret_key"`
 	// LogFormat is "json" or "console".
 	LogFormat string `json:"log_format"`
+	// Durability is when a change is durable: DurableOnAck (the default:
+	// before it is acknowledged) or DurableWithin1s (acknowledged first,
+	// durable within a second; a crash may lose up to the last second of
+	// acknowledged changes, never the volume's consistency).
+	Durability string `json:"durability"`
 }
+
+// Durability settings.
+const (
+	DurableOnAck    = "on-ack"
+	DurableWithin1s = "within-1s"
+)
 
 // Defaults are what `xfs3 serve` uses with no arguments.
 func Defaults() Config {
 	return Config{
-		Volume:    filepath.Join("xfs3-data", "volume.xfs"),
-		SizeText:  "16G",
-		Addr:      "127.0.0.1:9000",
-		LogFormat: "console",
+		Volume:     filepath.Join("xfs3-data", "volume.xfs"),
+		SizeText:   "16G",
+		Addr:       "127.0.0.1:9000",
+		LogFormat:  "console",
+		Durability: DurableOnAck,
 	}
 }
 
@@ -57,6 +69,7 @@ var envNames = map[string]string{
 	"access_key": "XFS3_ACCESS_KEY",
 	"secret_key": "XFS3_SECRET_KEY",
 	"log_format": "XFS3_LOG_FORMAT",
+	"durability": "XFS3_DURABILITY",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -74,6 +87,8 @@ func (c *Config) field(name string) *string {
 		return &c.SecretKey
 	case "log_format":
 		return &c.LogFormat
+	case "durability":
+		return &c.Durability
 	}
 	return nil
 }
@@ -91,6 +106,7 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
 		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
 		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
+		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -164,6 +180,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogFormat != "json" && c.LogFormat != "console" {
 		bad("log format: %q is neither json nor console", c.LogFormat)
+	}
+	if c.Durability != DurableOnAck && c.Durability != DurableWithin1s {
+		bad("durability: %q is neither %s nor %s", c.Durability, DurableOnAck, DurableWithin1s)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))

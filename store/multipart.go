@@ -221,7 +221,8 @@ func (s *Store) dropUpload(u *upload) error {
 // .xfs3/uploads/<UploadID> holding its bucket, key, initiation time and
 // meta in xattrs (meta's Checksums are not kept: a multipart object has
 // none). It is made in .xfs3/tmp and renamed into place whole.
-func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (UploadInfo, error) {
+func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadInfo, err error) {
+	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return UploadInfo{}, err
@@ -279,7 +280,8 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (UploadInfo
 // It streams into a staging file and renames it over the part's file, so
 // a replaced part stays whole until the new one is complete. r follows
 // PutObject's reader contract; sums are stored with the part, unchecked.
-func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (PartInfo, error) {
+func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (info PartInfo, err error) {
+	defer s.settle(&err)
 	if part < 1 || part > MaxPartNumber {
 		return PartInfo{}, fmt.Errorf("part number %d (1 to %d): %w", part, MaxPartNumber, ErrInvalidPart)
 	}
@@ -350,7 +352,8 @@ type storedPart struct {
 // fails after moving parts (the key became a prefix meanwhile, the
 // volume is full) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
-func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (ObjectInfo, error) {
+func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
+	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -534,7 +537,8 @@ func (s *Store) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf
 }
 
 // AbortMultipartUpload discards an upload and its parts.
-func (s *Store) AbortMultipartUpload(bucket, key, uploadID string) error {
+func (s *Store) AbortMultipartUpload(bucket, key, uploadID string) (err error) {
+	defer s.settle(&err)
 	u, err := s.findUpload(bucket, key, uploadID)
 	if err != nil {
 		return err

@@ -39,7 +39,8 @@ type ObjectInfo struct {
 // that error wrapped, so a verifying reader's ErrBadDigest reaches the
 // caller through errors.Is. Bytes beyond size are not read. A reader that
 // implements ChecksumReporter supplies the checksums stored with the object.
-func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (ObjectInfo, error) {
+func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (info ObjectInfo, err error) {
+	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -430,7 +431,8 @@ func (s *Store) head(bucket, key string) (ObjectInfo, format.Ino, bool, error) {
 // DeleteObject removes an object and then every directory above it left
 // empty, up to the bucket, except folder markers. A missing key is not an
 // error.
-func (s *Store) DeleteObject(bucket, key string) error {
+func (s *Store) DeleteObject(bucket, key string) (err error) {
+	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return err
@@ -487,7 +489,8 @@ func (s *Store) DeleteObject(bucket, key string) error {
 // bucket). With meta nil the source metadata, tags and checksums are kept
 // (S3's COPY directive); otherwise meta replaces them, tags included, and
 // the source's checksums stay unless meta brings its own.
-func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (ObjectInfo, error) {
+func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (info ObjectInfo, err error) {
+	defer s.settle(&err)
 	src, err := s.GetObject(srcBucket, srcKey)
 	if err != nil {
 		return ObjectInfo{}, err

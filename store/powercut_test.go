@@ -137,7 +137,9 @@ func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutR
 		r.f.CutAt(cutAt)
 	}
 	r.after = r.before
-	v, err := xfs.OpenDevice(r.f, xfs.Options{})
+	// Lazy commits as store.Open uses them; the store forces the log at
+	// every acknowledgement.
+	v, err := xfs.OpenDevice(r.f, xfs.Options{LazyCommits: true})
 	if err != nil {
 		if r.f.IsCut() {
 			r.inFlight = "open"

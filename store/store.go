@@ -63,12 +63,37 @@ type Store struct {
 
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
+
+	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
+	// makes changes durable periodically until stopFlusher is closed.
+	ackEarly                 bool
+	stopFlusher, flusherDone chan struct{}
 }
 
+// Options tune a store opened by OpenWith.
+type Options struct {
+	// AckBeforeDurable makes changes return before they are durable:
+	// faster, but a crash loses the changes of up to the last
+	// AckBeforeDurableWindow that were already reported as done (the
+	// volume stays consistent). By default every change that returns
+	// success is durable.
+	AckBeforeDurable bool
+}
+
+// AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
+// its changes durable.
+const AckBeforeDurableWindow = time.Second
+
 // Open opens (read-write) the volume file at path and returns a store over
-// it; Close closes the volume.
-func Open(path string) (*Store, error) {
-	v, err := xfs.Open(path, xfs.Options{})
+// it; Close closes the volume. Every change is durable when it returns.
+func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(path string, o Options) (*Store, error) {
+	// The engine's commits are lazy: a store operation makes several,
+	// and forcing the log once at its end (settle) makes them all
+	// durable, sharing one log write with concurrent operations.
+	v, err := xfs.Open(path, xfs.Options{LazyCommits: true})
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +103,43 @@ func Open(path string) (*Store, error) {
 		return nil, err
 	}
 	s.own = true
+	if o.AckBeforeDurable {
+		s.ackEarly = true
+		s.stopFlusher = make(chan struct{})
+		s.flusherDone = make(chan struct{})
+		go s.flushEvery(AckBeforeDurableWindow)
+	}
 	return s, nil
+}
+
+// settle ends a successful change: it returns once the change is
+// durable, unless the store acknowledges before that.
+func (s *Store) settle(err *error) {
+	if *err == nil && !s.ackEarly {
+		*err = s.v.Force()
+	}
+}
+
+// flushEvery makes changes durable every period, for AckBeforeDurable.
+func (s *Store) flushEvery(period time.Duration) {
+	defer close(s.flusherDone)
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopFlusher:
+			return
+		case <-tick.C:
+			s.v.Force() // a failure shuts the volume down; operations report it
+		}
+	}
 }
 
 // New returns a store over an open, writable volume, creating the system
 // directory when missing and removing staging files left by a crash.
 // Uploads in progress survive: New indexes them. The caller keeps
-// ownership of v.
+// ownership of v. Every change is durable when it returns, whatever
+// the volume's commit mode.
 func New(v *xfs.Volume) (*Store, error) {
 	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
 	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
@@ -149,6 +204,11 @@ func (s *Store) Volume() *xfs.Volume { return s.v }
 // Close closes the volume if Open opened it. Open Objects must be closed
 // first.
 func (s *Store) Close() error {
+	if s.stopFlusher != nil {
+		close(s.stopFlusher)
+		<-s.flusherDone
+		s.stopFlusher = nil
+	}
 	if s.own {
 		return s.v.Close()
 	}
@@ -199,13 +259,14 @@ func (s *Store) bucket(name string) (format.Ino, error) {
 }
 
 // CreateBucket makes an empty bucket.
-func (s *Store) CreateBucket(name string) error {
+func (s *Store) CreateBucket(name string) (err error) {
+	defer s.settle(&err)
 	if err := CheckBucketName(name); err != nil {
 		return err
 	}
 	s.ns.Lock()
 	defer s.ns.Unlock()
-	_, err := s.v.Mkdir(s.v.Root(), name, dirAttrs)
+	_, err = s.v.Mkdir(s.v.Root(), name, dirAttrs)
 	if errors.Is(err, xfs.ErrExist) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketExists)
 	}
@@ -214,7 +275,8 @@ func (s *Store) CreateBucket(name string) error {
 
 // DeleteBucket removes an empty bucket. Uploads in progress count as
 // content, as in S3: abort them first.
-func (s *Store) DeleteBucket(name string) error {
+func (s *Store) DeleteBucket(name string) (err error) {
+	defer s.settle(&err)
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	ino, err := s.bucket(name)

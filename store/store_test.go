@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -458,5 +459,49 @@ func TestReaderKeepsContent(t *testing.T) {
 	o2.Close()
 	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 0 {
 		t.Fatalf("trash not emptied: %v", ents)
+	}
+}
+
+// TestDurability: by default a change is durable when it returns, so
+// nothing is left queued for the log; with AckBeforeDurable it returns
+// first and the store's flusher makes it durable shortly after.
+func TestDurability(t *testing.T) {
+	for _, early := range []bool{false, true} {
+		img := filepath.Join(t.TempDir(), "vol.xfs")
+		if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := OpenWith(img, Options{AckBeforeDurable: early})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CreateBucket("bkt"); err != nil {
+			t.Fatal(err)
+		}
+		pending := func() int64 { return s.Volume().LogStats().Pending }
+		put(t, s, "bkt", "k", "body", Meta{})
+		if !early && pending() != 0 {
+			t.Fatalf("a PUT returned with %d commits not yet durable", pending())
+		}
+		if early {
+			deadline := time.Now().Add(10 * AckBeforeDurableWindow)
+			for pending() != 0 && time.Now().Before(deadline) {
+				time.Sleep(AckBeforeDurableWindow / 10)
+			}
+			if n := pending(); n != 0 {
+				t.Fatalf("%d commits still not durable %v after the PUT", n, 10*AckBeforeDurableWindow)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s, err = Open(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := get(t, s, "bkt", "k"); got != "body" {
+			t.Fatalf("after reopening: %q", got)
+		}
+		s.Close()
 	}
 }

@@ -116,7 +116,8 @@ func (s *Store) GetObjectTagging(bucket, key string) ([]Tag, error) {
 }
 
 // PutObjectTagging replaces the tags of an object (none: removes them).
-func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
+func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) (err error) {
+	defer s.settle(&err)
 	if err := checkTags(tags); err != nil {
 		return err
 	}
@@ -130,7 +131,8 @@ func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
 }
 
 // DeleteObjectTagging removes the tags of an object.
-func (s *Store) DeleteObjectTagging(bucket, key string) error {
+func (s *Store) DeleteObjectTagging(bucket, key string) (err error) {
+	defer s.settle(&err)
 	return s.withObject(bucket, key, func(v *xfs.Volume, ino format.Ino) error {
 		return removeXattr(v, ino, xattrTagging)
 	})

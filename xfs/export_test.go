@@ -5,7 +5,6 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
-	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // checkDirFreeBlocks decodes every free-index block of the directories in
@@ -72,5 +71,3 @@ func SkipWriteback(v *Volume) { v.w.cache.SkipWriteback() }
 // unmount record): a crash as far as the volume can tell.
 func Abandon(v *Volume) error { return v.dev.Close() }
 
-// LogStats returns the log writer's counters.
-func LogStats(v *Volume) xlog.Stats { return v.w.cache.Log().Stats() }

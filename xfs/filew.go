@@ -61,7 +61,8 @@ func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error 
 
 // WriteAt writes p at byte offset off of regular file ino, allocating
 // blocks for holes, and extends the file when it writes past the end.
-func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (int, error) {
+func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (written int, err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return 0, err
 	}
@@ -218,7 +219,8 @@ func isFresh(fresh []format.Extent, fb format.FileOff) bool {
 }
 
 // Truncate sets a regular file's size, freeing blocks past the new end.
-func (v *Volume) Truncate(ino format.Ino, size int64) error {
+func (v *Volume) Truncate(ino format.Ino, size int64) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
@@ -310,7 +312,8 @@ func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
 
 // PunchHole frees the blocks of [off, off+length) of a regular file and
 // zeroes the partial blocks at its edges; the size does not change.
-func (v *Volume) PunchHole(ino format.Ino, off, length int64) error {
+func (v *Volume) PunchHole(ino format.Ino, off, length int64) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
@@ -359,7 +362,8 @@ func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int
 // unwritten extents (reading as zeros) without changing its size, so that
 // writes of an object whose final size is known land in one extent where
 // free space allows (like fallocate with FALLOC_FL_KEEP_SIZE).
-func (v *Volume) Preallocate(ino format.Ino, size int64) error {
+func (v *Volume) Preallocate(ino format.Ino, size int64) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}

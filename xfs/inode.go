@@ -158,7 +158,7 @@ func (v *Volume) readInode(ino format.Ino) (*inode, error) {
 		return nil, err
 	}
 	raw := make([]byte, v.geo.InodeSize)
-	if _, err := v.dev.ReadAt(raw, off); err != nil {
+	if err := v.readMeta(raw, off); err != nil {
 		return nil, fmt.Errorf("read inode %d: %w", ino, err)
 	}
 	core, err := format.VerifyInode(&v.geo, ino, raw)

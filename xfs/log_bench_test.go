@@ -40,7 +40,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				}
 				dirs[i] = uint64(d)
 			}
-			before := xfs.LogStats(v)
+			before := v.LogStats()
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -62,7 +62,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			}
 			wg.Wait()
 			b.StopTimer()
-			st := xfs.LogStats(v)
+			st := v.LogStats()
 			commits := float64(st.Commits - before.Commits)
 			b.ReportMetric(commits/b.Elapsed().Seconds(), "commits/s")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "creates/s")

@@ -36,7 +36,7 @@ func logOnlyImage(t *testing.T, o mkfs.Options, seed int64, ops int) (string, or
 	}
 	// No checkEngine: some read paths go to the device, which holds
 	// none of this.
-	st := xfs.LogStats(v)
+	st := v.LogStats()
 	t.Logf("%d commits in %d records, %d log writes, %d flushes, %d bytes", st.Commits, st.Records, st.Writes, st.Flushes, st.Bytes)
 	if err := xfs.Abandon(v); err != nil {
 		t.Fatal(err)

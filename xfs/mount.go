@@ -24,6 +24,7 @@ type writeState struct {
 	cache    *trans.Cache
 	counters counters
 	setAside int64 // blocks never handed out (room for free-space btree splits)
+	lazy     bool  // Options.LazyCommits
 
 	sbMu sync.Mutex // serialises superblock writes
 
@@ -52,7 +53,7 @@ func (v *Volume) openWrite(o Options) error {
 	if budget == 0 {
 		budget = defaultCacheBytes
 	}
-	v.w = &writeState{cache: trans.NewCache(v.dev, budget)}
+	v.w = &writeState{cache: trans.NewCache(v.dev, budget), lazy: o.LazyCommits}
 	lw, err := v.openLog()
 	if err != nil {
 		return err
@@ -171,6 +172,38 @@ func (v *Volume) Sync() error {
 		return err
 	}
 	return v.w.cache.Sync()
+}
+
+// Force makes every change made so far durable: committed metadata in
+// the log, file data in place. With synchronous commits (the default)
+// every change already is when it returns.
+func (v *Volume) Force() error {
+	if v.w == nil {
+		return nil
+	}
+	return v.w.cache.Force()
+}
+
+// LogStats returns the metadata log's counters (zero when read-only).
+func (v *Volume) LogStats() xlog.Stats {
+	if v.w == nil {
+		return xlog.Stats{}
+	}
+	return v.w.cache.Log().Stats()
+}
+
+// settle ends a change once its caller has let go of every lock: with
+// synchronous commits it waits until the change is durable, sharing the
+// log write and flush with every change queued meanwhile; with lazy
+// commits it forces the log only when enough is queued. A failed change
+// is left as it is.
+func (v *Volume) settle(err *error) {
+	if *err != nil || v.w == nil {
+		return
+	}
+	if c := v.w.cache; !v.w.lazy || c.Pushable() {
+		*err = c.Force()
+	}
 }
 
 // Err returns why a writable volume stopped accepting changes (a metadata

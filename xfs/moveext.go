@@ -23,7 +23,8 @@ const maxMovePerTx = 512
 // one of them at every commit; a very fragmented src is moved in several
 // transactions, front first, dst growing over what has been moved while
 // src keeps its size over a leading hole.
-func (v *Volume) AppendExtents(dst, src format.Ino) error {
+func (v *Volume) AppendExtents(dst, src format.Ino) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}

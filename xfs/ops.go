@@ -58,7 +58,8 @@ func (v *Volume) Symlink(dirIno format.Ino, name, target string, a Attrs) (forma
 	return v.create(dirIno, name, format.SIFLNK|0o777, a, target)
 }
 
-func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string) (format.Ino, error) {
+func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string) (ino format.Ino, err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return 0, err
 	}
@@ -67,8 +68,7 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	}
 	hd, unlock := v.lockInode(dirIno)
 	defer unlock()
-	var ino format.Ino
-	err := v.runTx(v.createReserve()+int64(len(target)>>v.geo.BlockLog)+1, false, func(t *txn) error {
+	err = v.runTx(v.createReserve()+int64(len(target)>>v.geo.BlockLog)+1, false, func(t *txn) error {
 		var err error
 		ino, err = v.createTx(t, hd, dirIno, name, mode, a, target)
 		return err
@@ -161,7 +161,8 @@ func (c *inodeChange) writeSymlink(target string) error {
 }
 
 // Link adds name in directory dir for the existing non-directory ino.
-func (v *Volume) Link(ino, dirIno format.Ino, name string) error {
+func (v *Volume) Link(ino, dirIno format.Ino, name string) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
@@ -206,7 +207,8 @@ func (v *Volume) Unlink(dirIno format.Ino, name string) error { return v.remove(
 // Rmdir removes the empty directory name from directory dir.
 func (v *Volume) Rmdir(dirIno format.Ino, name string) error { return v.remove(dirIno, name, true) }
 
-func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) error {
+func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}

@@ -10,7 +10,8 @@ import (
 
 // Rename moves srcName in srcDir to dstName in dstDir, replacing a
 // non-directory target or an empty directory target, in one transaction.
-func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) error {
+func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}

@@ -28,6 +28,13 @@ type Options struct {
 	// CacheBytes bounds the metadata buffer cache of a writable volume
 	// (0: a default of 64 MiB).
 	CacheBytes int
+	// LazyCommits lets changes return once they are committed in memory
+	// and queued for the log, instead of once they are durable. They
+	// become durable, in order, at the next Force, Sync or Close, or when
+	// about a megabyte of log is queued; a crash loses the changes not
+	// yet durable, never the volume's consistency. Callers that
+	// acknowledge changes to others call Force first.
+	LazyCommits bool
 }
 
 // Volume is an open XFS filesystem.
@@ -196,7 +203,17 @@ func (v *Volume) Root() format.Ino { return v.sb.RootIno }
 
 // readAt reads len(b) bytes at a disk address.
 func (v *Volume) readAt(b []byte, d format.Daddr) error {
-	_, err := v.dev.ReadAt(b, format.DaddrToByte(d))
+	return v.readMeta(b, format.DaddrToByte(d))
+}
+
+// readMeta reads metadata at byte offset off that the caller does not take
+// through the buffer cache: on a writable volume it sees every committed
+// change, including those whose blocks are not yet written in place.
+func (v *Volume) readMeta(b []byte, off int64) error {
+	if v.w != nil {
+		return v.w.cache.ReadAt(b, off)
+	}
+	_, err := v.dev.ReadAt(b, off)
 	return err
 }
 

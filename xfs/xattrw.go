@@ -91,7 +91,8 @@ func (v *Volume) changeXattr(ino format.Ino, fn func(*attrFork) error, blocks in
 	return v.changeXattrWith(ino, fn, blocks, false)
 }
 
-func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) error {
+func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) (err error) {
+	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}

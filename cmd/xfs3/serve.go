@@ -42,6 +42,11 @@ Flags (environment variable, JSON key):
   --addr HOST:PORT    listen address; port 0 picks a free one
                       (XFS3_ADDR, "addr")
   --log-format FMT    json or console (XFS3_LOG_FORMAT, "log_format")
+  --durability WHEN   on-ack (default): a change is durable before it is
+                      acknowledged; within-1s: acknowledged first, durable
+                      within a second, so a crash may lose up to the last
+                      second of acknowledged changes (never the volume's
+                      consistency) (XFS3_DURABILITY, "durability")
 
 Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 "secret_key"). When both are unset the server generates a pair on first
@@ -91,7 +96,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.Open(cfg.Volume)
+	st, err := store.OpenWith(cfg.Volume, store.Options{AckBeforeDurable: cfg.Durability == config.DurableWithin1s})
 	if err != nil {
 		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
 	}

@@ -27,9 +27,14 @@ type Buf struct {
 	lock sync.Mutex
 	// data is the committed content; replaced, never modified in place.
 	data atomic.Pointer[[]byte]
+	// newest is the log ticket of the latest commit that changed or freed
+	// the block: a write-back of an older version skips the block when
+	// that commit is durable too (it writes, or cancels, after it).
+	newest atomic.Uint64
 	// lru links, guarded by Cache.mu
 	prev, next *Buf
-	refs       int // transactions holding the buffer; guarded by Cache.mu
+	refs       int // holders: transactions, readers, pending write-backs; guarded by Cache.mu
+	wbRefs     int // of which pending write-backs; guarded by Cache.mu
 }
 
 // Daddr is the buffer's disk address.

@@ -22,40 +22,30 @@ func (e Extent) End() uint64 { return uint64(e.Start) + uint64(e.Len) }
 // could leave the old owner's metadata pointing at new data. Trim skips
 // them as well.
 type Busy struct {
-	mu   sync.Mutex // guards byAG and seq
+	mu   sync.Mutex // guards byAG
 	byAG map[format.AgNumber][]busyExtent
-	seq  uint64 // commits so far
 }
 
 type busyExtent struct {
 	Extent
-	seq uint64 // the commit that freed it
+	seq uint64 // the log ticket of the commit that freed it
 }
 
 func (b *Busy) init() { b.byAG = make(map[format.AgNumber][]busyExtent) }
 
-// add records extents freed by commit seq.
-func (b *Busy) add(exts []Extent) uint64 {
+// add records extents freed by the commit with log ticket seq.
+func (b *Busy) add(exts []Extent, seq uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.seq++
 	for _, e := range exts {
-		list := append(b.byAG[e.AG], busyExtent{e, b.seq})
+		list := append(b.byAG[e.AG], busyExtent{e, seq})
 		sort.Slice(list, func(i, j int) bool { return list[i].Start < list[j].Start })
 		b.byAG[e.AG] = list
 	}
-	return b.seq
 }
 
-// Seq is the sequence number of the latest commit that freed extents.
-func (b *Busy) Seq() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.seq
-}
-
-// Clear forgets extents freed by commits up to seq, once those commits
-// are durable.
+// Clear forgets extents freed by commits up to ticket seq, once those
+// commits are durable.
 func (b *Busy) Clear(seq uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

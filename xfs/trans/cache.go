@@ -1,8 +1,11 @@
 package trans
 
 import (
+	"errors"
 	"fmt"
+	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -21,6 +24,10 @@ type Cache struct {
 	bytes int
 
 	busy Busy
+
+	// unwritten holds the blocks of queued commits until they are written
+	// in place, for readers that bypass the cache (ReadAt).
+	unwritten unwrittenBlocks
 
 	// log receives every commit before its blocks are written in place
 	// (nil: blocks are written in place directly, for tests of this
@@ -42,6 +49,7 @@ func NewCache(d dev.Device, budget int) *Cache {
 	c := &Cache{dev: d, budget: budget, bufs: make(map[format.Daddr]*Buf)}
 	c.head.next, c.head.prev = &c.head, &c.head
 	c.busy.init()
+	c.unwritten.blocks = make(map[format.Daddr]unwrittenBlock)
 	return c
 }
 
@@ -71,13 +79,10 @@ func (c *Cache) Busy() *Busy { return &c.busy }
 func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.size != size && b.refs == 0 {
+	if b, ok := c.bufs[daddr]; ok && b.size != size && b.refs == b.wbRefs {
 		// The block was reused as metadata of another size: forget the
-		// old buffer.
-		b.prev.next, b.next.prev = b.next, b.prev
-		b.next, b.prev = nil, nil
-		delete(c.bufs, daddr)
-		c.bytes -= b.size
+		// old buffer (a pending write-back keeps its own copy).
+		c.detachLocked(b)
 	}
 	if b, ok := c.bufs[daddr]; ok {
 		if b.size != size {
@@ -98,6 +103,170 @@ func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, erro
 	c.touchLocked(b)
 	c.evictLocked()
 	return b, false, nil
+}
+
+// detachLocked takes b out of the cache; holders keep their pointer.
+func (c *Cache) detachLocked(b *Buf) {
+	b.prev.next, b.next.prev = b.next, b.prev
+	b.next, b.prev = nil, nil
+	delete(c.bufs, b.daddr)
+	c.bytes -= b.size
+}
+
+// writeBack is one block of a committed transaction to write in place.
+type writeBack struct {
+	b    *Buf
+	data []byte
+}
+
+// pin keeps the blocks of a queued commit in the cache until they are
+// written in place: evicting one earlier would let a read see the old
+// content on disk.
+func (c *Cache) pin(wb []writeBack) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range wb {
+		e.b.refs++
+		e.b.wbRefs++
+	}
+}
+
+func (c *Cache) unpin(wb []writeBack) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range wb {
+		e.b.refs--
+		e.b.wbRefs--
+	}
+	c.evictLocked()
+}
+
+// queueLogged puts a commit's items in the log's line and records its
+// blocks as unwritten, in one step as far as ReadAt and write-backs can
+// tell, and returns its ticket.
+func (c *Cache) queueLogged(items []xlog.Item, wb []writeBack) (xlog.Ticket, error) {
+	u := &c.unwritten
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	t, err := c.log.Queue(items, func(own, durable xlog.Ticket) error { return c.writeBack(own, durable, wb) })
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range wb {
+		e.b.newest.Store(uint64(t))
+		u.blocks[e.b.daddr] = unwrittenBlock{e.data, t}
+	}
+	u.n.Store(int64(len(u.blocks)))
+	return t, nil
+}
+
+// writeBack writes a durable commit's blocks in place; the log's leader
+// calls it in log order once the commit at ticket own is durable, with
+// every commit up to durable. A block that a later commit up to durable
+// changed again or freed is left to that commit.
+func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
+	defer c.unpin(wb)
+	if c.noWriteback {
+		return errNoWriteback
+	}
+	for _, e := range wb {
+		if n := xlog.Ticket(e.b.newest.Load()); n > own && n <= durable {
+			continue
+		}
+		if _, err := c.dev.WriteAt(e.data, format.DaddrToByte(e.b.daddr)); err != nil {
+			err = fmt.Errorf("write daddr %d: %w", e.b.daddr, err)
+			c.shutDown(err)
+			return err
+		}
+	}
+	c.unwritten.forget(wb, own)
+	// Blocks this commit freed may be reused now that it is durable.
+	c.busy.Clear(uint64(own))
+	return nil
+}
+
+// unwrittenBlocks are the newest versions of blocks whose commits are
+// queued but not yet written in place.
+type unwrittenBlocks struct {
+	mu     sync.RWMutex // writers: queueing and write-back; readers: ReadAt
+	n      atomic.Int64 // len(blocks), for a lock-free look
+	blocks map[format.Daddr]unwrittenBlock
+}
+
+type unwrittenBlock struct {
+	data   []byte
+	ticket xlog.Ticket
+}
+
+// forget drops the entries of blocks the commit at ticket own has just
+// written (or left to a later commit that freed them): those no later
+// commit has changed since.
+func (u *unwrittenBlocks) forget(wb []writeBack, own xlog.Ticket) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, e := range wb {
+		if ub, ok := u.blocks[e.b.daddr]; ok && ub.ticket <= own {
+			delete(u.blocks, e.b.daddr)
+		}
+	}
+	u.n.Store(int64(len(u.blocks)))
+}
+
+// ReadAt reads the device as it will be once every commit so far is
+// written in place: for metadata readers that bypass the cache (inodes,
+// directory and attribute blocks, AG headers). File data never needs it.
+func (c *Cache) ReadAt(p []byte, off int64) error {
+	u := &c.unwritten
+	if u.n.Load() == 0 {
+		// Entries are added before their commit is visible and removed
+		// only after the block is written, so an empty set means the
+		// device is current.
+		_, err := c.dev.ReadAt(p, off)
+		return err
+	}
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if _, err := c.dev.ReadAt(p, off); err != nil {
+		return err
+	}
+	end := off + int64(len(p))
+	var over []unwrittenBlock
+	var at []int64
+	for d, ub := range u.blocks {
+		start := format.DaddrToByte(d)
+		if start < end && start+int64(len(ub.data)) > off {
+			over = append(over, ub)
+			at = append(at, start)
+		}
+	}
+	// Blocks of different sizes may overlap after a free and a reuse:
+	// the newest wins.
+	idx := make([]int, len(over))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(i, j int) bool { return over[idx[i]].ticket < over[idx[j]].ticket })
+	for _, i := range idx {
+		lo, hi := max(at[i], off), min(at[i]+int64(len(over[i].data)), end)
+		copy(p[lo-off:hi-off], over[i].data[lo-at[i]:hi-at[i]])
+	}
+	return nil
+}
+
+// errNoWriteback marks commits left only in the log (SkipWriteback).
+var errNoWriteback = errors.New("write-back disabled for a recovery test")
+
+// markFreed records that commit t freed the cached blocks at ds, so that
+// older versions still waiting for write-back are not written over
+// whatever the blocks hold next.
+func (c *Cache) markFreed(ds []format.Daddr, t xlog.Ticket) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, d := range ds {
+		if b, ok := c.bufs[d]; ok {
+			b.newest.Store(uint64(t))
+		}
+	}
 }
 
 func (c *Cache) release(b *Buf) {
@@ -137,29 +306,31 @@ func (c *Cache) Read(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
 		return nil, err
 	}
 	defer c.release(b)
-	if loaded {
-		return b.Bytes(), nil
+	if p := b.data.Load(); loaded && p != nil {
+		return *p, nil
 	}
-	if err := c.load(b); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	return c.load(b)
 }
 
-// load reads and verifies a buffer's block from the device. Concurrent
-// loads of the same block are harmless: both read the same committed bytes.
-func (c *Cache) load(b *Buf) error {
+// load reads and verifies a buffer's block from the device and returns
+// its committed content. Concurrent loads of the same block are harmless:
+// both read the same committed bytes.
+func (c *Cache) load(b *Buf) ([]byte, error) {
 	data := make([]byte, b.size)
-	if _, err := c.dev.ReadAt(data, format.DaddrToByte(b.daddr)); err != nil {
-		return fmt.Errorf("read daddr %d: %w", b.daddr, err)
+	if err := c.ReadAt(data, format.DaddrToByte(b.daddr)); err != nil {
+		return nil, fmt.Errorf("read daddr %d: %w", b.daddr, err)
 	}
 	if ops := b.ops.Load(); ops != nil && ops.Verify != nil {
 		if err := ops.Verify(data, b.daddr); err != nil {
-			return format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
+			return nil, format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
 		}
 	}
-	b.data.CompareAndSwap(nil, &data)
-	return nil
+	if !b.data.CompareAndSwap(nil, &data) {
+		if p := b.data.Load(); p != nil {
+			return *p, nil
+		}
+	}
+	return data, nil
 }
 
 // Invalidate forgets a cached block (used when metadata is freed, so a
@@ -168,9 +339,7 @@ func (c *Cache) load(b *Buf) error {
 func (c *Cache) Invalidate(daddr format.Daddr) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.refs == 0 {
-		b.prev.next, b.next.prev = b.next, b.prev
-		delete(c.bufs, daddr)
-		c.bytes -= b.size
+	if b, ok := c.bufs[daddr]; ok && b.refs == b.wbRefs {
+		c.detachLocked(b)
 	}
 }

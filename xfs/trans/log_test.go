@@ -39,12 +39,18 @@ func TestFreedAndReusedInOneTx(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
+	if err := c.Force(); err != nil {
+		t.Fatal(err)
+	}
 	tx, _ = c.Begin()
 	tx.Forget(3)
 	tx.Forget(4)
 	b, _ := tx.Get(3, 512, stamped)
 	b[7] = 2
 	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Force(); err != nil {
 		t.Fatal(err)
 	}
 	s, err := l.Scan()

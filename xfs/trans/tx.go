@@ -12,9 +12,6 @@ import (
 // the on-disk state can no longer be trusted to match memory.
 var ErrShutdown = errors.New("volume shut down after a failed metadata write")
 
-// errNoWriteback marks commits left only in the log (SkipWriteback).
-var errNoWriteback = errors.New("write-back disabled for a recovery test")
-
 // Tx is a transaction: a set of buffers it has locked and privately
 // modified, plus the side effects to apply when it commits. A Tx is used
 // by one goroutine.
@@ -26,6 +23,7 @@ type Tx struct {
 	quota map[uint32]QuotaDelta
 
 	forget    []format.Daddr // freed blocks not held: dropped at commit
+	ticket    xlog.Ticket    // the commit's place in the log
 	onPrepare []func() error
 	onCommit  []func()
 	onCancel  []func()
@@ -119,7 +117,7 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		loaded = b.data.Load() != nil
 	}
 	if read && !loaded {
-		if err := tx.c.load(b); err != nil {
+		if _, err := tx.c.load(b); err != nil {
 			b.lock.Unlock()
 			tx.c.release(b)
 			return nil, err
@@ -229,7 +227,11 @@ func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 // OnCancel registers fn to run when the transaction is cancelled.
 func (tx *Tx) OnCancel(fn func()) { tx.onCancel = append(tx.onCancel, fn) }
 
-// Commit makes every change visible and writes the dirty blocks in place.
+// Commit makes every change visible. With a log, it queues the
+// transaction for the log, publishes its blocks and unlocks them at once;
+// the change is durable after Force (or Sync), and its blocks are written
+// in place by the log's leader once it is. Without a log it writes the
+// blocks in place before returning.
 func (tx *Tx) Commit() error {
 	if tx.done {
 		panic("trans: commit of a finished transaction")
@@ -241,7 +243,6 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	tx.done = true
-	var err error
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
 			if ops := tb.b.ops.Load(); ops != nil && ops.Finish != nil {
@@ -249,45 +250,16 @@ func (tx *Tx) Commit() error {
 			}
 		}
 	}
-	// Write-ahead: the log record is durable before any block of the
-	// transaction is written in place. The transaction keeps its buffers
-	// locked meanwhile, so the next change to the same blocks is logged
-	// after this one.
-	var lsn format.LSN
-	logged := false
+	var err error
 	if tx.c.log != nil {
-		if items := tx.logItems(); len(items) > 0 {
-			lsn, err = tx.c.log.Commit(items)
-			if err != nil {
-				err = fmt.Errorf("log commit: %w", err)
-				tx.c.shutDown(err)
-			}
-			logged = true
-		}
+		err = tx.queue()
+	} else {
+		err = tx.writeInPlace()
 	}
-	for _, tb := range tx.held {
-		if !tb.dirty || tb.stale || err != nil || tx.c.noWriteback {
-			continue
-		}
-		if _, werr := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); werr != nil {
-			err = fmt.Errorf("write daddr %d: %w", tb.b.daddr, werr)
-			tx.c.shutDown(err)
-		}
-	}
-	switch {
-	case !logged:
-	case tx.c.noWriteback:
-		tx.c.log.Fail(lsn, errNoWriteback)
-	case err == nil:
-		tx.c.log.Written(lsn)
-	default:
-		tx.c.log.Fail(lsn, err)
-	}
-	// With the log a commit is already durable here, so busy extents are
-	// only a conservative pause: they stay busy until the next Sync (which
-	// allocators call when busy space is all that is left), as before.
-	if len(tx.freed) > 0 {
-		tx.c.busy.add(tx.freed)
+	if err != nil {
+		tx.c.shutDown(err)
+		tx.unlockAll(false)
+		return tx.c.shutdownErr()
 	}
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
@@ -298,10 +270,8 @@ func (tx *Tx) Commit() error {
 	// Hooks run while the buffers are still locked, so that whatever they
 	// publish (new inode versions, counters) is in place before another
 	// transaction can act on this one's results.
-	if err == nil {
-		for _, fn := range tx.onCommit {
-			fn()
-		}
+	for _, fn := range tx.onCommit {
+		fn()
 	}
 	live := make(map[format.Daddr]bool)
 	for _, d := range tx.forget {
@@ -315,11 +285,65 @@ func (tx *Tx) Commit() error {
 			tx.c.Invalidate(d)
 		}
 	}
+	return nil
+}
+
+// queue puts the transaction in the log's line while its buffers are
+// still locked, which orders it after every earlier change to them and
+// before every later one. The blocks are pinned in the cache until the
+// log's leader has written them in place.
+func (tx *Tx) queue() error {
+	c := tx.c
+	items := tx.logItems()
+	if len(items) == 0 {
+		return nil
+	}
+	var wb []writeBack
+	for _, tb := range tx.held {
+		if tb.dirty && !tb.stale {
+			wb = append(wb, writeBack{tb.b, tb.data})
+		}
+	}
+	c.pin(wb)
+	t, err := c.queueLogged(items, wb)
 	if err != nil {
-		return tx.c.shutdownErr()
+		c.unpin(wb)
+		return fmt.Errorf("log commit: %w", err)
+	}
+	tx.ticket = t
+	// Freed metadata: a pending write-back of an older version must not
+	// land after the block is reused.
+	for _, tb := range tx.held {
+		if tb.stale {
+			tb.b.newest.Store(uint64(t))
+		}
+	}
+	c.markFreed(tx.forget, t)
+	if len(tx.freed) > 0 {
+		c.busy.add(tx.freed, uint64(t))
 	}
 	return nil
 }
+
+// writeInPlace is the commit of a cache without a log (tests of this
+// package): the blocks go straight to the device.
+func (tx *Tx) writeInPlace() error {
+	for _, tb := range tx.held {
+		if !tb.dirty || tb.stale {
+			continue
+		}
+		if _, err := tx.c.dev.WriteAt(tb.data, format.DaddrToByte(tb.b.daddr)); err != nil {
+			return fmt.Errorf("write daddr %d: %w", tb.b.daddr, err)
+		}
+	}
+	if len(tx.freed) > 0 {
+		tx.c.busy.add(tx.freed, 0)
+	}
+	return nil
+}
+
+// Ticket is the transaction's place in the log (0: nothing was logged).
+func (tx *Tx) Ticket() xlog.Ticket { return tx.ticket }
 
 // Cancel drops every private change and unlocks the buffers.
 func (tx *Tx) Cancel() {
@@ -348,22 +372,43 @@ func (tx *Tx) unlockAll(committed bool) {
 	tx.held, tx.index = nil, nil
 }
 
-// Sync makes everything committed so far durable and releases the busy
-// extents of those commits. With a log, it also lets the log tail move
-// past every commit written back so far.
+// Sync makes everything committed so far durable, in the log and in
+// place, and releases every busy extent. With a log, it also lets the
+// log tail move past every commit written back so far.
 func (c *Cache) Sync() error {
-	seq := c.busy.Seq()
-	sync := c.dev.Sync
-	if c.log != nil {
-		sync = c.log.Sync
+	if c.log == nil {
+		if err := c.dev.Sync(); err != nil {
+			c.shutDown(err)
+			return err
+		}
+		c.busy.Clear(^uint64(0))
+		return nil
 	}
-	if err := sync(); err != nil {
+	if err := c.log.Sync(); err != nil {
 		c.shutDown(err)
 		return err
 	}
-	c.busy.Clear(seq)
+	c.busy.Clear(uint64(c.log.Durable()))
 	return nil
 }
+
+// Force returns once every transaction committed so far is durable, and
+// file data written so far too. Their blocks may still be on their way
+// to their places on disk; the log covers them until then.
+func (c *Cache) Force() error {
+	if c.log == nil {
+		return c.Sync()
+	}
+	if err := c.log.ForceAll(); err != nil {
+		c.shutDown(err)
+		return err
+	}
+	return nil
+}
+
+// Pushable reports whether enough commits are waiting for the log that a
+// caller not forcing every commit should force now.
+func (c *Cache) Pushable() bool { return c.log != nil && c.log.Pushable() }
 
 // logItems formats the transaction for the log: a buffer item per changed
 // block (only the changed 128-byte chunks of blocks read from disk; all of

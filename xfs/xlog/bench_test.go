@@ -45,12 +45,10 @@ func BenchmarkWriterCommit(b *testing.B) {
 					defer wg.Done()
 					for next.Add(1) <= int64(b.N) {
 						it, _ := BufItem(format.Daddr(8*g), data, nil)
-						lsn, err := w.Commit([]Item{it})
-						if err != nil {
+						if _, err := w.Commit([]Item{it}); err != nil {
 							b.Error(err)
 							return
 						}
-						w.Written(lsn)
 					}
 				}(g)
 			}

@@ -30,15 +30,20 @@ const recPayloadMax = format.LogBigRecordSize
 // their size field from the first piece.
 const splitMin = 256
 
-// Writer appends transactions to the log with group commit: whoever finds
-// no write in progress writes every queued transaction in one device write
-// and one flush, and the others wait for it. A transaction is durable when
-// Commit returns.
+// Ticket numbers queued transactions in log order, from 1.
+type Ticket uint64
+
+// Writer appends transactions to the log with group commit. Queue puts a
+// transaction in line without any I/O, so the caller can let go of its
+// buffers at once; whoever then forces the log and finds no write in
+// progress becomes the leader: it writes every queued transaction in one
+// device write and one flush, releases every waiter it made durable, and
+// then runs their write-back functions in log order.
 //
-// Tail: a committed transaction's log space is needed until the caller has
-// written its metadata in place (Written) and a later flush has made those
-// writes durable. Each record's h_tail_lsn is the oldest such commit, and
-// a batch that would overrun it first flushes the device to retire them.
+// Tail: a transaction's log space is needed until its write-back has run
+// and a later flush has made those in-place writes durable. Each record's
+// h_tail_lsn is the oldest such transaction, and a batch that would overrun
+// it first flushes the device to retire them.
 type Writer struct {
 	dev    Device
 	start  int64  // byte offset of the log
@@ -46,13 +51,16 @@ type Writer struct {
 	uuid   [16]byte
 
 	mu   sync.Mutex // guards everything below
-	cond *sync.Cond // signalled when a write ends or a commit is written back
+	cond *sync.Cond // signalled when a leader finishes or durability advances
 
 	cycle, block uint32 // where the next record goes
 	prevBlock    int32  // header block of the last record written
 	tid          uint32
 	queue        []*pending
-	busy         bool // a leader owns the device
+	queuedBytes  int    // estimated log bytes of the queue
+	queued       Ticket // tickets handed out
+	durable      Ticket // every ticket up to this one is durable; written under mu and while busy
+	busy         bool   // a leader owns the log device
 	err          error
 	live         map[format.LSN]*liveCounts // commits still needed by recovery
 
@@ -61,8 +69,8 @@ type Writer struct {
 	// record that maps new blocks can reach the disk before their data.
 	dataDirty atomic.Bool
 
-	// failed is set when a committer could not write its blocks back:
-	// its log space can never be released, so waiting for it is futile.
+	// failed is set when a write-back failed: that commit's log space
+	// can never be released, so waiting for it is futile.
 	failed error
 
 	stats Stats
@@ -71,9 +79,11 @@ type Writer struct {
 type liveCounts struct{ unwritten, written int }
 
 type pending struct {
-	items []Item
-	lsn   format.LSN
-	done  bool
+	items     []Item
+	size      int // upper bound of its log bytes, headers included
+	ticket    Ticket
+	lsn       format.LSN
+	writeBack WriteBack
 }
 
 // Stats counts the writer's work.
@@ -81,6 +91,7 @@ type Stats struct {
 	Commits, Records, Writes, Flushes int64
 	Bytes                             int64
 	DataFlushes                       int64 // flushes of file data ahead of a batch
+	Pending                           int64 // queued transactions not yet durable
 }
 
 // NewWriter continues a clean log whose next record goes at BB block with
@@ -97,7 +108,9 @@ func NewWriter(d Device, l *Log, uuid [16]byte, cycle, block uint32, prev int32)
 func (w *Writer) Stats() Stats {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.stats
+	st := w.stats
+	st.Pending = int64(w.queued - w.durable)
+	return st
 }
 
 // Head returns the LSN where the next record goes.
@@ -107,63 +120,207 @@ func (w *Writer) Head() format.LSN {
 	return format.MakeLSN(w.cycle, w.block)
 }
 
-// Commit logs one transaction and returns once it is durable. The LSN is
-// that of the record holding its start: recovery compares metadata LSNs
-// against it. The caller must call Written(lsn) once it has written the
-// metadata in place.
-func (w *Writer) Commit(items []Item) (format.LSN, error) {
+// Queue puts a transaction in line for the log and returns its ticket;
+// nothing is written yet. Transactions reach the log in the order they
+// were queued, so a caller that queues while it still holds the buffers
+// it changed orders its commit before any later change to them.
+//
+// writeBack (may be nil: nothing to write in place) is called once the
+// transaction is durable, with its own ticket and the newest durable one,
+// by the goroutine that wrote it, after every earlier transaction's and
+// before any later one's. It writes the transaction's blocks in place; an
+// error keeps its log space pinned for good.
+func (w *Writer) Queue(items []Item, writeBack WriteBack) (Ticket, error) {
+	p, err := w.queueOne(items, writeBack)
+	if err != nil {
+		return 0, err
+	}
+	return p.ticket, nil
+}
+
+// WriteBack writes a durable transaction's blocks in place (see Queue).
+type WriteBack func(own, durable Ticket) error
+
+func (w *Writer) queueOne(items []Item, writeBack WriteBack) (*pending, error) {
+	p := &pending{items: items, writeBack: writeBack, size: transBytesMax(items)}
+	if p.size > w.transBytesMax() {
+		return nil, fmt.Errorf("%w: about %d bytes in a log of %d", ErrLogFull, p.size, int(w.blocks)*format.BBSize)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := &pending{items: items}
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.queued++
+	p.ticket = w.queued
 	w.queue = append(w.queue, p)
-	for !p.done {
+	w.queuedBytes += p.size
+	return p, nil
+}
+
+// transBytesMax bounds the log bytes of one transaction: its op headers
+// and regions, START, the transaction header and COMMIT, a record header
+// for every record it may span, and the padding of a split.
+func transBytesMax(items []Item) int {
+	n := 3*format.LogOpHeaderSize + format.LogTransHeaderSize + format.LogOpHeaderSize
+	for _, it := range items {
+		for _, r := range it.Regions {
+			n += format.LogOpHeaderSize + len(r)
+		}
+	}
+	// A record wastes at most its header sector, the padding of its
+	// payload to a whole BB and an unsplit op that did not fit.
+	const waste = 2*format.BBSize + splitMin + format.LogOpHeaderSize
+	records := n/(recPayloadMax-waste) + 2
+	return n + records*waste
+}
+
+// batchBytesMax is the most a leader writes in one batch (unless a single
+// transaction is larger): a quarter of the log.
+func (w *Writer) batchBytesMax() int { return int(w.blocks) * format.BBSize / 4 }
+
+// transBytesMax bounds one transaction to half the log, so that it always
+// fits once the transactions before it retire.
+func (w *Writer) transBytesMax() int { return int(w.blocks) * format.BBSize / 2 }
+
+// PushBytes is the amount of queued log data beyond which committers
+// should force the log rather than let the queue grow (see Pushable).
+const PushBytes = 1 << 20
+
+// Pushable reports whether the queue has grown past PushBytes or a
+// quarter of the log: committers that do not force each commit force the
+// log then, keeping the transactions (and the buffers they pin) in memory
+// bounded.
+func (w *Writer) Pushable() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queuedBytes >= min(PushBytes, w.batchBytesMax())
+}
+
+// Commit queues a transaction that needs no write-back (or whose caller
+// writes back on its own) and returns once it is durable, with its LSN.
+func (w *Writer) Commit(items []Item) (format.LSN, error) {
+	p, err := w.queueOne(items, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := w.Force(p.ticket); err != nil {
+		return 0, err
+	}
+	return p.lsn, nil
+}
+
+// Force returns once every transaction up to ticket t is durable
+// (writing the queue itself if no other goroutine is writing). Their
+// write-backs may still be running.
+func (w *Writer) Force(t Ticket) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.durable < t {
 		if w.err != nil {
-			return 0, w.err
+			return w.err
 		}
 		if w.busy {
 			w.cond.Wait()
 			continue
 		}
-		batch := w.queue
-		w.queue = nil
-		w.busy = true
-		err := w.writeBatchLocked(batch)
-		w.busy = false
-		if err != nil && w.err == nil {
+		if err := w.leadLocked(); err != nil && w.err == nil {
 			w.err = err
 		}
-		w.cond.Broadcast()
 	}
-	return p.lsn, nil
+	return w.err
 }
 
-// Fail says the commit at lsn will never be written back (its in-place
-// write failed): later batches that need its log space fail instead of
-// waiting for it.
-func (w *Writer) Fail(lsn format.LSN, err error) {
+// ForceAll makes every transaction queued so far durable, and file data
+// written so far as well.
+func (w *Writer) ForceAll() error {
+	w.mu.Lock()
+	t := w.queued
+	w.mu.Unlock()
+	if err := w.Force(t); err != nil {
+		return err
+	}
+	if w.dataDirty.Load() {
+		return w.exclusive(func() error {
+			if w.dataDirty.Swap(false) {
+				w.stats.DataFlushes++
+				return w.flushLocked()
+			}
+			return nil
+		})
+	}
+	return nil
+}
+
+// Durable returns the newest ticket up to which everything is durable.
+func (w *Writer) Durable() Ticket {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.failed == nil {
-		w.failed = fmt.Errorf("commit at LSN %d/%d was not written back: %w", lsn.Cycle(), lsn.Block(), err)
+	return w.durable
+}
+
+// Queued returns the ticket of the newest queued transaction.
+func (w *Writer) Queued() Ticket {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queued
+}
+
+// leadLocked writes one batch from the front of the queue, makes it
+// durable, wakes its waiters and runs its write-backs. Called with the
+// lock held and no leader; it drops the lock for I/O.
+func (w *Writer) leadLocked() error {
+	n, bytes := 0, 0
+	for n < len(w.queue) && (n == 0 || bytes+w.queue[n].size <= w.batchBytesMax()) {
+		bytes += w.queue[n].size
+		n++
 	}
+	if n == 0 {
+		return errors.New("xlog: internal error: force with nothing queued")
+	}
+	batch := w.queue[:n:n]
+	w.queue = w.queue[n:]
+	w.queuedBytes -= bytes
+	w.busy = true
+	defer func() { w.busy = false; w.cond.Broadcast() }()
+	if err := w.writeBatchLocked(batch); err != nil {
+		return err
+	}
+	w.durable = batch[len(batch)-1].ticket
 	w.cond.Broadcast()
+	// Write-back in log order, still as the leader, so that the next
+	// batch starts only once this one's blocks are written: the flush
+	// ahead of it retires them.
+	durable := w.durable
+	w.mu.Unlock()
+	var failed error
+	var written []format.LSN
+	for _, p := range batch {
+		if p.writeBack == nil {
+			written = append(written, p.lsn)
+			continue
+		}
+		if err := p.writeBack(p.ticket, durable); err != nil {
+			failed = fmt.Errorf("commit at LSN %d/%d was not written back: %w", p.lsn.Cycle(), p.lsn.Block(), err)
+			break
+		}
+		written = append(written, p.lsn)
+	}
+	w.mu.Lock()
+	for _, lsn := range written {
+		c := w.live[lsn]
+		c.unwritten--
+		c.written++
+	}
+	if failed != nil && w.failed == nil {
+		w.failed = failed
+	}
+	return nil
 }
 
 // DataWritten tells the writer that file data was written in place; the
 // records of the next batch are written only after it is flushed.
 func (w *Writer) DataWritten() { w.dataDirty.Store(true) }
-
-// Written says the metadata of the commit at lsn is written in place; the
-// next flush makes it durable and lets the tail move past it.
-func (w *Writer) Written(lsn format.LSN) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if c := w.live[lsn]; c != nil {
-		c.unwritten--
-		c.written++
-	}
-	w.cond.Broadcast()
-}
 
 // tailLocked is the oldest LSN recovery may still need, or head if none.
 func (w *Writer) tailLocked(head format.LSN) format.LSN {
@@ -216,9 +373,17 @@ func (w *Writer) flushLocked() error {
 	return nil
 }
 
-// Sync flushes the device and moves the tail past every commit written
-// back so far.
-func (w *Writer) Sync() error { return w.exclusive(w.flushLocked) }
+// Sync makes everything queued durable, flushes the device and moves the
+// tail past every commit written back so far.
+func (w *Writer) Sync() error {
+	if err := w.ForceAll(); err != nil {
+		return err
+	}
+	return w.exclusive(func() error {
+		w.dataDirty.Store(false)
+		return w.flushLocked()
+	})
+}
 
 // exclusive runs fn as the device's owner, once no batch is being written.
 func (w *Writer) exclusive(fn func() error) error {
@@ -256,9 +421,6 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	}
 	recs, total, err := w.layout(batch)
 	if err != nil {
-		for _, p := range batch {
-			p.done = true
-		}
 		return err
 	}
 	// Keep a record's worth of slack so the head never lands on the tail.
@@ -271,11 +433,12 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 			writtenAny = writtenAny || c.written > 0
 		}
 		if !writtenAny {
+			// Every batch is written back before the next starts,
+			// so only a failed write-back pins the log.
 			if w.failed != nil {
 				return w.failed
 			}
-			w.cond.Wait() // committers still writing back
-			continue
+			return fmt.Errorf("xlog: log full of %d commits none of which was written back", len(w.live))
 		}
 		if err := w.flushLocked(); err != nil {
 			return err
@@ -346,7 +509,6 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 			w.live[p.lsn] = c
 		}
 		c.unwritten++
-		p.done = true
 		w.stats.Commits++
 	}
 	return nil
@@ -453,7 +615,12 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 // Unmount writes the unmount record that marks the log clean. Every
 // commit must have been written in place; the device is flushed first so
 // that the record never describes metadata that is not yet durable.
-func (w *Writer) Unmount() error { return w.exclusive(w.unmountLocked) }
+func (w *Writer) Unmount() error {
+	if err := w.ForceAll(); err != nil {
+		return err
+	}
+	return w.exclusive(w.unmountLocked)
+}
 
 func (w *Writer) unmountLocked() error {
 	if err := w.flushLocked(); err != nil {
