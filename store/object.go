@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs"
@@ -14,6 +15,9 @@ import (
 
 // chunkSize is the unit in which PutObject streams a body.
 const chunkSize = 1 << 20
+
+// chunkPool recycles the buffers of large bodies.
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // emptyETag is the MD5 of no bytes.
 const emptyETag = "d41d8cd98f00b204e9800998ecf8427e"
@@ -183,7 +187,17 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 		body = io.LimitReader(r, limit+1)
 	}
 	h := md5.New()
-	buf := make([]byte, chunkSize)
+	var buf []byte
+	if size >= 0 && size < chunkSize {
+		// Small bodies are the common case: a 1 MiB buffer each would
+		// cost more in zeroing than the PUT itself. One byte more than
+		// the body lets the first read see the end.
+		buf = make([]byte, size+1)
+	} else {
+		p := chunkPool.Get().(*[]byte)
+		defer chunkPool.Put(p)
+		buf = *p
+	}
 	var off int64
 	for {
 		n, rerr := readFull(body, buf)

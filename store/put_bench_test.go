@@ -18,7 +18,7 @@ var putClients = []int{1, 8, 32}
 
 // BenchmarkPut4K measures durable 4 KiB PUTs through the store alone (every
 // returned PUT is on stable storage), spread over ten directories of one
-// bucket. BenchmarkKernelCreateFsync4K is the kernel doing the same work
+// bucket, with the device flushes, log bytes and transactions per PUT. BenchmarkKernelCreateFsync4K is the kernel doing the same work
 // (create, write 4 KiB, fsync) on a loop mount of the same kind of volume;
 // run both in one command to compare:
 //
@@ -36,11 +36,17 @@ func BenchmarkPut4K(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			before := s.Volume().LogStats()
 			runClients(b, clients, func(i int64) error {
 				key := fmt.Sprintf("d%d/k%d", i%10, i)
 				_, err := s.PutObject("bench", key, bytes.NewReader(data), int64(len(data)), Meta{ContentType: "text/plain"})
 				return err
 			})
+			after := s.Volume().LogStats()
+			n := float64(b.N)
+			b.ReportMetric(float64(after.Flushes-before.Flushes)/n, "flushes/op")
+			b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "logB/op")
+			b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/op")
 		})
 	}
 }

@@ -73,3 +73,60 @@ func TestFreedAndReusedInOneTx(t *testing.T) {
 		t.Fatalf("second transaction logs %v", got)
 	}
 }
+
+// TestWriteBackAfterDurability: a committed block reaches its place only
+// after the log is forced; until then ReadAt (the path of readers that
+// bypass the cache) shows it. Of several versions made durable together
+// only the newest is written, and a block freed in the same batch is not
+// written at all.
+func TestWriteBackAfterDurability(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	d := c.Device().(*memDev)
+	commit := func(fn func(tx *Tx)) {
+		t.Helper()
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(tx)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onDisk := func(daddr int) []byte {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return append([]byte(nil), d.b[daddr*512:daddr*512+512]...)
+	}
+	commit(func(tx *Tx) { b, _ := tx.Get(10, 512, stamped); b[7] = 1 })
+	if onDisk(10)[7] != 0 {
+		t.Fatal("a block was written in place before its commit was durable")
+	}
+	span := make([]byte, 3*512)
+	if err := c.ReadAt(span, 9*512); err != nil {
+		t.Fatal(err)
+	}
+	if span[512] != 0xAB || span[512+7] != 1 {
+		t.Fatalf("ReadAt misses the unwritten block: % x", span[512:520])
+	}
+	commit(func(tx *Tx) { b, _ := tx.Read(10, 512, stamped); b[7] = 2; tx.Dirty(10) })
+	commit(func(tx *Tx) { b, _ := tx.Get(12, 512, stamped); b[7] = 4 })
+	commit(func(tx *Tx) { tx.Forget(12) })
+	writes := d.writes
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := onDisk(10); got[7] != 2 {
+		t.Fatalf("block 10 on disk holds version %d, want 2", got[7])
+	}
+	if got := onDisk(12); got[7] != 0 {
+		t.Fatal("a block freed in the same batch was written in place")
+	}
+	// One log write and one in-place write: block 10 once, block 12 never.
+	if n := d.writes - writes; n != 2 {
+		t.Fatalf("%d device writes, want a log write and one block write", n)
+	}
+	if n := c.unwritten.n.Load(); n != 0 {
+		t.Fatalf("%d blocks still recorded as unwritten after Sync", n)
+	}
+}

@@ -64,10 +64,13 @@ type Writer struct {
 	err          error
 	live         map[format.LSN]*liveCounts // commits still needed by recovery
 
-	// dataDirty says file data was written since the last flush: the
-	// next batch flushes it before writing its records, so that no
-	// record that maps new blocks can reach the disk before their data.
-	dataDirty atomic.Bool
+	// dataGen counts writes of file data; dataFlushed is the count a
+	// finished flush covers. A batch with data written since flushes it
+	// before writing its records, so that no record that maps new blocks
+	// can reach the disk before their data.
+	dataGen     atomic.Uint64
+	dataFlushed uint64
+	queuedData  uint64 // dataGen when the newest transaction was queued
 
 	// failed is set when a write-back failed: that commit's log space
 	// can never be released, so waiting for it is futile.
@@ -84,6 +87,9 @@ type pending struct {
 	ticket    Ticket
 	lsn       format.LSN
 	writeBack WriteBack
+	// barrier stands for file data written after the last transaction
+	// queued: it logs nothing, but its batch flushes that data.
+	barrier bool
 }
 
 // Stats counts the writer's work.
@@ -151,11 +157,17 @@ func (w *Writer) queueOne(items []Item, writeBack WriteBack) (*pending, error) {
 	if w.err != nil {
 		return nil, w.err
 	}
+	w.queueLocked(p)
+	return p, nil
+}
+
+func (w *Writer) queueLocked(p *pending) {
 	w.queued++
 	p.ticket = w.queued
 	w.queue = append(w.queue, p)
 	w.queuedBytes += p.size
-	return p, nil
+	// Its batch flushes every data write seen so far before writing.
+	w.queuedData = w.dataGen.Load()
 }
 
 // transBytesMax bounds the log bytes of one transaction: its op headers
@@ -232,24 +244,18 @@ func (w *Writer) Force(t Ticket) error {
 }
 
 // ForceAll makes every transaction queued so far durable, and file data
-// written so far as well.
+// written so far as well. Data written before a transaction was queued is
+// flushed by that transaction's batch; data written since is covered by a
+// barrier that rides in the next batch, so concurrent callers still share
+// one flush.
 func (w *Writer) ForceAll() error {
 	w.mu.Lock()
+	if w.dataGen.Load() > max(w.queuedData, w.dataFlushed) {
+		w.queueLocked(&pending{barrier: true})
+	}
 	t := w.queued
 	w.mu.Unlock()
-	if err := w.Force(t); err != nil {
-		return err
-	}
-	if w.dataDirty.Load() {
-		return w.exclusive(func() error {
-			if w.dataDirty.Swap(false) {
-				w.stats.DataFlushes++
-				return w.flushLocked()
-			}
-			return nil
-		})
-	}
-	return nil
+	return w.Force(t)
 }
 
 // Durable returns the newest ticket up to which everything is durable.
@@ -278,15 +284,32 @@ func (w *Writer) leadLocked() error {
 	if n == 0 {
 		return errors.New("xlog: internal error: force with nothing queued")
 	}
-	batch := w.queue[:n:n]
+	last := w.queue[n-1].ticket
+	var batch []*pending
+	for _, p := range w.queue[:n] {
+		if !p.barrier {
+			batch = append(batch, p)
+		}
+	}
 	w.queue = w.queue[n:]
 	w.queuedBytes -= bytes
 	w.busy = true
 	defer func() { w.busy = false; w.cond.Broadcast() }()
+	if len(batch) == 0 {
+		// Only barriers: flush the file data written before them.
+		if w.dataGen.Load() > w.dataFlushed {
+			w.stats.DataFlushes++
+			if err := w.flushLocked(); err != nil {
+				return err
+			}
+		}
+		w.durable = last
+		return nil
+	}
 	if err := w.writeBatchLocked(batch); err != nil {
 		return err
 	}
-	w.durable = batch[len(batch)-1].ticket
+	w.durable = last
 	w.cond.Broadcast()
 	// Write-back in log order, still as the leader, so that the next
 	// batch starts only once this one's blocks are written: the flush
@@ -320,7 +343,7 @@ func (w *Writer) leadLocked() error {
 
 // DataWritten tells the writer that file data was written in place; the
 // records of the next batch are written only after it is flushed.
-func (w *Writer) DataWritten() { w.dataDirty.Store(true) }
+func (w *Writer) DataWritten() { w.dataGen.Add(1) }
 
 // tailLocked is the oldest LSN recovery may still need, or head if none.
 func (w *Writer) tailLocked(head format.LSN) format.LSN {
@@ -356,6 +379,7 @@ func (w *Writer) flushLocked() error {
 			snap[lsn] = c.written
 		}
 	}
+	data := w.dataGen.Load()
 	w.mu.Unlock()
 	err := w.dev.Sync()
 	w.mu.Lock()
@@ -363,6 +387,7 @@ func (w *Writer) flushLocked() error {
 		return fmt.Errorf("flush: %w", err)
 	}
 	w.stats.Flushes++
+	w.dataFlushed = max(w.dataFlushed, data)
 	for lsn, n := range snap {
 		c := w.live[lsn]
 		c.written -= n
@@ -379,10 +404,7 @@ func (w *Writer) Sync() error {
 	if err := w.ForceAll(); err != nil {
 		return err
 	}
-	return w.exclusive(func() error {
-		w.dataDirty.Store(false)
-		return w.flushLocked()
-	})
+	return w.exclusive(w.flushLocked)
 }
 
 // exclusive runs fn as the device's owner, once no batch is being written.
@@ -444,7 +466,7 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 			return err
 		}
 	}
-	if w.dataDirty.Swap(false) {
+	if w.dataGen.Load() > w.dataFlushed {
 		if err := w.flushLocked(); err != nil {
 			return err
 		}

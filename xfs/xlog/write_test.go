@@ -401,3 +401,96 @@ func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteBackOrder: write-backs run once each, in ticket order, only
+// after their transaction is durable, while committers queue and force
+// concurrently; Force returns only once its ticket is durable.
+func TestWriteBackOrder(t *testing.T) {
+	_, _, w := newTestLog(t, 1<<14)
+	var mu sync.Mutex
+	var order []Ticket
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewSource(int64(g)))
+			for i := 0; i < 100; i++ {
+				tk, err := w.Queue(randomTrans(rng)[:1], func(own, durable Ticket) error {
+					if own > durable {
+						t.Errorf("write-back of %d with only %d durable", own, durable)
+					}
+					mu.Lock()
+					order = append(order, own)
+					mu.Unlock()
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if rng.Intn(3) == 0 { // some leave it to others' forces
+					continue
+				}
+				if err := w.Force(tk); err != nil {
+					t.Error(err)
+					return
+				}
+				if d := w.Durable(); d < tk {
+					t.Errorf("Force(%d) returned with %d durable", tk, d)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if err := w.ForceAll(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil { // waits for the last leader's write-backs
+		t.Fatal(err)
+	}
+	if len(order) != 800 {
+		t.Fatalf("%d write-backs for 800 transactions", len(order))
+	}
+	for i, tk := range order {
+		if tk != Ticket(i+1) {
+			t.Fatalf("write-back %d was ticket %d", i, tk)
+		}
+	}
+	if st := w.Stats(); st.Pending != 0 {
+		t.Fatalf("%d transactions pending after ForceAll", st.Pending)
+	}
+}
+
+// TestForceAllFlushesData: file data written after the last transaction
+// was queued is flushed by ForceAll (a barrier, no log record), and data
+// already covered by a flush costs nothing more.
+func TestForceAllFlushesData(t *testing.T) {
+	d, _, w := newTestLog(t, 1<<12)
+	w.DataWritten()
+	if err := w.ForceAll(); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Stats()
+	if d.syncs != 1 || st.DataFlushes != 1 || st.Records != 0 {
+		t.Fatalf("data only: %d syncs, %+v", d.syncs, st)
+	}
+	if err := w.ForceAll(); err != nil {
+		t.Fatal(err)
+	}
+	if d.syncs != 1 {
+		t.Fatalf("a second ForceAll flushed again (%d syncs)", d.syncs)
+	}
+	// Data then a transaction: one batch flushes the data before its
+	// record, then the record.
+	w.DataWritten()
+	if _, err := w.Queue(randomTrans(rand.New(rand.NewSource(1)))[:1], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ForceAll(); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Stats(); d.syncs != 3 || st.DataFlushes != 2 || st.Writes != 1 {
+		t.Fatalf("data and a transaction: %d syncs, %+v", d.syncs, st)
+	}
+}
