@@ -31,11 +31,14 @@ type Cache struct {
 
 	// log receives every commit before its blocks are written in place
 	// (nil: blocks are written in place directly, for tests of this
-	// package). logged holds the size of every block logged since the
-	// log was opened, so that freeing one logs a cancel.
-	log      *xlog.Writer
-	loggedMu sync.Mutex // guards logged
-	logged   map[format.Daddr]int
+	// package). logged holds every block logged by a transaction that
+	// recovery may still replay, so that freeing one logs a cancel;
+	// entries the log tail has passed are pruned once there are
+	// loggedPruneAt of them.
+	log           *xlog.Writer
+	loggedMu      sync.Mutex // guards logged and loggedPruneAt
+	logged        map[format.Daddr]loggedBlock
+	loggedPruneAt int
 	// noWriteback leaves committed blocks only in the log (tests of
 	// recovery).
 	noWriteback bool
@@ -56,7 +59,8 @@ func NewCache(d dev.Device, budget int) *Cache {
 // SetLog routes every later commit through w.
 func (c *Cache) SetLog(w *xlog.Writer) {
 	c.log = w
-	c.logged = make(map[format.Daddr]int)
+	c.logged = make(map[format.Daddr]loggedBlock)
+	c.loggedPruneAt = loggedPruneMin
 }
 
 // Log returns the log writer, if any.
@@ -103,6 +107,42 @@ func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, erro
 	c.touchLocked(b)
 	c.evictLocked()
 	return b, false, nil
+}
+
+// loggedBlock is the size of a logged block and the ticket of the last
+// transaction that logged it.
+type loggedBlock struct {
+	size   int
+	ticket xlog.Ticket
+}
+
+// ticketUnknown marks a block logged by a transaction not yet queued: as
+// far as pruning and cancels go, it is the newest.
+const ticketUnknown = ^xlog.Ticket(0)
+
+const loggedPruneMin = 1 << 14
+
+// setLoggedTicket records that the transaction at ticket t logged ds, and
+// prunes the blocks whose last logging the tail has passed when there
+// are many.
+func (c *Cache) setLoggedTicket(ds []format.Daddr, t xlog.Ticket) {
+	c.loggedMu.Lock()
+	defer c.loggedMu.Unlock()
+	for _, d := range ds {
+		if l, ok := c.logged[d]; ok && l.ticket == ticketUnknown {
+			c.logged[d] = loggedBlock{l.size, t}
+		}
+	}
+	if len(c.logged) < c.loggedPruneAt {
+		return
+	}
+	past := c.log.PastTail()
+	for d, l := range c.logged {
+		if l.ticket <= past {
+			delete(c.logged, d)
+		}
+	}
+	c.loggedPruneAt = max(loggedPruneMin, 2*len(c.logged))
 }
 
 // detachLocked takes b out of the cache; holders keep their pointer.

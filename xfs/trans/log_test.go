@@ -130,3 +130,59 @@ func TestWriteBackAfterDurability(t *testing.T) {
 		t.Fatalf("%d blocks still recorded as unwritten after Sync", n)
 	}
 }
+
+// TestNoCancelPastTail: freeing a block whose last logging the log tail
+// has passed logs no cancel (no recovery can replay that item any more),
+// and the block is no longer tracked; one still in the log gets a cancel.
+func TestNoCancelPastTail(t *testing.T) {
+	c, l := newLoggedCache(t)
+	commit := func(fn func(tx *Tx)) {
+		t.Helper()
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fn(tx)
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(func(tx *Tx) { b, _ := tx.Get(5, 512, stamped); b[7] = 1 })
+	if err := c.Sync(); err != nil { // written back and retired
+		t.Fatal(err)
+	}
+	commit(func(tx *Tx) { b, _ := tx.Get(6, 512, stamped); b[7] = 1 })
+	commit(func(tx *Tx) {
+		tx.Forget(5)
+		tx.Forget(6)
+		b, _ := tx.Get(7, 512, stamped)
+		b[7] = 1
+	})
+	if err := c.Force(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := l.Scan()
+	if err != nil || len(s.Trans) == 0 {
+		t.Fatalf("scan: %v, %d transactions", err, len(s.Trans))
+	}
+	got := map[int64]string{}
+	for _, it := range s.Trans[len(s.Trans)-1].Items {
+		f, err := format.DecodeBufLogFormat(it.Regions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Flags&format.BlfCancel != 0 {
+			got[f.Blkno] += "cancel "
+		} else {
+			got[f.Blkno] += "buf "
+		}
+	}
+	if got[5] != "" || got[6] != "cancel " || got[7] != "buf " {
+		t.Fatalf("freeing transaction logs %v", got)
+	}
+	c.loggedMu.Lock()
+	defer c.loggedMu.Unlock()
+	if _, ok := c.logged[5]; ok {
+		t.Fatal("a freed block is still tracked")
+	}
+}

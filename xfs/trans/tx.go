@@ -24,6 +24,8 @@ type Tx struct {
 
 	forget    []format.Daddr // freed blocks not held: dropped at commit
 	ticket    xlog.Ticket    // the commit's place in the log
+	// loggedBlocks are the blocks its buffer items log.
+	loggedBlocks []format.Daddr
 	onPrepare []func() error
 	onCommit  []func()
 	onCancel  []func()
@@ -311,6 +313,7 @@ func (tx *Tx) queue() error {
 		return fmt.Errorf("log commit: %w", err)
 	}
 	tx.ticket = t
+	c.setLoggedTicket(tx.loggedBlocks, t)
 	// Freed metadata: a pending write-back of an older version must not
 	// land after the block is reused.
 	for _, tb := range tx.held {
@@ -420,9 +423,12 @@ func (tx *Tx) logItems() []xlog.Item {
 	c := tx.c
 	c.loggedMu.Lock()
 	defer c.loggedMu.Unlock()
+	pastTail := c.log.PastTail()
 	cancel := func(d format.Daddr) {
-		if n, ok := c.logged[d]; ok {
-			items = append(items, xlog.CancelItem(d, n))
+		if l, ok := c.logged[d]; ok {
+			if l.ticket > pastTail {
+				items = append(items, xlog.CancelItem(d, l.size))
+			}
 			delete(c.logged, d)
 		}
 	}
@@ -437,7 +443,8 @@ func (tx *Tx) logItems() []xlog.Item {
 			}
 			if it, ok := xlog.BufItem(tb.b.daddr, tb.data, old); ok {
 				items = append(items, it)
-				c.logged[tb.b.daddr] = len(tb.data)
+				c.logged[tb.b.daddr] = loggedBlock{len(tb.data), ticketUnknown}
+				tx.loggedBlocks = append(tx.loggedBlocks, tb.b.daddr)
 			}
 		}
 	}

@@ -76,10 +76,20 @@ type Writer struct {
 	// can never be released, so waiting for it is futile.
 	failed error
 
+	// window lists logged transactions in ticket order until the tail
+	// passes their start; pastTail is the newest ticket it dropped.
+	window   []windowEntry
+	pastTail Ticket
+
 	stats Stats
 }
 
 type liveCounts struct{ unwritten, written int }
+
+type windowEntry struct {
+	ticket Ticket
+	lsn    format.LSN
+}
 
 type pending struct {
 	items     []Item
@@ -265,6 +275,16 @@ func (w *Writer) Durable() Ticket {
 	return w.durable
 }
 
+// PastTail returns a ticket such that no recovery will replay that
+// transaction or any before it: every record written from now on names a
+// tail past their start. A block logged only by such transactions needs
+// no cancel item when it is freed.
+func (w *Writer) PastTail() Ticket {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.pastTail
+}
+
 // Queued returns the ticket of the newest queued transaction.
 func (w *Writer) Queued() Ticket {
 	w.mu.Lock()
@@ -395,6 +415,15 @@ func (w *Writer) flushLocked() error {
 			delete(w.live, lsn)
 		}
 	}
+	// Drop from the window the transactions the tail has now passed.
+	head := format.MakeLSN(w.cycle, w.block)
+	tail := w.tailLocked(head)
+	n := 0
+	for n < len(w.window) && lsnLess(w.window[n].lsn, tail) {
+		w.pastTail = w.window[n].ticket
+		n++
+	}
+	w.window = w.window[n:]
 	return nil
 }
 
@@ -532,6 +561,7 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		}
 		c.unwritten++
 		w.stats.Commits++
+		w.window = append(w.window, windowEntry{p.ticket, p.lsn})
 	}
 	return nil
 }
