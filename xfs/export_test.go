@@ -70,4 +70,3 @@ func SkipWriteback(v *Volume) { v.w.cache.SkipWriteback() }
 // Abandon drops v without writing anything more (no superblock, no
 // unmount record): a crash as far as the volume can tell.
 func Abandon(v *Volume) error { return v.dev.Close() }
-

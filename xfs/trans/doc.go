@@ -2,8 +2,10 @@
 //
 //	Tx.Read/Get ──> private copy of the buffer (buffer locked for the Tx)
 //	     │ modify, Dirty(range)
-//	Tx.Commit ──> Finish (CRC) ──> log (xlog: group commit, durable) ──>
-//	              write in place ──> publish in the cache ──> unlock
+//	Tx.Commit ──> Finish (CRC) ──> queue in the log (its place in log
+//	              order is fixed) ──> publish in the cache ──> unlock
+//	Force ──> log leader: one log write, one flush ──> durable ──>
+//	          blocks written in place, newest version only ──> unpinned
 //	Tx.Cancel ──> drop the copies; nothing ever happened
 //
 // A transaction locks every buffer it touches until it commits or cancels,
@@ -12,15 +14,18 @@
 // they lead to). Committed buffer contents are immutable slices swapped in
 // atomically, so lock-free readers always see a whole committed block.
 //
-// With a log (SetLog), Commit returns only once the transaction is durable
-// in the log, and writes its blocks in place after that (write-ahead).
-// Buffers stay locked across the log flush, so the next change to a block
-// is always logged after the previous one; independent transactions share
-// log writes and flushes.
+// With a log (SetLog), Commit queues the transaction while it still holds
+// its buffers, so the next change to any of them is logged after it, and
+// unlocks at once: dependent transactions no longer wait for each other's
+// flushes. A transaction is durable after Force (or Sync); independent
+// and dependent transactions alike share log writes and flushes. Its
+// blocks stay pinned in the cache until the log's leader has written them
+// in place (write-ahead: never before the log record is durable), and
+// Cache.ReadAt shows them to readers that bypass the cache meanwhile.
 //
 // Transactions carry what later layers need without knowing them: blocks
-// freed by the transaction (busy extents, not reusable until the next
-// Sync; the commit is already durable by then), per-project quota deltas,
-// and a block reservation taken up front so that running out of space is
-// reported before anything is modified.
+// freed by the transaction (busy extents, not reusable until the freeing
+// commit is durable), per-project quota deltas, and a block reservation
+// taken up front so that running out of space is reported before anything
+// is modified.
 package trans

@@ -22,14 +22,14 @@ type Tx struct {
 	freed []Extent
 	quota map[uint32]QuotaDelta
 
-	forget    []format.Daddr // freed blocks not held: dropped at commit
-	ticket    xlog.Ticket    // the commit's place in the log
+	forget []format.Daddr // freed blocks not held: dropped at commit
+	ticket xlog.Ticket    // the commit's place in the log
 	// loggedBlocks are the blocks its buffer items log.
 	loggedBlocks []format.Daddr
-	onPrepare []func() error
-	onCommit  []func()
-	onCancel  []func()
-	done      bool
+	onPrepare    []func() error
+	onCommit     []func()
+	onCancel     []func()
+	done         bool
 }
 
 // QuotaDelta is a change to one project's usage.

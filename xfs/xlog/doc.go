@@ -15,11 +15,18 @@
 //
 // Writing (Writer):
 //
-//	Commit(items) ─ queue ─> leader: lay out records (≤ 32 KiB, never
-//	wrapping; big regions continue in the next record) ─> flush file data
-//	if any was written ─> one device write ─> one flush ─> every queued
-//	commit is durable ─> caller writes its blocks in place ─> Written(lsn)
-//	─> the next flush retires it and the tail moves past it
+//	Queue(items, writeBack) ─> ticket; nothing written yet
+//	Force(ticket) ─> no leader? become one: take the queue (up to a
+//	quarter of the log) ─> flush file data written before it, if any ─>
+//	lay out records (≤ 32 KiB, never wrapping; big regions continue in
+//	the next record) ─> one device write ─> one flush ─> wake every
+//	waiter it made durable ─> run the batch's write-backs in log order
+//	─> the next flush retires them and the tail moves past them
+//
+// ForceAll also covers file data written after the newest queued
+// transaction, with a barrier that logs nothing and rides in the next
+// batch. PastTail tells the cache which logged blocks no recovery can
+// replay any more, so freeing them needs no cancel item.
 //
 // Each transaction is one checkpoint: START, TRAN header, buffer items
 // (changed 128-byte chunks; whole new blocks), cancel items for freed
