@@ -214,9 +214,16 @@ func TestHealthReportsShutdown(t *testing.T) {
 
 // TestShutdownFinishesRequestsInFlight: a PUT whose body is still arriving
 // when the stop signal comes is completed and stored before the volume
-// closes, while new connections are refused.
+// closes, while new connections are refused; with either durability.
 func TestShutdownFinishesRequestsInFlight(t *testing.T) {
+	for _, d := range []string{config.DurableOnAck, config.DurableWithin1s} {
+		t.Run(d, func(t *testing.T) { shutdownInFlight(t, d) })
+	}
+}
+
+func shutdownInFlight(t *testing.T, durability string) {
 	cfg := testConfig(t)
+	cfg.Durability = durability
 	cfg.AccessKey, cfg.SecretKey = "tester", "tester-secret"
 	out, stop := startServe(t, cfg)
 	addr := regexp.MustCompile(`http://(\S+)`).FindStringSubmatch(out)[1]
