@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
@@ -86,11 +88,18 @@ func BenchmarkKernelCreateFsync4K(b *testing.B) {
 }
 
 // runClients runs b.N calls of op (numbered from 1) from clients
-// goroutines and reports operations per second.
+// goroutines and reports operations per second and the 99th percentile
+// latency.
 func runClients(b *testing.B, clients int, op func(i int64) error) {
 	var n atomic.Int64
+	lat := make([]time.Duration, b.N)
 	call := func() bool {
-		err := op(n.Add(1))
+		i := n.Add(1)
+		start := time.Now()
+		err := op(i)
+		if i <= int64(len(lat)) {
+			lat[i-1] = time.Since(start)
+		}
 		if err != nil {
 			b.Error(err)
 		}
@@ -108,5 +117,10 @@ func runClients(b *testing.B, clients int, op func(i int64) error) {
 		})
 	}
 	b.StopTimer()
+	done := lat[:min(int(n.Load()), len(lat))]
+	slices.Sort(done)
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	if len(done) > 0 {
+		b.ReportMetric(float64(done[len(done)*99/100].Microseconds()), "p99-µs")
+	}
 }
