@@ -3,7 +3,9 @@ package xfs
 import (
 	"errors"
 	"fmt"
+	"sort"
 
+	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -16,6 +18,11 @@ type RecoveryStats struct {
 	Skipped      int // buffer items whose block was already newer
 	Cancelled    int // buffer items of blocks freed later in the log
 	Unlinked     int // inodes freed from the AGI unlinked lists
+	// Extents of unfinished extent-free intents: freed, or skipped
+	// because some of their blocks were free already.
+	IntentsFinished, IntentsSkipped int
+
+	unfree []format.EFIExtent // left to free once the volume is writable
 }
 
 // Recovery reports whether Open replayed the log, and what it did.
@@ -23,15 +30,17 @@ func (v *Volume) Recovery() (RecoveryStats, bool) {
 	if v.recovery == nil {
 		return RecoveryStats{}, false
 	}
-	return *v.recovery, true
+	st := *v.recovery
+	st.unfree = nil
+	return st, true
 }
 
 // recoverLog replays the log of a volume opened read-write. The log stays
-// dirty until the unlinked inodes are freed and the volume is closed, so a
-// crash before that recovers again (an inode left on an unlinked list
-// under a clean log is what xfs_repair complains about). Logs holding
-// items this recovery cannot replay are refused before anything is
-// written.
+// dirty until the unfinished free intents are done, the unlinked inodes
+// are freed and the volume is closed, so a crash before that recovers
+// again (an inode left on an unlinked list under a clean log is what
+// xfs_repair complains about). Logs holding items this recovery cannot
+// replay are refused before anything is written.
 func (v *Volume) recoverLog() error {
 	s, st, err := v.logRegion().Recover(v.dev, &v.geo)
 	if err != nil {
@@ -41,14 +50,87 @@ func (v *Volume) recoverLog() error {
 		return fmt.Errorf("log recovery: %w", err)
 	}
 	v.recovery = &RecoveryStats{Records: s.Records, Transactions: len(s.Trans),
-		Replayed: st.Replayed, Skipped: st.Skipped, Cancelled: st.Cancelled}
+		Replayed: st.Replayed, Skipped: st.Skipped, Cancelled: st.Cancelled, unfree: st.Unfree}
 	return nil
 }
 
-// freeUnlinked inactivates every inode left on an AGI unlinked list: their
-// last link went before the crash, their blocks and the inode itself were
-// still to be freed.
+// finishIntents frees the extents of the extent-free intents the log left
+// unfinished: their owners' mappings are gone, the free-space trees still
+// count them as used. An extent that overlaps free space is skipped (the
+// kernel calls that corruption; freeing it twice would be). All go in one
+// transaction: the first record the writer puts down moves the log tail
+// past the intents, so frees split over several transactions could be
+// half lost to a crash; one either lands whole or leaves the intents to
+// the next recovery.
+func (v *Volume) finishIntents() error {
+	exts := append([]format.EFIExtent(nil), v.recovery.unfree...)
+	if len(exts) == 0 {
+		return nil
+	}
+	// Ascending, so AGFs are taken in order.
+	sort.SliceStable(exts, func(i, j int) bool { return exts[i].Start < exts[j].Start })
+	var freed, skipped int
+	err := v.runTx(0, true, func(t *txn) error {
+		freed, skipped = 0, 0
+		for _, e := range exts {
+			ag, bno := v.geo.FsbToAg(e.Start)
+			a, err := t.readAgf(ag)
+			if err != nil {
+				return err
+			}
+			free, err := a.overlapsFree(bno, e.Len)
+			if err != nil {
+				return err
+			}
+			if free {
+				skipped++
+				continue
+			}
+			if err := t.freeExtents([]format.Extent{{StartBlock: e.Start, BlockCount: uint64(e.Len)}}); err != nil {
+				return fmt.Errorf("free extent %d+%d of an unfinished intent: %w", e.Start, e.Len, err)
+			}
+			freed++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	v.recovery.IntentsFinished += freed
+	v.recovery.IntentsSkipped += skipped
+	v.recovery.unfree = nil
+	return nil
+}
+
+// overlapsFree reports whether any of [bno, bno+n) is in the bnobt.
+func (a *agfCtx) overlapsFree(bno format.AgBlock, n uint32) (bool, error) {
+	end := uint64(bno) + uint64(n)
+	key := encodeAlloc(format.AllocRec{StartBlock: bno})
+	c := a.tree(format.BtBno).NewCursor()
+	ok, err := c.Lookup(btree.LE, key)
+	if err != nil {
+		return false, err
+	}
+	if ok {
+		if l := decodeAlloc(c); uint64(l.StartBlock)+uint64(l.BlockCount) > uint64(bno) {
+			return true, nil
+		}
+	}
+	c = a.tree(format.BtBno).NewCursor()
+	if ok, err = c.Lookup(btree.GE, key); err != nil {
+		return false, err
+	}
+	return ok && uint64(decodeAlloc(c).StartBlock) < end, nil
+}
+
+// freeUnlinked finishes the unfinished intents first (as the kernel does),
+// then inactivates every inode left on an AGI unlinked list: their last
+// link went before the crash, their blocks and the inode itself were still
+// to be freed.
 func (v *Volume) freeUnlinked() error {
+	if err := v.finishIntents(); err != nil {
+		return err
+	}
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		for bucket := 0; bucket < format.AgiUnlinkedBuckets; bucket++ {
 			for guard := 0; ; guard++ {

@@ -271,3 +271,78 @@ func DecodeUnmountFormat(b []byte) error {
 	}
 	return nil
 }
+
+// Extent-free intent layouts: a 16-byte head (type, size, extent count,
+// ID), then the extents, each a u64 start block and a u32 length, packed
+// (12 bytes, as 32-bit kernels log them) or padded to 16 bytes (64-bit
+// kernels). Only the region's length tells which.
+const (
+	EFIHeadSize     = 16
+	EFIExtentSize32 = 12
+	EFIExtentSize64 = 16
+)
+
+// EFIExtent is one extent an EFI promises to free.
+type EFIExtent struct {
+	Start FsBlock
+	Len   uint32
+}
+
+// EFILogFormat is struct xfs_efi_log_format (host-endian).
+type EFILogFormat struct {
+	Size    uint16 // efi_size: regions
+	ID      uint64 // efi_id: what the EFD names
+	Extents []EFIExtent
+}
+
+// Encode returns the format region with packed (12-byte) or padded
+// (16-byte) extents.
+func (f *EFILogFormat) Encode(padded bool) []byte {
+	es := EFIExtentSize32
+	if padded {
+		es = EFIExtentSize64
+	}
+	b := make([]byte, EFIHeadSize+es*len(f.Extents))
+	le := binary.LittleEndian
+	le.PutUint16(b[0:], LogItemEFI)
+	le.PutUint16(b[2:], f.Size)
+	le.PutUint32(b[4:], uint32(len(f.Extents)))
+	le.PutUint64(b[8:], f.ID)
+	for i, e := range f.Extents {
+		p := b[EFIHeadSize+es*i:]
+		le.PutUint64(p, uint64(e.Start))
+		le.PutUint32(p[8:], e.Len)
+	}
+	return b
+}
+
+// DecodeEFI parses an EFI format region. The region must be exactly the
+// head plus nextents extents of one of the two layouts; the extents are
+// not checked against any geometry.
+func DecodeEFI(b []byte) (*EFILogFormat, error) {
+	if len(b) < EFIHeadSize {
+		return nil, Corrupt("EFI log item", "", "%d bytes", len(b))
+	}
+	le := binary.LittleEndian
+	n := uint64(le.Uint32(b[4:]))
+	f := &EFILogFormat{Size: le.Uint16(b[2:]), ID: le.Uint64(b[8:])}
+	where := fmt.Sprintf("id %#x", f.ID)
+	if typ := le.Uint16(b); typ != LogItemEFI {
+		return nil, Corrupt("EFI log item", where, "type %#x", typ)
+	}
+	var es int
+	switch uint64(len(b)) {
+	case EFIHeadSize + EFIExtentSize64*n:
+		es = EFIExtentSize64
+	case EFIHeadSize + EFIExtentSize32*n:
+		es = EFIExtentSize32
+	default:
+		return nil, Corrupt("EFI log item", where, "%d bytes for %d extents", len(b), n)
+	}
+	f.Extents = make([]EFIExtent, n)
+	for i := range f.Extents {
+		p := b[EFIHeadSize+es*i:]
+		f.Extents[i] = EFIExtent{Start: FsBlock(le.Uint64(p)), Len: le.Uint32(p[8:])}
+	}
+	return f, nil
+}

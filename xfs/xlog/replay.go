@@ -11,6 +11,10 @@ import (
 // ReplayStats counts what Replay did with the items it found.
 type ReplayStats struct {
 	Replayed, Skipped, Cancelled int
+	// Unfree lists, in log order, the extents of extent-free intents
+	// that were never finished: the caller must free them once the
+	// volume is writable, as the kernel does at the end of recovery.
+	Unfree []format.EFIExtent
 }
 
 // cancelKey names a buffer the way cancel records do: address and length.
@@ -74,15 +78,16 @@ func (r *replayer) write(blkno int64, data []byte) {
 //     the inode unless its own LSN is newer (and its CRC good); the inode
 //     keeps its LSN and gets a fresh CRC.
 //   - inode-chunk creation: the chunk's inodes are initialised.
-//   - extent-free intents matched by a done item need nothing.
+//   - extent-free intents matched by a done item need nothing; the
+//     extents of the others are returned in ReplayStats.Unfree.
 //
-// Anything else (an unfinished intent, dquots, fork owner changes) fails
+// Anything else (other intents, dquots, fork owner changes) fails
 // with ErrUnsupportedItem before anything is written. g gives the volume's
 // geometry (inode size, UUID, AG layout).
 func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 	r := &replayer{d: d, g: g, cancels: make(map[cancelKey]int), sectors: make(map[int64][]byte), touched: make(map[cancelKey]bool)}
 	// Pass 1: check every item, count cancels, pair intents.
-	intents := make(map[uint64]bool)
+	var efis []*format.EFILogFormat // unfinished, in log order
 	for _, t := range trans {
 		for _, it := range t.Items {
 			where := fmt.Sprintf("tid %#x (LSN %d/%d)", t.Tid, t.LSN.Cycle(), t.LSN.Block())
@@ -113,23 +118,39 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 				if _, err := format.DecodeICreateLog(it.Regions[0]); err != nil {
 					return r.st, format.Located(err, where)
 				}
-			case format.LogItemEFI, format.LogItemEFD:
+			case format.LogItemEFI:
+				f, err := format.DecodeEFI(it.Regions[0])
+				if err != nil {
+					return r.st, format.Located(err, where)
+				}
+				for _, e := range f.Extents {
+					// Checked now, like the kernel, so that a bad intent
+					// fails recovery before anything is written.
+					if _, bno := g.FsbToAg(e.Start); bno == 0 || !g.ValidExtent(e.Start, uint64(e.Len)) {
+						return r.st, format.Corrupt("EFI log item", where, "extent %d+%d is not inside one AG", e.Start, e.Len)
+					}
+				}
+				efis = append(efis, f)
+			case format.LogItemEFD:
 				id, err := format.DecodeIntentID(it.Regions[0])
 				if err != nil {
 					return r.st, format.Located(err, where)
 				}
-				if typ == format.LogItemEFI {
-					intents[id] = true
-				} else {
-					delete(intents, id)
+				// The oldest pending intent of that ID is the one done,
+				// as in the kernel's search of its AIL.
+				for i, f := range efis {
+					if f.ID == id {
+						efis = append(efis[:i], efis[i+1:]...)
+						break
+					}
 				}
 			default:
 				return r.st, fmt.Errorf("%s: item type %#x: %w", where, typ, ErrUnsupportedItem)
 			}
 		}
 	}
-	if len(intents) > 0 {
-		return r.st, fmt.Errorf("%d extent-free intents were never finished: %w", len(intents), ErrUnsupportedItem)
+	for _, f := range efis {
+		r.st.Unfree = append(r.st.Unfree, f.Extents...)
 	}
 	// Pass 2: replay in log order, each transaction's items in the
 	// kernel's order.

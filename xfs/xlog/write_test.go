@@ -9,6 +9,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -372,8 +373,10 @@ func TestRecordsNearTheEnd(t *testing.T) {
 }
 
 // TestReplayRefusesUnfinishedIntents: an extent-free intent without its
-// done item needs work this recovery does not do; it is refused before
-// any block is written. A finished pair is fine.
+// done item is replayed and its extents returned for the caller to free;
+// a finished pair returns nothing. Other unfinished intents need work this
+// recovery does not do: they are refused before any block is written, as
+// is an EFI naming blocks outside the volume.
 func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 	intent := func(typ uint16, id uint64) Item {
 		b := make([]byte, 16)
@@ -382,22 +385,35 @@ func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[8:], id)
 		return Item{Regions: [][]byte{b}}
 	}
+	exts := []format.EFIExtent{{Start: 1<<4 | 9, Len: 3}, {Start: 100, Len: 1}}
+	efi := func(id uint64, padded bool, e ...format.EFIExtent) Item {
+		return Item{Regions: [][]byte{(&format.EFILogFormat{Size: 1, ID: id, Extents: e}).Encode(padded)}}
+	}
 	data := bytes.Repeat([]byte{9}, 512)
 	buf, _ := BufItem(16, data, nil)
-	g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12}
-	for _, tc := range []struct {
-		items []Item
-		ok    bool
+	g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, AgBlocks: 16, AgBlkLog: 4, AgCount: 8, DBlocks: 128}
+	for i, tc := range []struct {
+		items  []Item
+		ok     bool
+		unfree []format.EFIExtent
 	}{
-		{[]Item{buf, intent(format.LogItemEFI, 7)}, false},
-		{[]Item{buf, intent(format.LogItemEFI, 7), intent(format.LogItemEFD, 7)}, true},
-		{[]Item{buf, intent(format.LogItemBUI, 1)}, false},
+		{[]Item{buf, efi(7, true, exts[0])}, true, exts[:1]},
+		{[]Item{buf, efi(7, false, exts...)}, true, exts},
+		{[]Item{buf, efi(7, true, exts[0]), intent(format.LogItemEFD, 7)}, true, nil},
+		{[]Item{buf, efi(7, true, exts[0]), efi(8, false, exts[1]), intent(format.LogItemEFD, 7)}, true, exts[1:]},
+		{[]Item{buf, intent(format.LogItemBUI, 1)}, false, nil},
+		{[]Item{buf, efi(7, true, exts[0]), intent(format.LogItemBUI, 1)}, false, nil},
+		{[]Item{buf, efi(7, true, format.EFIExtent{Start: 1<<4 | 15, Len: 2})}, false, nil}, // crosses an AG
+		{[]Item{buf, efi(7, true, format.EFIExtent{Start: 1 << 4, Len: 1})}, false, nil},    // AG header
 	} {
 		d := &memDev{b: make([]byte, 64<<10)}
-		_, err := Replay(d, &g, []*Trans{{Tid: 1, LSN: format.MakeLSN(1, 2), Items: tc.items}})
+		st, err := Replay(d, &g, []*Trans{{Tid: 1, LSN: format.MakeLSN(1, 2), Items: tc.items}})
 		written := d.b[16*format.BBSize] == 9
-		if tc.ok != (err == nil) || written != tc.ok || (!tc.ok && !errors.Is(err, ErrUnsupportedItem)) {
-			t.Errorf("%d items: err %v, block written %v", len(tc.items), err, written)
+		if tc.ok != (err == nil) || written != tc.ok || (!tc.ok && i < 6 && !errors.Is(err, ErrUnsupportedItem)) {
+			t.Errorf("case %d: err %v, block written %v", i, err, written)
+		}
+		if !reflect.DeepEqual(st.Unfree, tc.unfree) {
+			t.Errorf("case %d: unfree %v, want %v", i, st.Unfree, tc.unfree)
 		}
 	}
 }
