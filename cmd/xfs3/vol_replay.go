@@ -39,7 +39,7 @@ func volReplay(args []string, e *env) error {
 		fmt.Fprintf(e.stdout, "%s: log is clean, nothing to replay\n", pos[0])
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%s: replayed %d transactions from %d log records: %d blocks written, %d already newer, %d freed later; %d unlinked inodes freed\n",
-		pos[0], st.Transactions, st.Records, st.Replayed, st.Skipped, st.Cancelled, st.Unlinked)
+	fmt.Fprintf(e.stdout, "%s: replayed %d transactions from %d log records: %d blocks written, %d already newer, %d freed later; %d unlinked inodes freed; %d extents of unfinished free intents freed (%d already free)\n",
+		pos[0], st.Transactions, st.Records, st.Replayed, st.Skipped, st.Cancelled, st.Unlinked, st.IntentsFinished, st.IntentsSkipped)
 	return nil
 }
