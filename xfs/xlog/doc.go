@@ -46,5 +46,7 @@
 // a walk tail → head that ends at the first torn record, then Replay with
 // the kernel's v5 rules (cancels, LSN ordering, per-transaction item
 // order), for our logs and for the buffer, inode, icreate and finished
-// intent items the kernel writes; unfinished intents are refused.
+// intent items the kernel writes. Unfinished extent-free intents are
+// handed back (ReplayStats.Unfree) for the engine to finish; other
+// unfinished intents are refused.
 package xlog
