@@ -58,8 +58,13 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	out := deleteResult{Xmlns: xmlns}
-	for _, o := range req.Objects {
-		if err := s.store.DeleteObject(rq.bucket, o.Key); err != nil {
+	keys := make([]string, len(req.Objects))
+	for i, o := range req.Objects {
+		keys[i] = o.Key
+	}
+	errs := s.store.DeleteObjects(rq.bucket, keys)
+	for i, o := range req.Objects {
+		if err := errs[i]; err != nil {
 			e := toS3Error(err)
 			if e.code == "InternalError" {
 				s.log.Error().Str("request_id", rq.id).Str("key", o.Key).Err(err).Msg("DeleteObjects entry")

@@ -447,6 +447,30 @@ func (s *Store) head(bucket, key string) (ObjectInfo, format.Ino, bool, error) {
 // error.
 func (s *Store) DeleteObject(bucket, key string) (err error) {
 	defer s.settle(&err)
+	return s.deleteObject(bucket, key)
+}
+
+// DeleteObjects deletes several keys of a bucket, each as DeleteObject
+// would, and returns one error per key (nil for success). They are made
+// durable together, with one log force for the lot.
+func (s *Store) DeleteObjects(bucket string, keys []string) []error {
+	errs := make([]error, len(keys))
+	for i, k := range keys {
+		errs[i] = s.deleteObject(bucket, k)
+	}
+	var err error
+	s.settle(&err)
+	if err != nil {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+	}
+	return errs
+}
+
+func (s *Store) deleteObject(bucket, key string) error {
 	kp, err := parseKey(key)
 	if err != nil {
 		return err

@@ -505,3 +505,32 @@ func TestDurability(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestDeleteObjects: each key is deleted or reports its own error, and the
+// lot is made durable with one log force.
+func TestDeleteObjects(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"a", "dir/b", "c"}
+	for _, k := range keys {
+		put(t, s, "bkt", k, "body of "+k, Meta{})
+	}
+	before := s.Volume().LogStats()
+	errs := s.DeleteObjects("bkt", []string{"a", "missing", "dir/b", "", "c"})
+	after := s.Volume().LogStats()
+	for i, want := range []error{nil, nil, nil, ErrInvalidKey, nil} {
+		if !errors.Is(errs[i], want) || (want == nil && errs[i] != nil) {
+			t.Errorf("key %d: %v, want %v", i, errs[i], want)
+		}
+	}
+	for _, k := range keys {
+		if _, err := s.HeadObject("bkt", k); !errors.Is(err, ErrNoSuchKey) {
+			t.Errorf("%s after the delete: %v", k, err)
+		}
+	}
+	if after.Pending != 0 || after.Writes-before.Writes != 1 {
+		t.Errorf("%d log writes for the deletes, %d commits left pending; want one write", after.Writes-before.Writes, after.Pending)
+	}
+}
