@@ -70,6 +70,23 @@ func (v *Volume) openWrite(o Options) error {
 	// Until quotas are maintained, say so on disk: a checker must not
 	// trust project quota counts this engine did not keep.
 	v.sb.QFlags &^= qflagsChecked
+	return v.logSuperblock(lw)
+}
+
+// logSuperblock logs the superblock as the session's first transaction
+// and then writes it in place. The log is dirty from then on until Close:
+// superblock counters are written unlogged (Sync), and may count changes
+// a crash loses, so no recovery may take the volume for cleanly unmounted
+// and trust them; the kernel recounts them after replaying a dirty log.
+func (v *Volume) logSuperblock(lw *xlog.Writer) error {
+	sector, err := v.superblockSector()
+	if err != nil {
+		return err
+	}
+	it, _ := xlog.BufItem(0, sector, nil)
+	if _, err := lw.Commit([]xlog.Item{it}); err != nil {
+		return fmt.Errorf("log the superblock: %w", err)
+	}
 	return v.writeSuperblock()
 }
 
@@ -118,12 +135,25 @@ func (v *Volume) hasRefcountRecords() (bool, error) {
 
 // writeSuperblock stores the in-core counters in the primary superblock.
 func (v *Volume) writeSuperblock() error {
+	v.w.sbMu.Lock()
+	defer v.w.sbMu.Unlock()
+	sector, err := v.superblockSector()
+	if err != nil {
+		return err
+	}
+	if _, err := v.dev.WriteAt(sector, 0); err != nil {
+		return fmt.Errorf("write superblock: %w", err)
+	}
+	return nil
+}
+
+// superblockSector encodes the primary superblock sector with the current
+// counters over what the sector holds on disk.
+func (v *Volume) superblockSector() ([]byte, error) {
 	w := v.w
-	w.sbMu.Lock()
-	defer w.sbMu.Unlock()
 	sector := make([]byte, v.geo.SectSize)
 	if _, err := v.dev.ReadAt(sector, 0); err != nil {
-		return err
+		return nil, err
 	}
 	sb := *v.sb
 	sb.ICount = uint64(w.counters.icount.Load())
@@ -131,10 +161,7 @@ func (v *Volume) writeSuperblock() error {
 	sb.FDBlocks = uint64(w.counters.fdblocks.Load())
 	sb.Encode(sector)
 	format.SetCRC(sector, format.SbCRCOff)
-	if _, err := v.dev.WriteAt(sector, 0); err != nil {
-		return fmt.Errorf("write superblock: %w", err)
-	}
-	return nil
+	return sector, nil
 }
 
 // reserveBlocks takes n blocks from the free count for a transaction, or

@@ -161,6 +161,11 @@ func (v *Volume) checkLog() error {
 		return format.Corrupt("superblock", "daddr 0", "log of %d blocks of %d bytes is larger than 2 GiB", v.sb.LogBlocks, g.BlockSize)
 	}
 	if err := v.logRegion().CheckClean(); err != nil {
+		if w, ok := v.dev.(interface{ WriterActive() bool }); ok && w.WriterActive() {
+			// A writer keeps the log dirty until it closes the volume;
+			// its blocks are changing under any reader meanwhile.
+			return fmt.Errorf("%w: its log is not clean until that process closes it", dev.ErrInUse)
+		}
 		if errors.Is(err, xlog.ErrNeedsRecovery) {
 			return fmt.Errorf("%w (%v): open it read-write (or mount it with the kernel) to replay the log", ErrNeedsRecovery, err)
 		}

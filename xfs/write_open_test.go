@@ -29,6 +29,10 @@ func TestOpenReadWrite(t *testing.T) {
 	if _, err := xfs.Open(img, xfs.Options{}); !errors.Is(err, dev.ErrInUse) {
 		t.Fatalf("second writer: %v", err)
 	}
+	// The writer's log is dirty from its open on: a reader is told why.
+	if _, err := xfs.Open(img, xfs.Options{ReadOnly: true}); !errors.Is(err, dev.ErrInUse) {
+		t.Fatalf("reader next to a writer: %v", err)
+	}
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}

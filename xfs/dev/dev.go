@@ -68,6 +68,20 @@ func Open(path string, readOnly bool) (*File, error) {
 	return &File{f: f, size: size, readOnly: readOnly}, nil
 }
 
+// WriterActive reports whether a process has the volume open for writing
+// (holds its lock); for a device opened read-only.
+func (d *File) WriterActive() bool {
+	if !d.readOnly {
+		return false
+	}
+	err := syscall.Flock(int(d.f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	syscall.Flock(int(d.f.Fd()), syscall.LOCK_UN)
+	return false
+}
+
 // ReadAt reads len(p) bytes; reading past the end is an error, never a
 // short read that a caller could mistake for zeros.
 func (d *File) ReadAt(p []byte, off int64) (int, error) {
