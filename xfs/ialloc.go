@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -136,9 +135,6 @@ func (v *Volume) inodesPerAlloc() int { return max(format.InodesPerChunk, v.geo.
 // blocksPerAlloc is the size of an inode chunk allocation in blocks.
 func (v *Volume) blocksPerAlloc() uint32 { return uint32(v.inodesPerAlloc() / v.geo.InoPBlock) }
 
-// dirRotor spreads new directories across AGs.
-var dirRotor atomic.Uint32
-
 // allocInode picks a free inode, allocating a chunk when needed: new
 // directories start in the next AG of a rotor, everything else near its
 // parent. It returns the inode number; the inode is still free on disk
@@ -147,7 +143,7 @@ func (t *txn) allocInode(parent format.Ino, isDir bool) (*inode, error) {
 	g := &t.v.geo
 	start, _ := g.InoToAg(parent)
 	if isDir {
-		start = format.AgNumber(dirRotor.Add(1) % g.AgCount)
+		start = format.AgNumber(t.v.w.dirRotor.Add(1) % g.AgCount)
 	}
 	// Choose the AG from the committed headers without locking any, so
 	// that the transaction locks one AGI and its AGF only (locking a

@@ -31,6 +31,9 @@ type writeState struct {
 	treeOps sync.Map // treeOpsKey -> *trans.Ops: buffer ops per btree and owner
 
 	unlinkedLists unlinkedLists
+	// dirRotor spreads new directories across AGs; per volume, so that
+	// a volume's layout does not depend on what else the process did.
+	dirRotor atomic.Uint32
 	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
