@@ -3,7 +3,6 @@ package store
 import (
 	"crypto/md5"
 	"crypto/rand"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -106,12 +105,13 @@ type upload struct {
 	gone bool
 }
 
-// newUploadID returns 24 random bytes in URL-safe base64: unguessable,
-// and a valid file name.
+// newUploadID returns 24 random bytes in hex: unguessable, a valid file
+// name, and safe as a command-line argument (base64 could begin with '-',
+// which the aws CLI takes for an option).
 func newUploadID() string {
 	var b [24]byte
 	rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // partName is the file name of part number n in its upload's directory.

@@ -663,3 +663,17 @@ func md5Hex(p []byte) string {
 	sum := md5.Sum(p)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestUploadIDsAreSafeArguments: upload IDs are lowercase hex, so a
+// command line never takes one for an option (a base64 ID beginning with
+// '-' broke `aws s3api upload-part --upload-id ID`).
+func TestUploadIDsAreSafeArguments(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < 1000; i++ {
+		id := newUploadID()
+		if len(id) != 48 || strings.Trim(id, "0123456789abcdef") != "" || seen[id] {
+			t.Fatalf("upload ID %q", id)
+		}
+		seen[id] = true
+	}
+}
