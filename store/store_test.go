@@ -530,7 +530,9 @@ func TestDeleteObjects(t *testing.T) {
 			t.Errorf("%s after the delete: %v", k, err)
 		}
 	}
-	if after.Pending != 0 || after.Writes-before.Writes != 1 {
-		t.Errorf("%d log writes for the deletes, %d commits left pending; want one write", after.Writes-before.Writes, after.Pending)
+	// One batch: a single device write, or two when it wraps at the end
+	// of the log; three deletes forced one by one would take three.
+	if n := after.Writes - before.Writes; after.Pending != 0 || n < 1 || n > 2 {
+		t.Errorf("%d log writes for the deletes, %d commits left pending; want one batch", n, after.Pending)
 	}
 }
