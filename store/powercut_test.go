@@ -126,13 +126,12 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 // cutting the power at write cutAt (0: after the last operation).
 func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun {
 	t.Helper()
-	bf, err := os.Open(base)
+	f, closeBase, err := dev.OpenFault(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bf.Close() })
-	fi, _ := bf.Stat()
-	r := &cutRun{f: dev.NewFault(bf, fi.Size()), before: cutModel{}}
+	t.Cleanup(func() { closeBase() })
+	r := &cutRun{f: f, before: cutModel{}}
 	if cutAt > 0 {
 		r.f.CutAt(cutAt)
 	}

@@ -2,13 +2,11 @@ package xfs_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
-	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
@@ -24,20 +22,7 @@ func TestCutBeforeFirstLogRecord(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.img")
-	if _, err := mkfs.Format(base, mkfs.Options{Size: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	bf, err := os.Open(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bf.Close()
-	st, _ := bf.Stat()
-	f := dev.NewFault(bf, st.Size())
-	v, err := xfs.OpenDevice(f, xfs.Options{LazyCommits: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, f := newFaultVolume(t, base, xfs.Options{LazyCommits: true})
 	for i := 0; i < 4; i++ {
 		ino, err := v.Create(v.Root(), fmt.Sprint("f", i), xfs.Attrs{Mode: 0o644})
 		if err != nil {
@@ -63,7 +48,7 @@ func TestCutBeforeFirstLogRecord(t *testing.T) {
 	if got := kernelReplay(t, img); len(got) != 1 {
 		t.Errorf("the kernel's replay shows %d entries, want the root alone", len(got))
 	}
-	v, err = xfs.Open(own, xfs.Options{})
+	v, err := xfs.Open(own, xfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package xfs_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,21 +12,7 @@ import (
 // TestErrAfterFailedWrite: Err is nil on a usable volume and reports the
 // shutdown once a metadata write fails, as a health check needs.
 func TestErrAfterFailedWrite(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "h.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	d := dev.NewFault(f, fi.Size())
-	v, err := xfs.OpenDevice(d, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, d := newFaultVolume(t, filepath.Join(t.TempDir(), "h.img"), xfs.Options{})
 	defer v.Close()
 	if err := v.Err(); err != nil {
 		t.Fatalf("fresh volume: %v", err)
@@ -39,4 +24,23 @@ func TestErrAfterFailedWrite(t *testing.T) {
 	if v.Err() == nil {
 		t.Error("Err is nil after a failed metadata write")
 	}
+}
+
+// newFaultVolume formats a 64 MiB volume at img and opens it through a
+// Fault device, which never writes img itself.
+func newFaultVolume(t *testing.T, img string, o xfs.Options) (*xfs.Volume, *dev.Fault) {
+	t.Helper()
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	d, closeBase, err := dev.OpenFault(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeBase() })
+	v, err := xfs.OpenDevice(d, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, d
 }

@@ -3,7 +3,6 @@ package xfs_test
 import (
 	"fmt"
 	"math/rand"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -93,13 +92,12 @@ func lazySeed(seed int64) bool { return seed%3 == 2 }
 // runWorkload runs ops model operations over base, cutting the power at
 // write cutAt (0: never; the power goes after the last operation).
 func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun {
-	bf, err := os.Open(base)
+	f, closeBase, err := dev.OpenFault(base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { bf.Close() })
-	st, _ := bf.Stat()
-	r := &cutRun{f: dev.NewFault(bf, st.Size()), lazy: lazySeed(seed)}
+	t.Cleanup(func() { closeBase() })
+	r := &cutRun{f: f, lazy: lazySeed(seed)}
 	if cutAt > 0 {
 		r.f.CutAt(cutAt)
 	}
@@ -236,13 +234,11 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 func cutRecovery(t *testing.T, img string, rng *rand.Rand) string {
 	t.Helper()
 	run := func(cutAt int) *dev.Fault {
-		bf, err := os.Open(img)
+		f, closeBase, err := dev.OpenFault(img)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { bf.Close() })
-		st, _ := bf.Stat()
-		f := dev.NewFault(bf, st.Size())
+		t.Cleanup(func() { closeBase() })
 		f.CutAt(cutAt)
 		if v, err := xfs.OpenDevice(f, xfs.Options{}); err == nil {
 			if err := v.Close(); err != nil && !f.IsCut() {

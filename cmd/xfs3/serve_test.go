@@ -184,13 +184,11 @@ func TestHealthReportsShutdown(t *testing.T) {
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(img)
+	d, closeBase, err := dev.OpenFault(img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	fi, _ := f.Stat()
-	d := dev.NewFault(f, fi.Size())
+	defer closeBase()
 	v, err := xfs.OpenDevice(d, xfs.Options{})
 	if err != nil {
 		t.Fatal(err)

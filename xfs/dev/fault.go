@@ -45,6 +45,22 @@ func NewFault(base io.ReaderAt, size int64) *Fault {
 	return &Fault{base: base, size: size, durable: make(map[int64][]byte), current: make(map[int64][]byte)}
 }
 
+// OpenFault returns a Fault device over the image file at path, which it
+// opens read-only and never writes; closeBase releases the file once the
+// device and its Image are no longer needed.
+func OpenFault(path string) (f *Fault, closeBase func() error, err error) {
+	base, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := base.Stat()
+	if err != nil {
+		base.Close()
+		return nil, nil, err
+	}
+	return NewFault(base, st.Size()), base.Close, nil
+}
+
 // CutAt arms a power cut: write number n (counting from 1 since the device
 // was created) and everything after it fails with ErrPowerCut.
 func (f *Fault) CutAt(n int) {

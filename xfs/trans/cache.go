@@ -270,25 +270,22 @@ func (c *Cache) ReadAt(p []byte, off int64) error {
 		return err
 	}
 	end := off + int64(len(p))
-	var over []unwrittenBlock
-	var at []int64
+	type hit struct {
+		at int64
+		ub unwrittenBlock
+	}
+	var hits []hit
 	for d, ub := range u.blocks {
-		start := format.DaddrToByte(d)
-		if start < end && start+int64(len(ub.data)) > off {
-			over = append(over, ub)
-			at = append(at, start)
+		if at := format.DaddrToByte(d); at < end && at+int64(len(ub.data)) > off {
+			hits = append(hits, hit{at, ub})
 		}
 	}
 	// Blocks of different sizes may overlap after a free and a reuse:
 	// the newest wins.
-	idx := make([]int, len(over))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.Slice(idx, func(i, j int) bool { return over[idx[i]].ticket < over[idx[j]].ticket })
-	for _, i := range idx {
-		lo, hi := max(at[i], off), min(at[i]+int64(len(over[i].data)), end)
-		copy(p[lo-off:hi-off], over[i].data[lo-at[i]:hi-at[i]])
+	sort.Slice(hits, func(i, j int) bool { return hits[i].ub.ticket < hits[j].ub.ticket })
+	for _, h := range hits {
+		lo, hi := max(h.at, off), min(h.at+int64(len(h.ub.data)), end)
+		copy(p[lo-off:hi-off], h.ub.data[lo-h.at:hi-h.at])
 	}
 	return nil
 }

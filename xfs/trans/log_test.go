@@ -82,23 +82,12 @@ func TestFreedAndReusedInOneTx(t *testing.T) {
 func TestWriteBackAfterDurability(t *testing.T) {
 	c, _ := newLoggedCache(t)
 	d := c.Device().(*memDev)
-	commit := func(fn func(tx *Tx)) {
-		t.Helper()
-		tx, err := c.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fn(tx)
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	onDisk := func(daddr int) []byte {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		return append([]byte(nil), d.b[daddr*512:daddr*512+512]...)
 	}
-	commit(func(tx *Tx) { b, _ := tx.Get(10, 512, stamped); b[7] = 1 })
+	commitTx(t, c, func(tx *Tx) { b, _ := tx.Get(10, 512, stamped); b[7] = 1 })
 	if onDisk(10)[7] != 0 {
 		t.Fatal("a block was written in place before its commit was durable")
 	}
@@ -109,9 +98,9 @@ func TestWriteBackAfterDurability(t *testing.T) {
 	if span[512] != 0xAB || span[512+7] != 1 {
 		t.Fatalf("ReadAt misses the unwritten block: % x", span[512:520])
 	}
-	commit(func(tx *Tx) { b, _ := tx.Read(10, 512, stamped); b[7] = 2; tx.Dirty(10) })
-	commit(func(tx *Tx) { b, _ := tx.Get(12, 512, stamped); b[7] = 4 })
-	commit(func(tx *Tx) { tx.Forget(12) })
+	commitTx(t, c, func(tx *Tx) { b, _ := tx.Read(10, 512, stamped); b[7] = 2; tx.Dirty(10) })
+	commitTx(t, c, func(tx *Tx) { b, _ := tx.Get(12, 512, stamped); b[7] = 4 })
+	commitTx(t, c, func(tx *Tx) { tx.Forget(12) })
 	writes := d.writes
 	if err := c.Sync(); err != nil {
 		t.Fatal(err)
@@ -136,23 +125,12 @@ func TestWriteBackAfterDurability(t *testing.T) {
 // and the block is no longer tracked; one still in the log gets a cancel.
 func TestNoCancelPastTail(t *testing.T) {
 	c, l := newLoggedCache(t)
-	commit := func(fn func(tx *Tx)) {
-		t.Helper()
-		tx, err := c.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		fn(tx)
-		if err := tx.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	commit(func(tx *Tx) { b, _ := tx.Get(5, 512, stamped); b[7] = 1 })
+	commitTx(t, c, func(tx *Tx) { b, _ := tx.Get(5, 512, stamped); b[7] = 1 })
 	if err := c.Sync(); err != nil { // written back and retired
 		t.Fatal(err)
 	}
-	commit(func(tx *Tx) { b, _ := tx.Get(6, 512, stamped); b[7] = 1 })
-	commit(func(tx *Tx) {
+	commitTx(t, c, func(tx *Tx) { b, _ := tx.Get(6, 512, stamped); b[7] = 1 })
+	commitTx(t, c, func(tx *Tx) {
 		tx.Forget(5)
 		tx.Forget(6)
 		b, _ := tx.Get(7, 512, stamped)
@@ -184,5 +162,18 @@ func TestNoCancelPastTail(t *testing.T) {
 	defer c.loggedMu.Unlock()
 	if _, ok := c.logged[5]; ok {
 		t.Fatal("a freed block is still tracked")
+	}
+}
+
+// commitTx runs fn in a transaction of c and commits it.
+func commitTx(t *testing.T, c *Cache, fn func(tx *Tx)) {
+	t.Helper()
+	tx, err := c.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn(tx)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
 	}
 }

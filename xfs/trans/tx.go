@@ -23,7 +23,6 @@ type Tx struct {
 	quota map[uint32]QuotaDelta
 
 	forget []format.Daddr // freed blocks not held: dropped at commit
-	ticket xlog.Ticket    // the commit's place in the log
 	// loggedBlocks are the blocks its buffer items log.
 	loggedBlocks []format.Daddr
 	onPrepare    []func() error
@@ -312,7 +311,6 @@ func (tx *Tx) queue() error {
 		c.unpin(wb)
 		return fmt.Errorf("log commit: %w", err)
 	}
-	tx.ticket = t
 	c.setLoggedTicket(tx.loggedBlocks, t)
 	// Freed metadata: a pending write-back of an older version must not
 	// land after the block is reused.
@@ -344,9 +342,6 @@ func (tx *Tx) writeInPlace() error {
 	}
 	return nil
 }
-
-// Ticket is the transaction's place in the log (0: nothing was logged).
-func (tx *Tx) Ticket() xlog.Ticket { return tx.ticket }
 
 // Cancel drops every private change and unlocks the buffers.
 func (tx *Tx) Cancel() {

@@ -285,13 +285,6 @@ func (w *Writer) PastTail() Ticket {
 	return w.pastTail
 }
 
-// Queued returns the ticket of the newest queued transaction.
-func (w *Writer) Queued() Ticket {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.queued
-}
-
 // leadLocked writes one batch from the front of the queue, makes it
 // durable, wakes its waiters and runs its write-backs. Called with the
 // lock held and no leader; it drops the lock for I/O.
