@@ -112,11 +112,15 @@ func OpenWith(path string, o Options) (*Store, error) {
 	return s, nil
 }
 
-// settle ends a successful change: it returns once the change is
-// durable, unless the store acknowledges before that.
+// settle ends a change: it returns once what the change did is durable
+// (even when it failed part-way), unless the store acknowledges before
+// that. The change's own error comes first.
 func (s *Store) settle(err *error) {
-	if *err == nil && !s.ackEarly {
-		*err = s.v.Force()
+	if s.ackEarly {
+		return
+	}
+	if ferr := s.v.Force(); *err == nil {
+		*err = ferr
 	}
 }
 

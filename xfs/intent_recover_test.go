@@ -3,9 +3,11 @@ package xfs
 import (
 	"bytes"
 	"errors"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
@@ -209,4 +211,58 @@ func TestKernelFinishesOurFreeIntents(t *testing.T) {
 	if after := freeBlocks(t, x.img); after != x.free+x.aBlocks {
 		t.Errorf("free blocks %d after the kernel's recovery, want %d + %d", after, x.free, x.aBlocks)
 	}
+}
+
+// TestCrashWhileFinishingIntents: the power fails at every write of the
+// recovery that finishes the intents (keeping none, then all, of the
+// unflushed writes); the next recovery must still end with a's blocks
+// freed exactly once, and xfs_repair clean. The first record the new log
+// writer puts down moves the tail past the old log, so the frees must be
+// in it, or after a log that still holds the intents.
+func TestCrashWhileFinishingIntents(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair)
+	x := efiCrashImage(t, false)
+	openAt := func(cutAt int) *dev.Fault {
+		f, closeBase, err := dev.OpenFault(x.img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeBase() })
+		f.CutAt(cutAt)
+		if v, err := OpenDevice(f, Options{}); err == nil {
+			if err := v.Close(); err != nil && !f.IsCut() {
+				t.Fatal(err)
+			}
+		} else if !f.IsCut() {
+			t.Fatal(err)
+		}
+		return f
+	}
+	writes, _ := openAt(0).Stats()
+	for cut := 1; cut <= writes; cut++ {
+		f := openAt(cut)
+		for _, keep := range []int{0, f.Pending()} {
+			img := filepath.Join(t.TempDir(), "cut.img")
+			if out, err := exec.Command("cp", "--sparse=always", x.img, img).CombinedOutput(); err != nil {
+				t.Fatalf("cp: %v\n%s", err, out)
+			}
+			if err := f.Image(img, dev.Crash{Keep: keep}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := Open(img, Options{})
+			if err != nil {
+				t.Fatalf("cut at write %d of %d, %d unflushed kept: %v", cut, writes, keep, err)
+			}
+			if err := v.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got := freeBlocks(t, img); got != x.free+x.aBlocks {
+				t.Fatalf("cut at write %d of %d, %d unflushed kept: %d free blocks, want %d + %d", cut, writes, keep, got, x.free, x.aBlocks)
+			}
+			if cut%4 == 0 || cut == writes {
+				oracle.Repair(t, img)
+			}
+		}
+	}
+	t.Logf("%d cut points", writes)
 }

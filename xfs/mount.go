@@ -31,10 +31,11 @@ type writeState struct {
 	treeOps sync.Map // treeOpsKey -> *trans.Ops: buffer ops per btree and owner
 
 	unlinkedLists unlinkedLists
+	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
+
 	// dirRotor spreads new directories across AGs; per volume, so that
 	// a volume's layout does not depend on what else the process did.
 	dirRotor atomic.Uint32
-	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
 // defaultCacheBytes is the metadata buffer budget when Options leave it 0.
@@ -73,14 +74,21 @@ func (v *Volume) openWrite(o Options) error {
 	// Until quotas are maintained, say so on disk: a checker must not
 	// trust project quota counts this engine did not keep.
 	v.sb.QFlags &^= qflagsChecked
+	if v.recovery != nil {
+		// The replayed log is still dirty and must stay what recovery
+		// reads until the intents are finished: a record of ours would
+		// move the tail past them (finishIntents).
+		return v.writeSuperblock()
+	}
 	return v.logSuperblock(lw)
 }
 
 // logSuperblock logs the superblock as the session's first transaction
-// and then writes it in place. The log is dirty from then on until Close:
-// superblock counters are written unlogged (Sync), and may count changes
-// a crash loses, so no recovery may take the volume for cleanly unmounted
-// and trust them; the kernel recounts them after replaying a dirty log.
+// and then writes it in place. The log is dirty from then on until Close
+// (after a recovery it already is): superblock counters are written
+// unlogged (Sync), and may count changes a crash loses, so no recovery
+// may take the volume for cleanly unmounted and trust them; the kernel
+// recounts them after replaying a dirty log.
 func (v *Volume) logSuperblock(lw *xlog.Writer) error {
 	sector, err := v.superblockSector()
 	if err != nil {
@@ -223,16 +231,18 @@ func (v *Volume) LogStats() xlog.Stats {
 }
 
 // settle ends a change once its caller has let go of every lock: with
-// synchronous commits it waits until the change is durable, sharing the
-// log write and flush with every change queued meanwhile; with lazy
-// commits it forces the log only when enough is queued. A failed change
-// is left as it is.
+// synchronous commits it waits until what the change committed is
+// durable (even when it failed part-way), sharing the log write and flush
+// with every change queued meanwhile; with lazy commits it forces the log
+// only when enough is queued. The change's own error comes first.
 func (v *Volume) settle(err *error) {
-	if *err != nil || v.w == nil {
+	if v.w == nil {
 		return
 	}
 	if c := v.w.cache; !v.w.lazy || c.Pushable() {
-		*err = c.Force()
+		if ferr := c.Force(); *err == nil {
+			*err = ferr
+		}
 	}
 }
 
