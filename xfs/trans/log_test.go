@@ -177,3 +177,24 @@ func commitTx(t *testing.T, c *Cache, fn func(tx *Tx)) {
 		t.Fatal(err)
 	}
 }
+
+// TestBusyUntilDurable: with a log, blocks a commit frees stay busy until
+// that commit is durable (its write-back ran), and no longer: a Force is
+// enough, no Sync needed.
+func TestBusyUntilDurable(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	commitTx(t, c, func(tx *Tx) {
+		b, _ := tx.Get(9, 512, stamped) // something to log
+		b[7] = 1
+		tx.FreeExtent(Extent{AG: 1, Start: 100, Len: 10})
+	})
+	if got := c.Busy().Overlap(1, 105, 1); len(got) != 1 {
+		t.Fatalf("an extent freed by a commit not yet durable is not busy: %v", got)
+	}
+	if err := c.Force(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.Busy().Len(); n != 0 {
+		t.Fatalf("%d busy extents after the freeing commit is durable", n)
+	}
+}
