@@ -2,20 +2,18 @@ package dir
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
-// Error kinds. They carry the same messages as the engine's kinds in
-// package xfs, which can alias them (xfs.ErrNotFound = dir.ErrNotFound) so
-// that errors.Is works across the layers.
+// Error kinds: the engine's own, from package format, so that errors.Is
+// works across the layers.
 var (
-	ErrNotFound    = errors.New("no such file or directory")
-	ErrExist       = errors.New("file exists")
-	ErrNameTooLong = errors.New("name too long")
-	ErrInvalid     = errors.New("invalid argument")
+	ErrNotFound    = format.ErrNotFound
+	ErrExist       = format.ErrExist
+	ErrNameTooLong = format.ErrNameTooLong
+	ErrInvalid     = format.ErrInvalid
 )
 
 // CheckName enforces the rules for a name stored in a directory: 1 to 255

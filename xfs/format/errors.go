@@ -9,6 +9,26 @@ import (
 // ErrCorrupt is the kind of every *CorruptError, for errors.Is.
 var ErrCorrupt = errors.New("corrupt metadata")
 
+// The engine's error kinds. They live here, at the bottom of the stack, so
+// that every engine package (dir, attr, alloc, ialloc and the engine root)
+// returns the same values and errors.Is works across the layers. Callers
+// above the engine see them as xfs.ErrNotFound and so on; the S3 layer maps
+// them to S3 codes at its edge, the CLI to messages.
+var (
+	ErrNotFound    = errors.New("no such file or directory")
+	ErrExist       = errors.New("file exists")
+	ErrNotDir      = errors.New("not a directory")
+	ErrIsDir       = errors.New("is a directory")
+	ErrNotEmpty    = errors.New("directory not empty")
+	ErrNameTooLong = errors.New("name too long")
+	ErrInvalid     = errors.New("invalid argument")
+	ErrNoSpace     = errors.New("no space left on volume")
+	ErrNoData      = errors.New("no such attribute")
+	ErrReadOnly    = errors.New("volume is read-only")
+	ErrUnsupported = errors.New("unsupported filesystem")
+	ErrLoop        = errors.New("too many levels of symbolic links")
+)
+
 // CorruptError locates a structure that failed verification.
 type CorruptError struct {
 	Structure string // e.g. "superblock", "bnobt block", "dir3 data block"
