@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"xfs/dabtree": {"xfs/format", "xfs/fork", "xfs/trans"},
 	"xfs/attr":    {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
 	"xfs/mkfs":    {"xfs/format", "xfs/dev"},
+	"xfs/alloc":   {"xfs/format", "xfs/btree", "xfs/trans"},
+	"xfs/ialloc":  {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
 }
 
 // forbiddenInEngine are outside packages the engine must never need.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
@@ -23,7 +24,7 @@ type agiCtx struct {
 	daddr format.Daddr
 	buf   []byte
 	h     *format.Agi
-	agf   *agfCtx // locked on first need
+	agf   *alloc.AG // locked on first need
 }
 
 var agiFinish = func(b []byte) { format.SetCRC(b, format.AgiCRCOff) }
@@ -56,9 +57,9 @@ func (a *agiCtx) log() {
 	a.t.Dirty(a.daddr)
 }
 
-func (a *agiCtx) freeSpace() (*agfCtx, error) {
+func (a *agiCtx) freeSpace() (*alloc.AG, error) {
 	if a.agf == nil {
-		agf, err := a.t.readAgf(a.ag)
+		agf, err := a.t.alloc.Lock(a.ag)
 		if err != nil {
 			return nil, err
 		}
@@ -76,17 +77,17 @@ func (a *agiCtx) tree(free bool) *btree.Tree {
 		kind, root, levels, count = btree.Finobt, &a.h.FreeRoot, &a.h.FreeLevel, &a.h.FBlocks
 	}
 	tr := &btree.Tree{Kind: kind, Geo: &a.t.v.geo, AG: a.ag, Root: uint64(*root), Levels: int(*levels)}
-	tr.Store = &treeStore{t: a.t, tree: tr,
-		alloc: func(near uint64) (uint64, error) {
+	tr.Store = alloc.NewStore(a.t.Tx, a.t.v.w.space, tr,
+		func(near uint64) (uint64, error) {
 			agf, err := a.freeSpace()
 			if err != nil {
 				return 0, err
 			}
-			bno, _, err := agf.alloc(allocReq{minLen: 1, maxLen: 1, goal: format.AgBlock(near)})
+			bno, _, err := agf.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near)})
 			if err != nil {
 				return 0, err
 			}
-			if err := a.t.useBlocks(1); err != nil {
+			if err := a.t.UseBlocks(1); err != nil {
 				return 0, err
 			}
 			if a.t.v.geo.InobtCount {
@@ -95,21 +96,21 @@ func (a *agiCtx) tree(free bool) *btree.Tree {
 			}
 			return uint64(bno), nil
 		},
-		free: func(ptr uint64) error {
+		func(ptr uint64) error {
 			agf, err := a.freeSpace()
 			if err != nil {
 				return err
 			}
-			if err := agf.freeExtent(format.AgBlock(ptr), 1, true); err != nil {
+			if err := agf.Free(format.AgBlock(ptr), 1); err != nil {
 				return err
 			}
-			a.t.freeBlocks(1)
+			a.t.FreeBlocks(1)
 			if a.t.v.geo.InobtCount {
 				*count--
 				a.log()
 			}
 			return nil
-		}}
+		})
 	tr.RootChanged = func() {
 		*root, *levels = format.AgBlock(tr.Root), uint32(tr.Levels)
 		a.log()
@@ -175,11 +176,7 @@ func (v *Volume) agMayHaveInode(ag format.AgNumber) bool {
 	if err != nil || agi.FreeCount > 0 {
 		return true
 	}
-	agfBuf, err := v.w.cache.Read(g.AgHeaderDaddr(ag, 1), g.SectSize, nil)
-	if err != nil {
-		return true
-	}
-	agf, err := format.DecodeAgf(agfBuf)
+	agf, err := alloc.Committed(v.readCommitted, g, ag)
 	if err != nil {
 		return true
 	}
@@ -219,18 +216,18 @@ func (a *agiCtx) newChunk(parent format.Ino) error {
 	// Room for the chunk, splits of both inode trees to a new root, and
 	// the free list: checked before anything changes.
 	treeBlocks := 2 * (a.h.Level + a.h.FreeLevel + 2)
-	if agf.h.Longest < blks+align-1 || agf.h.FreeBlks < blks+align+treeBlocks+agf.minFreelist() {
+	if agf.Header().Longest < blks+align-1 || agf.Header().FreeBlks < blks+align+treeBlocks+agf.MinFreelist() {
 		return errAGFull
 	}
 	goal := format.AgBlock(0)
 	if pag, pino := g.InoToAg(parent); pag == a.ag {
 		goal, _ = g.AgInoToAgBlock(pino)
 	}
-	bno, _, err := agf.alloc(allocReq{minLen: blks, maxLen: blks, goal: goal, align: align})
+	bno, _, err := agf.Alloc(alloc.Request{MinLen: blks, MaxLen: blks, Goal: goal, Align: align})
 	if err != nil {
 		return err
 	}
-	if err := a.t.useBlocks(int64(blks)); err != nil {
+	if err := a.t.UseBlocks(int64(blks)); err != nil {
 		return err
 	}
 	for i := uint32(0); i < blks; i++ {

@@ -2,6 +2,7 @@ package xfs
 
 import (
 	"math/rand"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -9,6 +10,20 @@ import (
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
+
+func newRWVolume(t *testing.T, size int64, o mkfs.Options) (*Volume, string) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "vol.img")
+	o.Size = size
+	if _, err := mkfs.Format(img, o); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Open(img, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, img
+}
 
 // TestInodeAllocFree allocates thousands of inodes (new chunks, inobt and
 // finobt splits), frees a random half, allocates again, frees everything,

@@ -427,7 +427,7 @@ func (v *Volume) inactivateStep(t *txn, h *inodeHandle, ino format.Ino) (more bo
 			}
 		}
 		c.core.NBlocks -= blocks
-		if err := t.freeExtents(removed); err != nil {
+		if err := t.alloc.FreeExtents(removed); err != nil {
 			return false, err
 		}
 		if err := c.setMapping(f, ext[:len(ext)-n]); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -87,7 +88,7 @@ func (v *Volume) Statfs() (Statfs, error) {
 	}
 	sector := make([]byte, g.SectSize)
 	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
-		agf, err := v.readAgf(ag, sector)
+		agf, err := alloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
 			return Statfs{}, err
 		}
@@ -100,15 +101,6 @@ func (v *Volume) Statfs() (Statfs, error) {
 		s.FreeInodes += uint64(agi.FreeCount)
 	}
 	return s, nil
-}
-
-func (v *Volume) readAgf(ag format.AgNumber, sector []byte) (*format.Agf, error) {
-	d := v.geo.AgHeaderDaddr(ag, 1)
-	if err := v.readAt(sector, d); err != nil {
-		return nil, err
-	}
-	agf, err := format.VerifyAgf(&v.geo, ag, sector)
-	return agf, format.Located(err, fmt.Sprintf("AG %d (daddr %d)", ag, d))
 }
 
 func (v *Volume) readAgi(ag format.AgNumber, sector []byte) (*format.Agi, error) {
