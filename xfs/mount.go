@@ -7,6 +7,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -31,12 +32,8 @@ type writeState struct {
 
 	space *alloc.Space // free space; its own locks
 
-	unlinkedLists unlinkedLists
-	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
-
-	// dirRotor spreads new directories across AGs; per volume, so that
-	// a volume's layout does not depend on what else the process did.
-	dirRotor atomic.Uint32
+	inodes   *ialloc.Inodes // inode allocation and unlinked lists; its own locks
+	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
 // defaultCacheBytes is the metadata buffer budget when Options leave it 0.
@@ -60,6 +57,7 @@ func (v *Volume) openWrite(o Options) error {
 	}
 	v.w = &writeState{cache: trans.NewCache(v.dev, budget), lazy: o.LazyCommits}
 	v.w.space = alloc.NewSpace(&v.geo, v.w.cache.Busy())
+	v.w.inodes = ialloc.New(&v.geo, v.sb, v.readCommitted, &v.w.counters.icount, &v.w.counters.ifree)
 	lw, err := v.openLog()
 	if err != nil {
 		return err

@@ -112,11 +112,10 @@ func (v *Volume) freeUnlinked() error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		for bucket := 0; bucket < format.AgiUnlinkedBuckets; bucket++ {
 			for guard := 0; ; guard++ {
-				agi, err := v.agiCommitted(ag)
+				agino, err := v.w.inodes.UnlinkedHead(ag, bucket)
 				if err != nil {
 					return err
 				}
-				agino := agi.Unlinked[bucket]
 				if agino == format.NullAgIno {
 					break
 				}
@@ -137,24 +136,8 @@ func (v *Volume) freeUnlinked() error {
 func (v *Volume) freeUnlinkedInode(ag format.AgNumber, ino format.Ino) error {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	ul := v.w.unlinked(ag)
+	ul := v.w.inodes.UnlinkedLock(ag)
 	ul.Lock()
 	defer ul.Unlock()
 	return v.inactivate(h, ino)
-}
-
-// agiCommitted reads an AGI through the buffer cache (the device may lag
-// behind it).
-func (v *Volume) agiCommitted(ag format.AgNumber) (*format.Agi, error) {
-	t, err := v.begin(0)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Cancel()
-	a, err := t.readAgi(ag)
-	if err != nil {
-		return nil, err
-	}
-	h := *a.h
-	return &h, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
@@ -16,8 +17,8 @@ type txn struct {
 	*trans.Tx
 	v      *Volume
 	inodes map[format.Ino]*inodeChange
-	alloc  *alloc.Tx // the AGFs this transaction holds
-	agis   map[format.AgNumber]*agiCtx
+	alloc  *alloc.Tx  // the AGFs this transaction holds
+	ialloc *ialloc.Tx // the AGIs this transaction holds
 	// res is the number of blocks reserved from the free count; used is
 	// how many of them allocations have consumed. The rest goes back at
 	// the end.
@@ -55,9 +56,9 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 		v.unreserveBlocks(blocks)
 		return nil, err
 	}
-	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing,
-		agis: make(map[format.AgNumber]*agiCtx)}
+	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing}
 	t.alloc = v.w.space.Begin(tx, t)
+	t.ialloc = v.w.inodes.Begin(t.alloc)
 	tx.OnPrepare(t.flushInodes)
 	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
 	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
@@ -86,9 +87,8 @@ func (t *txn) UseBlocks(n int64) error {
 // FreeBlocks returns n freed blocks to the free count when t commits.
 func (t *txn) FreeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
 
-// inodeBufOps describe a block of inodes: every slot must look like a v3
-// inode (each inode's own CRC is checked when it is read).
-var inodeBufOps = &trans.Ops{Name: "inode block"}
+// inodeBufOps describe a block of inodes (ialloc owns the chunks).
+var inodeBufOps = ialloc.BufOps
 
 // inodeChange is a transaction's private copy of an inode it changes. The
 // caller holds the inode's lock exclusively for the transaction's life.

@@ -1,67 +1,35 @@
 package alloc
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
-	"github.com/xfs3/xfs3/xfs/trans"
+	"github.com/xfs3/xfs3/xfs/trans/transtest"
 )
 
-// harness is a volume made by our mkfs, changed through a buffer cache
-// without a log: commits go straight to the device, Sync makes busy
-// extents reusable.
+// harness is a volume open through a log-less cache, with its allocator.
 type harness struct {
+	*transtest.Image
 	t     testing.TB
-	img   string
-	dev   *dev.File
-	geo   format.Geometry
-	cache *trans.Cache
+	geo   *format.Geometry
 	space *Space
 }
 
 func newHarness(t testing.TB, size int64, o mkfs.Options) *harness {
 	t.Helper()
-	img := filepath.Join(t.TempDir(), "vol.img")
-	o.Size = size
-	if _, err := mkfs.Format(img, o); err != nil {
-		t.Fatal(err)
-	}
-	d, err := dev.Open(img, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	sector := make([]byte, 512)
-	if _, err := d.ReadAt(sector, 0); err != nil {
-		t.Fatal(err)
-	}
-	sb, err := format.DecodeSuperblock(sector)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, img: img, dev: d, geo: format.NewGeometry(sb)}
-	h.cache = trans.NewCache(d, 16<<20)
-	h.space = NewSpace(&h.geo, h.cache.Busy())
-	return h
+	im := transtest.New(t, size, o)
+	return &harness{Image: im, t: t, geo: &im.Geo, space: NewSpace(&im.Geo, im.Cache.Busy())}
 }
-
-// noReservation lets a test allocate without a block budget.
-type noReservation struct{}
-
-func (noReservation) UseBlocks(int64) error { return nil }
-func (noReservation) FreeBlocks(int64)      {}
 
 // begin starts a transaction.
 func (h *harness) begin() *Tx {
 	h.t.Helper()
-	tx, err := h.cache.Begin()
+	tx, err := h.Cache.Begin()
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return h.space.Begin(tx, noReservation{})
+	return h.space.Begin(tx, transtest.NoReservation{})
 }
 
 // lock starts a transaction and locks AG ag's AGF in it.
@@ -78,7 +46,7 @@ func (h *harness) lock(ag format.AgNumber) *AG {
 
 func (h *harness) sync() {
 	h.t.Helper()
-	if err := h.cache.Sync(); err != nil {
+	if err := h.Cache.Sync(); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -164,5 +164,5 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 	}
 	h.sync()
 	oracle.Require(t, oracle.ToolRepair)
-	oracle.Repair(t, h.img)
+	oracle.Repair(t, h.Path)
 }
