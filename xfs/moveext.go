@@ -31,7 +31,7 @@ func (v *Volume) AppendExtents(dst, src format.Ino) (err error) {
 	if dst == src {
 		return fmt.Errorf("append inode %d to itself: %w", dst, ErrInvalid)
 	}
-	// Lock order: lower inode number first.
+	// Lower inode number first (lock order: see package xfs doc).
 	first, second := dst, src
 	if second < first {
 		first, second = second, first

@@ -11,16 +11,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
-// Namespace operations. Lock order (documented once, here):
-//
-//	rename mutex (cross-directory renames only)
-//	  → directory inode locks (two directories: lower inode number first)
-//	    → the inodes they name (lower inode number first)
-//	      → the AG's unlinked-list mutex
-//	        → buffers: AGI before AGF, lower AG before higher; inode blocks
-//	          only at commit, in address order
-//
-// A transaction never waits for an inode lock.
+// Namespace operations. Lock order: see package xfs doc.
 
 // Attrs are the owner and permissions of a new inode.
 type Attrs struct {

@@ -1,14 +1,3 @@
-// Package xfs is the engine: it reads (and, with the write path, changes)
-// an XFS v5 filesystem held in a volume file or block device, speaking in
-// inodes and names. It never mounts anything; on-disk bytes are decoded by
-// xfs/format and checked on every read.
-//
-//	Volume ──> inode cache ──> forks (local | extents | btree) ──> device
-//	   │                         ├─ directories (short form, block, leaf, node)
-//	   │                         └─ xattrs (short form, leaf, node, remote)
-//	   └──> AG headers (df), log (clean check)
-//
-// A Volume is safe for use by many goroutines.
 package xfs
 
 import (

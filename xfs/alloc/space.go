@@ -73,8 +73,8 @@ func (t *Tx) Use(n int64) error { return t.res.UseBlocks(n) }
 func (t *Tx) Freed(n int64) { t.res.FreeBlocks(n) }
 
 // AllocBlocks allocates between minLen and maxLen blocks anywhere, trying
-// the goal's AG first. AGFs are locked in ascending AG order: other AGs
-// are only tried without waiting, or when above every AG already held.
+// the goal's AG first; other AGs are tried without waiting, or waited for
+// only above every AGF held (lock order: see package xfs doc).
 func (t *Tx) AllocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint32) (format.FsBlock, uint32, error) {
 	g := t.Geo()
 	startAG, goalBno := g.FsbToAg(goal)
