@@ -87,9 +87,6 @@ func (t *txn) UseBlocks(n int64) error {
 // FreeBlocks returns n freed blocks to the free count when t commits.
 func (t *txn) FreeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
 
-// inodeBufOps describe a block of inodes (ialloc owns the chunks).
-var inodeBufOps = ialloc.BufOps
-
 // inodeChange is a transaction's private copy of an inode it changes. The
 // caller holds the inode's lock exclusively for the transaction's life.
 type inodeChange struct {
@@ -152,7 +149,7 @@ func (c *inodeChange) flush() error {
 	ag, agino := g.InoToAg(c.ino)
 	bno, slot := g.AgInoToAgBlock(agino)
 	daddr := g.AgbToDaddr(ag, bno)
-	b, err := c.t.Read(daddr, g.BlockSize, inodeBufOps)
+	b, err := c.t.Read(daddr, g.BlockSize, ialloc.BufOps)
 	if err != nil {
 		return err
 	}

@@ -101,12 +101,6 @@ func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
 // changes it.
 func (a *AG) Header() *format.Agf { return a.h }
 
-// Number is the AG's number.
-func (a *AG) Number() format.AgNumber { return a.ag }
-
-// Tx is the transaction holding the AGF.
-func (a *AG) Tx() *Tx { return a.t }
-
 // log re-encodes the header into the transaction's copy.
 func (a *AG) log() {
 	a.h.Encode(a.buf)

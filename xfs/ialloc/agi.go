@@ -115,10 +115,6 @@ func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
 	return a, nil
 }
 
-// Header is the locked AGI; callers may read it, only this package
-// changes it.
-func (a *AGI) Header() *format.Agi { return a.h }
-
 func (a *AGI) log() {
 	a.h.Encode(a.buf)
 	a.t.Dirty(a.daddr)
