@@ -305,8 +305,11 @@ func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 // iunlink puts an inode with no links on its AG's unlinked list.
 func (t *txn) iunlink(c *inodeChange) error {
 	next, err := t.ialloc.PushUnlinked(c.ino)
+	if err != nil {
+		return err
+	}
 	c.core.NextUnlinked = next
-	return err
+	return nil
 }
 
 // iunlinkRemove takes an inode off its AG's unlinked list.
