@@ -30,6 +30,10 @@ var allowed = map[string][]string{
 	"xfs/dabtree": {"xfs/format", "xfs/fork", "xfs/trans"},
 	"xfs/attr":    {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
 	"xfs/mkfs":    {"xfs/format", "xfs/dev"},
+	"xfs/alloc":   {"xfs/format", "xfs/btree", "xfs/trans"},
+	"xfs/ialloc":  {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
+	// Test fixtures: only tests import them.
+	"xfs/trans/transtest": {"xfs/format", "xfs/dev", "xfs/trans", "xfs/mkfs"},
 }
 
 // forbiddenInEngine are outside packages the engine must never need.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -96,26 +97,26 @@ func (c *inodeChange) bmbt(f Fork) (*btree.Tree, error) {
 func (c *inodeChange) bmbtWith(f Fork, root *format.BmdrRoot, forkSize int) *btree.Tree {
 	v := c.t.v
 	tr := &btree.Tree{Kind: btree.Bmbt, Geo: &v.geo, Ino: c.ino, ForkSize: forkSize, IRoot: root}
-	tr.Store = &treeStore{t: c.t, tree: tr,
-		alloc: func(near uint64) (uint64, error) {
+	tr.Store = alloc.NewStore(c.t.Tx, v.w.space, tr,
+		func(near uint64) (uint64, error) {
 			goal := format.FsBlock(near)
 			if near == 0 {
 				goal = c.inodeGoal()
 			}
-			fsb, _, err := c.t.allocBlocks(goal, 1, 1, 0)
+			fsb, _, err := c.t.alloc.AllocBlocks(goal, 1, 1, 0)
 			if err != nil {
 				return 0, err
 			}
 			c.core.NBlocks++
 			return uint64(fsb), nil
 		},
-		free: func(ptr uint64) error {
-			if err := c.t.freeExtents([]format.Extent{{StartBlock: format.FsBlock(ptr), BlockCount: 1}}); err != nil {
+		func(ptr uint64) error {
+			if err := c.t.alloc.FreeExtents([]format.Extent{{StartBlock: format.FsBlock(ptr), BlockCount: 1}}); err != nil {
 				return err
 			}
 			c.core.NBlocks--
 			return nil
-		}}
+		})
 	tr.RootChanged = func() {
 		fork := c.forkBytes(f)
 		clear(fork)

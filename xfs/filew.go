@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -30,13 +31,13 @@ func (v *Volume) lockInode(ino format.Ino) (*inodeHandle, func()) {
 // when fn found only busy free space.
 func (v *Volume) retryBusy(fn func() error) error {
 	err := fn()
-	if errors.Is(err, errBusyOnly) {
+	if errors.Is(err, alloc.ErrBusyOnly) {
 		if serr := v.w.cache.Sync(); serr != nil {
 			return serr
 		}
 		err = fn()
 	}
-	if errors.Is(err, errBusyOnly) {
+	if errors.Is(err, alloc.ErrBusyOnly) {
 		return fmt.Errorf("%w: only recently freed space is left", ErrNoSpace)
 	}
 	return err
@@ -139,7 +140,7 @@ func (v *Volume) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, 
 				goal = prev.StartBlock + format.FsBlock(prev.BlockCount) + format.FsBlock(fb-prev.End())
 			}
 			want := min(uint64(end-fb), format.MaxExtentLen)
-			fsb, n, err := t.allocBlocks(goal, 1, uint32(want), 0)
+			fsb, n, err := t.alloc.AllocBlocks(goal, 1, uint32(want), 0)
 			if err != nil {
 				return err
 			}
@@ -275,7 +276,7 @@ func (c *inodeChange) unmap(ext []format.Extent, off format.FileOff, n uint64) e
 	c.core.NBlocks -= blocks
 	// Free first: AGFs are then taken in ascending order, and bmbt
 	// allocations that follow only wait for AGs above those.
-	if err := c.t.freeExtents(removed); err != nil {
+	if err := c.t.alloc.FreeExtents(removed); err != nil {
 		return err
 	}
 	return c.setMapping(DataFork, rest)
@@ -414,7 +415,7 @@ func (v *Volume) preallocTx(t *txn, h *inodeHandle, ino format.Ino, first, last 
 			prev := ext[i-1]
 			goal = prev.StartBlock + format.FsBlock(prev.BlockCount) + format.FsBlock(fb-prev.End())
 		}
-		fsb, n, err := t.allocBlocks(goal, 1, uint32(min(uint64(end-fb), format.MaxExtentLen)), 0)
+		fsb, n, err := t.alloc.AllocBlocks(goal, 1, uint32(min(uint64(end-fb), format.MaxExtentLen)), 0)
 		if err != nil {
 			return err
 		}

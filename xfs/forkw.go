@@ -132,7 +132,7 @@ func (c *inodeChange) allocBlocks(f Fork, off format.FileOff, count int, ops *tr
 	if i := lookupExtent(ext, off); i > 0 {
 		goal = ext[i-1].StartBlock + format.FsBlock(ext[i-1].BlockCount)
 	}
-	fsb, _, err := c.t.allocBlocks(goal, uint32(count), uint32(count), 0)
+	fsb, _, err := c.t.alloc.AllocBlocks(goal, uint32(count), uint32(count), 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -159,7 +159,7 @@ func (c *inodeChange) freeForkBlocks(f Fork, off format.FileOff, count int) erro
 	rest, removed := extentsRemove(ext, off, uint64(count))
 	c.t.Forget(d)
 	c.core.NBlocks -= uint64(count)
-	if err := c.t.freeExtents(removed); err != nil {
+	if err := c.t.alloc.FreeExtents(removed); err != nil {
 		return err
 	}
 	return c.setMapping(f, rest)

@@ -1,36 +1,12 @@
 package xfs
 
 import (
-	"math/rand/v2"
+	"fmt"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 )
-
-// freeInodeCore is what an unused inode slot of an allocated chunk holds:
-// a valid v3 inode with mode 0, as mkfs.xfs and the kernel write them.
-func (v *Volume) freeInodeCore(ino format.Ino) *format.Dinode {
-	d := &format.Dinode{
-		Magic: format.InodeMagic, Version: 3, Format: format.FmtExtents,
-		NextUnlinked: format.NullAgIno, Ino: ino, UUID: v.geo.UUID,
-		Gen: rand.Uint32(),
-	}
-	if v.geo.Bigtime {
-		d.Flags2 |= format.Diflag2Bigtime
-	}
-	return d
-}
-
-// encodeFreeChunkBlock fills one block of a new inode chunk with free
-// inodes starting at first.
-func (v *Volume) encodeFreeChunkBlock(b []byte, first format.Ino) {
-	for i := 0; i < v.geo.InoPBlock; i++ {
-		raw := b[i*v.geo.InodeSize : (i+1)*v.geo.InodeSize]
-		clear(raw)
-		v.freeInodeCore(first + format.Ino(i)).Encode(raw)
-		format.SetCRC(raw, format.InodeCRCOff)
-	}
-}
 
 // newInodeAttrs are the caller's choices for a new inode.
 type newInodeAttrs struct {
@@ -45,7 +21,7 @@ type newInodeAttrs struct {
 // like the kernel does for a parent with PROJINHERIT.
 func (v *Volume) initInodeCore(d *format.Dinode, a newInodeAttrs, parent *format.Dinode) {
 	gen := d.Gen
-	*d = *v.freeInodeCore(d.Ino)
+	*d = *ialloc.FreeInodeCore(&v.geo, d.Ino)
 	d.Gen = gen + 1
 	d.Mode, d.UID, d.GID, d.Nlink = a.Mode, a.UID, a.GID, a.Nlink
 	ts := format.TimestampOf(a.Now)
@@ -64,4 +40,42 @@ func (v *Volume) initInodeCore(d *format.Dinode, a newInodeAttrs, parent *format
 		d.Format = format.FmtExtents
 	}
 	d.AFormat = format.FmtExtents
+}
+
+// allocInode takes a free inode near parent (see ialloc.Tx.Alloc) and
+// returns its free version to initialise.
+func (t *txn) allocInode(parent format.Ino, isDir bool) (*inode, error) {
+	ino, err := t.ialloc.Alloc(parent, isDir)
+	if err != nil {
+		return nil, err
+	}
+	return t.freeInode(ino)
+}
+
+// freeInode returns the bytes of a free inode (from this transaction's new
+// chunk, or as committed) as a version to initialise. It does not lock the
+// inode's block: blocks of inodes are locked only while a commit copies
+// inodes into them, in address order, so they never take part in a
+// deadlock with the AG headers.
+func (t *txn) freeInode(ino format.Ino) (*inode, error) {
+	g := &t.v.geo
+	ag, agino := g.InoToAg(ino)
+	bno, slot := g.AgInoToAgBlock(agino)
+	d := g.AgbToDaddr(ag, bno)
+	b, held := t.Held(d)
+	if !held {
+		var err error
+		if b, err = t.v.w.cache.Read(d, g.BlockSize, ialloc.BufOps); err != nil {
+			return nil, err
+		}
+	}
+	raw := append([]byte(nil), b[slot*g.InodeSize:(slot+1)*g.InodeSize]...)
+	core, err := format.VerifyInode(g, ino, raw)
+	if err != nil {
+		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
+	}
+	if core.Mode != 0 {
+		return nil, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "the inode btree says free, the inode is in use")
+	}
+	return &inode{ino: ino, core: core, raw: raw}, nil
 }

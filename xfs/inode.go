@@ -69,8 +69,7 @@ func (ip *inode) isLink() bool { return ip.core.Mode&format.SIFMT == format.SIFL
 // inodeHandle is the cache entry of an inode: its lock and its latest
 // committed version.
 //
-// Lock order: directory inodes before the inodes they name (for two
-// directories, lower inode number first), inode locks before any buffer.
+// Lock order: see package xfs doc.
 type inodeHandle struct {
 	// lock is the inode lock: shared for reads that span several blocks,
 	// exclusive for changes.

@@ -5,7 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -28,14 +30,10 @@ type writeState struct {
 
 	sbMu sync.Mutex // serialises superblock writes
 
-	treeOps sync.Map // treeOpsKey -> *trans.Ops: buffer ops per btree and owner
+	space *alloc.Space // free space; its own locks
 
-	unlinkedLists unlinkedLists
-	renameMu      sync.Mutex // cross-directory renames, as the kernel's s_vfs_rename_mutex
-
-	// dirRotor spreads new directories across AGs; per volume, so that
-	// a volume's layout does not depend on what else the process did.
-	dirRotor atomic.Uint32
+	inodes   *ialloc.Inodes // inode allocation and unlinked lists; its own locks
+	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
 // defaultCacheBytes is the metadata buffer budget when Options leave it 0.
@@ -58,6 +56,8 @@ func (v *Volume) openWrite(o Options) error {
 		budget = defaultCacheBytes
 	}
 	v.w = &writeState{cache: trans.NewCache(v.dev, budget), lazy: o.LazyCommits}
+	v.w.space = alloc.NewSpace(&v.geo, v.w.cache.Busy())
+	v.w.inodes = ialloc.New(&v.geo, v.sb, v.readCommitted, &v.w.counters.icount, &v.w.counters.ifree)
 	lw, err := v.openLog()
 	if err != nil {
 		return err
@@ -120,9 +120,8 @@ const qflagsChecked = 0x4 | 0x20 | 0x100 | 0x400
 
 // hasRefcountRecords reports whether any AG's refcount tree is non-empty.
 func (v *Volume) hasRefcountRecords() (bool, error) {
-	sector := make([]byte, v.geo.SectSize)
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
-		agf, err := v.readAgf(ag, sector)
+		agf, err := alloc.Committed(v.readCommitted, &v.geo, ag)
 		if err != nil {
 			return false, err
 		}

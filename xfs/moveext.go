@@ -31,7 +31,7 @@ func (v *Volume) AppendExtents(dst, src format.Ino) (err error) {
 	if dst == src {
 		return fmt.Errorf("append inode %d to itself: %w", dst, ErrInvalid)
 	}
-	// Lock order: lower inode number first.
+	// Lower inode number first (lock order: see package xfs doc).
 	first, second := dst, src
 	if second < first {
 		first, second = second, first
@@ -163,7 +163,7 @@ func (c *inodeChange) freePastBlock(ext []format.Extent, end format.FileOff) ([]
 	for _, e := range removed {
 		c.core.NBlocks -= e.BlockCount
 	}
-	if err := c.t.freeExtents(removed); err != nil {
+	if err := c.t.alloc.FreeExtents(removed); err != nil {
 		return nil, err
 	}
 	return rest, nil

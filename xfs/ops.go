@@ -3,24 +3,15 @@ package xfs
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/dir"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
-// Namespace operations. Lock order (documented once, here):
-//
-//	rename mutex (cross-directory renames only)
-//	  → directory inode locks (two directories: lower inode number first)
-//	    → the inodes they name (lower inode number first)
-//	      → the AG's unlinked-list mutex
-//	        → buffers: AGI before AGF, lower AG before higher; inode blocks
-//	          only at commit, in address order
-//
-// A transaction never waits for an inode lock.
+// Namespace operations. Lock order: see package xfs doc.
 
 // Attrs are the owner and permissions of a new inode.
 type Attrs struct {
@@ -31,7 +22,7 @@ type Attrs struct {
 // createReserve is the block reservation of a create: an inode chunk, a
 // directory block or two, and splits of every tree they touch.
 func (v *Volume) createReserve() int64 {
-	return int64(v.blocksPerAlloc()) + 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
+	return int64(ialloc.BlocksPerAlloc(&v.geo)) + 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
 }
 
 // dirChangeReserve covers adding or removing one name: a directory block
@@ -224,7 +215,7 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) 
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	ag, _ := v.geo.InoToAg(ino)
-	ul := v.w.unlinked(ag)
+	ul := v.w.inodes.UnlinkedLock(ag)
 	ul.Lock()
 	defer ul.Unlock()
 	var gone bool
@@ -311,59 +302,22 @@ func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 	return true, t.iunlink(c)
 }
 
-// unlinkedLists serialise each AG's unlinked list: an inode goes on it when
-// its last link goes and stays there until inactivation frees it, all under
-// this mutex, so the list never holds more than the inode being freed.
-// (Per-CPU background inactivation will replace this with the kernel's
-// full list handling.)
-type unlinkedLists struct {
-	mu  sync.Mutex
-	ags map[format.AgNumber]*sync.Mutex
-}
-
-func (w *writeState) unlinked(ag format.AgNumber) *sync.Mutex {
-	w.unlinkedLists.mu.Lock()
-	defer w.unlinkedLists.mu.Unlock()
-	if w.unlinkedLists.ags == nil {
-		w.unlinkedLists.ags = make(map[format.AgNumber]*sync.Mutex)
-	}
-	m, ok := w.unlinkedLists.ags[ag]
-	if !ok {
-		m = &sync.Mutex{}
-		w.unlinkedLists.ags[ag] = m
-	}
-	return m
-}
-
-// iunlink puts an inode with no links at the head of its AGI bucket.
+// iunlink puts an inode with no links on its AG's unlinked list.
 func (t *txn) iunlink(c *inodeChange) error {
-	ag, agino := t.v.geo.InoToAg(c.ino)
-	a, err := t.readAgi(ag)
+	next, err := t.ialloc.PushUnlinked(c.ino)
 	if err != nil {
 		return err
 	}
-	bucket := agino % format.AgiUnlinkedBuckets
-	c.core.NextUnlinked = a.h.Unlinked[bucket]
-	a.h.Unlinked[bucket] = agino
-	a.log()
+	c.core.NextUnlinked = next
 	return nil
 }
 
-// iunlinkRemove takes an inode off its bucket; it must be the head (see
-// unlinkedLists).
+// iunlinkRemove takes an inode off its AG's unlinked list.
 func (t *txn) iunlinkRemove(c *inodeChange) error {
-	ag, agino := t.v.geo.InoToAg(c.ino)
-	a, err := t.readAgi(ag)
-	if err != nil {
+	if err := t.ialloc.RemoveUnlinked(c.ino, c.core.NextUnlinked); err != nil {
 		return err
 	}
-	bucket := agino % format.AgiUnlinkedBuckets
-	if a.h.Unlinked[bucket] != agino {
-		return format.Corrupt("AGI", fmt.Sprintf("AG %d", ag), "unlinked bucket %d starts at %d, not inode %d", bucket, a.h.Unlinked[bucket], c.ino)
-	}
-	a.h.Unlinked[bucket] = c.core.NextUnlinked
 	c.core.NextUnlinked = format.NullAgIno
-	a.log()
 	return nil
 }
 
@@ -427,7 +381,7 @@ func (v *Volume) inactivateStep(t *txn, h *inodeHandle, ino format.Ino) (more bo
 			}
 		}
 		c.core.NBlocks -= blocks
-		if err := t.freeExtents(removed); err != nil {
+		if err := t.alloc.FreeExtents(removed); err != nil {
 			return false, err
 		}
 		if err := c.setMapping(f, ext[:len(ext)-n]); err != nil {
@@ -438,9 +392,9 @@ func (v *Volume) inactivateStep(t *txn, h *inodeHandle, ino format.Ino) (more bo
 	if err := t.iunlinkRemove(c); err != nil {
 		return false, err
 	}
-	*c.core = *v.freeInodeCore(ino)
+	*c.core = *ialloc.FreeInodeCore(&v.geo, ino)
 	clear(c.raw[format.InodeCoreSize:])
-	if err := t.releaseInode(ino); err != nil {
+	if err := t.ialloc.Free(ino); err != nil {
 		return false, err
 	}
 	return false, nil

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -74,11 +73,11 @@ func (v *Volume) finishIntents() error {
 		freed, skipped = 0, 0
 		for _, e := range exts {
 			ag, bno := v.geo.FsbToAg(e.Start)
-			a, err := t.readAgf(ag)
+			a, err := t.alloc.Lock(ag)
 			if err != nil {
 				return err
 			}
-			free, err := a.overlapsFree(bno, e.Len)
+			free, err := a.OverlapsFree(bno, e.Len)
 			if err != nil {
 				return err
 			}
@@ -86,7 +85,7 @@ func (v *Volume) finishIntents() error {
 				skipped++
 				continue
 			}
-			if err := t.freeExtents([]format.Extent{{StartBlock: e.Start, BlockCount: uint64(e.Len)}}); err != nil {
+			if err := t.alloc.FreeExtents([]format.Extent{{StartBlock: e.Start, BlockCount: uint64(e.Len)}}); err != nil {
 				return fmt.Errorf("free extent %d+%d of an unfinished intent: %w", e.Start, e.Len, err)
 			}
 			freed++
@@ -102,27 +101,6 @@ func (v *Volume) finishIntents() error {
 	return nil
 }
 
-// overlapsFree reports whether any of [bno, bno+n) is in the bnobt.
-func (a *agfCtx) overlapsFree(bno format.AgBlock, n uint32) (bool, error) {
-	end := uint64(bno) + uint64(n)
-	key := encodeAlloc(format.AllocRec{StartBlock: bno})
-	c := a.tree(format.BtBno).NewCursor()
-	ok, err := c.Lookup(btree.LE, key)
-	if err != nil {
-		return false, err
-	}
-	if ok {
-		if l := decodeAlloc(c); uint64(l.StartBlock)+uint64(l.BlockCount) > uint64(bno) {
-			return true, nil
-		}
-	}
-	c = a.tree(format.BtBno).NewCursor()
-	if ok, err = c.Lookup(btree.GE, key); err != nil {
-		return false, err
-	}
-	return ok && uint64(decodeAlloc(c).StartBlock) < end, nil
-}
-
 // freeUnlinked finishes the unfinished intents first (as the kernel does),
 // then inactivates every inode left on an AGI unlinked list: their last
 // link went before the crash, their blocks and the inode itself were still
@@ -134,11 +112,10 @@ func (v *Volume) freeUnlinked() error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		for bucket := 0; bucket < format.AgiUnlinkedBuckets; bucket++ {
 			for guard := 0; ; guard++ {
-				agi, err := v.agiCommitted(ag)
+				agino, err := v.w.inodes.UnlinkedHead(ag, bucket)
 				if err != nil {
 					return err
 				}
-				agino := agi.Unlinked[bucket]
 				if agino == format.NullAgIno {
 					break
 				}
@@ -159,24 +136,8 @@ func (v *Volume) freeUnlinked() error {
 func (v *Volume) freeUnlinkedInode(ag format.AgNumber, ino format.Ino) error {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	ul := v.w.unlinked(ag)
+	ul := v.w.inodes.UnlinkedLock(ag)
 	ul.Lock()
 	defer ul.Unlock()
 	return v.inactivate(h, ino)
-}
-
-// agiCommitted reads an AGI through the buffer cache (the device may lag
-// behind it).
-func (v *Volume) agiCommitted(ag format.AgNumber) (*format.Agi, error) {
-	t, err := v.begin(0)
-	if err != nil {
-		return nil, err
-	}
-	defer t.Cancel()
-	a, err := t.readAgi(ag)
-	if err != nil {
-		return nil, err
-	}
-	h := *a.h
-	return &h, nil
 }

@@ -89,7 +89,7 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 	}
 	if dst != 0 {
 		ag, _ := v.geo.InoToAg(dst)
-		ul := v.w.unlinked(ag)
+		ul := v.w.inodes.UnlinkedLock(ag)
 		ul.Lock()
 		defer ul.Unlock()
 	}

@@ -1,10 +1,11 @@
 package xfs
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 )
 
 // Stat describes an inode.
@@ -82,17 +83,14 @@ func (v *Volume) Statfs() (Statfs, error) {
 	g := &v.geo
 	s := Statfs{BlockSize: g.BlockSize, Blocks: g.DBlocks, LogBlocks: uint64(v.sb.LogBlocks),
 		SbFreeBlocks: v.sb.FDBlocks, AgCount: g.AgCount}
-	if v.sb.IMaxPct != 0 {
-		s.MaxInodes = g.DBlocks * uint64(v.sb.IMaxPct) / 100 << g.InoPBLog
-	}
-	sector := make([]byte, g.SectSize)
+	s.MaxInodes = ialloc.MaxInodes(g, v.sb.IMaxPct)
 	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
-		agf, err := v.readAgf(ag, sector)
+		agf, err := alloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
 			return Statfs{}, err
 		}
 		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
-		agi, err := v.readAgi(ag, sector)
+		agi, err := ialloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
 			return Statfs{}, err
 		}
@@ -100,22 +98,4 @@ func (v *Volume) Statfs() (Statfs, error) {
 		s.FreeInodes += uint64(agi.FreeCount)
 	}
 	return s, nil
-}
-
-func (v *Volume) readAgf(ag format.AgNumber, sector []byte) (*format.Agf, error) {
-	d := v.geo.AgHeaderDaddr(ag, 1)
-	if err := v.readAt(sector, d); err != nil {
-		return nil, err
-	}
-	agf, err := format.VerifyAgf(&v.geo, ag, sector)
-	return agf, format.Located(err, fmt.Sprintf("AG %d (daddr %d)", ag, d))
-}
-
-func (v *Volume) readAgi(ag format.AgNumber, sector []byte) (*format.Agi, error) {
-	d := v.geo.AgHeaderDaddr(ag, 2)
-	if err := v.readAt(sector, d); err != nil {
-		return nil, err
-	}
-	agi, err := format.VerifyAgi(&v.geo, ag, sector)
-	return agi, format.Located(err, fmt.Sprintf("AG %d (daddr %d)", ag, d))
 }

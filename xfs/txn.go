@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
@@ -15,8 +17,8 @@ type txn struct {
 	*trans.Tx
 	v      *Volume
 	inodes map[format.Ino]*inodeChange
-	agfs   map[format.AgNumber]*agfCtx // AG headers this transaction holds
-	agis   map[format.AgNumber]*agiCtx
+	alloc  *alloc.Tx  // the AGFs this transaction holds
+	ialloc *ialloc.Tx // the AGIs this transaction holds
 	// res is the number of blocks reserved from the free count; used is
 	// how many of them allocations have consumed. The rest goes back at
 	// the end.
@@ -45,7 +47,7 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 			}
 			// Like the kernel's remove with no reservation: go ahead
 			// and take blocks one by one if a change turns out to need
-			// any (useBlocks).
+			// any (UseBlocks).
 			blocks = 0
 		}
 	}
@@ -54,8 +56,9 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 		v.unreserveBlocks(blocks)
 		return nil, err
 	}
-	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing,
-		agfs: make(map[format.AgNumber]*agfCtx), agis: make(map[format.AgNumber]*agiCtx)}
+	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing}
+	t.alloc = v.w.space.Begin(tx, t)
+	t.ialloc = v.w.inodes.Begin(t.alloc)
 	tx.OnPrepare(t.flushInodes)
 	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
 	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
@@ -66,8 +69,8 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 // did: a bug in the reservation arithmetic, never a full volume.
 var errReservation = errors.New("xfs: internal error: transaction block reservation exceeded")
 
-// useBlocks accounts n allocated blocks against the reservation.
-func (t *txn) useBlocks(n int64) error {
+// UseBlocks accounts n allocated blocks against the reservation.
+func (t *txn) UseBlocks(n int64) error {
 	if t.used+n > t.res && t.freeing {
 		if err := t.v.reserveBlocksFloor(t.used+n-t.res, true); err != nil {
 			return err
@@ -81,12 +84,8 @@ func (t *txn) useBlocks(n int64) error {
 	return nil
 }
 
-// freeBlocks returns n freed blocks to the free count when t commits.
-func (t *txn) freeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
-
-// inodeBufOps describe a block of inodes: every slot must look like a v3
-// inode (each inode's own CRC is checked when it is read).
-var inodeBufOps = &trans.Ops{Name: "inode block"}
+// FreeBlocks returns n freed blocks to the free count when t commits.
+func (t *txn) FreeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
 
 // inodeChange is a transaction's private copy of an inode it changes. The
 // caller holds the inode's lock exclusively for the transaction's life.
@@ -150,7 +149,7 @@ func (c *inodeChange) flush() error {
 	ag, agino := g.InoToAg(c.ino)
 	bno, slot := g.AgInoToAgBlock(agino)
 	daddr := g.AgbToDaddr(ag, bno)
-	b, err := c.t.Read(daddr, g.BlockSize, inodeBufOps)
+	b, err := c.t.Read(daddr, g.BlockSize, ialloc.BufOps)
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,3 @@
-// Package xfs is the engine: it reads (and, with the write path, changes)
-// an XFS v5 filesystem held in a volume file or block device, speaking in
-// inodes and names. It never mounts anything; on-disk bytes are decoded by
-// xfs/format and checked on every read.
-//
-//	Volume ──> inode cache ──> forks (local | extents | btree) ──> device
-//	   │                         ├─ directories (short form, block, leaf, node)
-//	   │                         └─ xattrs (short form, leaf, node, remote)
-//	   └──> AG headers (df), log (clean check)
-//
-// A Volume is safe for use by many goroutines.
 package xfs
 
 import (
@@ -18,6 +7,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
@@ -220,6 +210,25 @@ func (v *Volume) readMeta(b []byte, off int64) error {
 	}
 	_, err := v.dev.ReadAt(b, off)
 	return err
+}
+
+// readCommitted returns the committed content of a metadata block outside
+// any transaction, verified with ops: through the buffer cache of a
+// writable volume, from the device of a read-only one.
+func (v *Volume) readCommitted(d format.Daddr, size int, ops *trans.Ops) ([]byte, error) {
+	if v.w != nil {
+		return v.w.cache.Read(d, size, ops)
+	}
+	b := make([]byte, size)
+	if _, err := v.dev.ReadAt(b, format.DaddrToByte(d)); err != nil {
+		return nil, err
+	}
+	if ops != nil && ops.Verify != nil {
+		if err := ops.Verify(b, d); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // readFsb reads n filesystem blocks starting at fsb.

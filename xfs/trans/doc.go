@@ -9,9 +9,8 @@
 //	Tx.Cancel ──> drop the copies; nothing ever happened
 //
 // A transaction locks every buffer it touches until it commits or cancels,
-// so callers must take buffers in the documented lock order (AGI before
-// AGF, lower AG before higher, inode cluster buffers before the AG headers
-// they lead to). Committed buffer contents are immutable slices swapped in
+// so callers must take buffers in the engine's lock order (lock order: see
+// package xfs doc). Committed buffer contents are immutable slices swapped in
 // atomically, so lock-free readers always see a whole committed block.
 //
 // With a log (SetLog), Commit queues the transaction while it still holds

@@ -1,9 +1,8 @@
-package xfs
+package alloc
 
 import (
 	"errors"
 	"math/rand"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -12,45 +11,16 @@ import (
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
-func newRWVolume(t *testing.T, size int64, o mkfs.Options) (*Volume, string) {
-	t.Helper()
-	img := filepath.Join(t.TempDir(), "vol.img")
-	o.Size = size
-	if _, err := mkfs.Format(img, o); err != nil {
-		t.Fatal(err)
-	}
-	v, err := Open(img, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v, img
-}
-
-// lockAgf starts a transaction and locks AG ag's AGF in it.
-func lockAgf(t *testing.T, v *Volume, ag format.AgNumber) *agfCtx {
-	t.Helper()
-	tx, err := v.begin(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := tx.readAgf(ag)
-	if err != nil {
-		tx.Cancel()
-		t.Fatal(err)
-	}
-	return a
-}
-
 // checkAG verifies both free-space trees of an AG against each other and
 // against the AGF counters, and returns the free extents.
-func checkAG(t *testing.T, v *Volume, ag format.AgNumber) []format.AllocRec {
+func checkAG(t *testing.T, h *harness, ag format.AgNumber) []format.AllocRec {
 	t.Helper()
-	a := lockAgf(t, v, ag)
+	a := h.lock(ag)
 	defer a.t.Cancel()
 	var byBno, byCnt []format.AllocRec
 	blocks := 0
 	for which, out := range map[int]*[]format.AllocRec{format.BtBno: &byBno, format.BtCnt: &byCnt} {
-		st, err := a.tree(which).Check(func(rec []byte) error {
+		st, err := a.Tree(which).Check(func(rec []byte) error {
 			*out = append(*out, format.DecodeAllocRec(rec))
 			return nil
 		})
@@ -81,15 +51,15 @@ func checkAG(t *testing.T, v *Volume, ag format.AgNumber) []format.AllocRec {
 	return byBno
 }
 
-func agfLevels(t *testing.T, v *Volume, ag format.AgNumber) [2]uint32 {
-	a := lockAgf(t, v, ag)
+func agfLevels(h *harness, ag format.AgNumber) [2]uint32 {
+	a := h.lock(ag)
 	defer a.t.Cancel()
 	return [2]uint32{a.h.Levels[format.BtBno], a.h.Levels[format.BtCnt]}
 }
 
 // agTotalFree is what the AG contributes to sb_fdblocks.
-func agTotalFree(t *testing.T, v *Volume, ag format.AgNumber) uint32 {
-	a := lockAgf(t, v, ag)
+func agTotalFree(h *harness, ag format.AgNumber) uint32 {
+	a := h.lock(ag)
 	defer a.t.Cancel()
 	return a.h.FreeBlks + a.h.FlCount + a.h.BtreeBlks
 }
@@ -111,13 +81,13 @@ type agExtent struct {
 }
 
 func allocatorModel(t *testing.T, blockSize int, seed int64) {
-	v, img := newRWVolume(t, 256<<20, mkfs.Options{BlockSize: blockSize})
+	h := newHarness(t, 256<<20, mkfs.Options{BlockSize: blockSize})
 	const ag = 1
-	before := agTotalFree(t, v, ag)
+	before := agTotalFree(h, ag)
 	rng := rand.New(rand.NewSource(seed))
 	held := map[agExtent]bool{}
 	for round := 0; round < 1200; round++ {
-		a := lockAgf(t, v, ag)
+		a := h.lock(ag)
 		tx := a.t
 		next := make(map[agExtent]bool, len(held))
 		for e := range held {
@@ -126,7 +96,7 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 		for op := 0; op < 1+rng.Intn(8); op++ {
 			if len(next) > 0 && rng.Intn(3) == 0 {
 				for e := range next {
-					if err := a.freeExtent(e.bno, e.n, true); err != nil {
+					if err := a.Free(e.bno, e.n); err != nil {
 						t.Fatalf("bs %d seed %d round %d free %v: %v", blockSize, seed, round, e, err)
 					}
 					delete(next, e)
@@ -134,21 +104,21 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 				}
 				continue
 			}
-			r := allocReq{minLen: 1, maxLen: uint32(1 + rng.Intn(64))}
+			r := Request{MinLen: 1, MaxLen: uint32(1 + rng.Intn(64))}
 			if rng.Intn(2) == 0 {
-				r.goal = format.AgBlock(1 + rng.Intn(int(v.geo.AgBlocks)-1))
+				r.Goal = format.AgBlock(1 + rng.Intn(int(h.geo.AgBlocks)-1))
 			}
 			if rng.Intn(5) == 0 {
-				r.align = 8
+				r.Align = 8
 			}
-			bno, n, err := a.alloc(r)
-			if errors.Is(err, errBusyOnly) {
+			bno, n, err := a.Alloc(r)
+			if errors.Is(err, ErrBusyOnly) {
 				continue
 			}
 			if err != nil {
 				t.Fatalf("bs %d seed %d round %d alloc %+v: %v", blockSize, seed, round, r, err)
 			}
-			if r.align > 1 && bno%8 != 0 {
+			if r.Align > 1 && bno%8 != 0 {
 				t.Fatalf("aligned allocation at %d", bno)
 			}
 			for e := range next {
@@ -167,36 +137,32 @@ func allocatorModel(t *testing.T, blockSize int, seed int64) {
 		}
 		held = next
 		if round%40 == 0 {
-			checkAG(t, v, ag)
+			checkAG(t, h, ag)
 			if rng.Intn(2) == 0 {
-				if err := v.Sync(); err != nil {
-					t.Fatal(err)
-				}
+				h.sync()
 			}
 		}
 	}
-	recs := checkAG(t, v, ag)
-	maxLevel := agfLevels(t, v, ag)
+	recs := checkAG(t, h, ag)
+	maxLevel := agfLevels(h, ag)
 	t.Logf("bs %d seed %d: %d free extents at the end, tree heights %v", blockSize, seed, len(recs), maxLevel)
 	if blockSize == 1024 && maxLevel[0] < 2 {
 		t.Errorf("the test never split the free-space trees")
 	}
-	a := lockAgf(t, v, ag)
+	a := h.lock(ag)
 	for e := range held {
-		if err := a.freeExtent(e.bno, e.n, true); err != nil {
+		if err := a.Free(e.bno, e.n); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := a.t.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	checkAG(t, v, ag)
-	if after := agTotalFree(t, v, ag); after != before {
+	checkAG(t, h, ag)
+	if after := agTotalFree(h, ag); after != before {
 		t.Fatalf("AG free total %d after freeing everything, %d before", after, before)
 	}
-	if err := v.Close(); err != nil {
-		t.Fatal(err)
-	}
+	h.sync()
 	oracle.Require(t, oracle.ToolRepair)
-	oracle.Repair(t, img)
+	oracle.Repair(t, h.Path)
 }

@@ -1,4 +1,4 @@
-package xfs
+package alloc
 
 import (
 	"github.com/xfs3/xfs3/xfs/btree"
@@ -16,46 +16,53 @@ type treeBlock struct {
 func (b *treeBlock) Ptr() uint64   { return b.ptr }
 func (b *treeBlock) Bytes() []byte { return b.data }
 
-// treeStore gives a btree the blocks of one tree through a transaction.
-// Where new blocks come from is the allocator's business: alloc and free
-// are supplied per tree (the AGFL for free-space trees, the AG's free
-// space for inode trees, free space near the inode for the bmbt).
-type treeStore struct {
-	t     *txn
+// store gives a btree the blocks of one tree through a transaction.
+type store struct {
+	tx    *trans.Tx
+	ops   *trans.Ops
 	tree  *btree.Tree
+	size  int
 	alloc func(near uint64) (uint64, error)
 	free  func(ptr uint64) error
 }
 
-func (s *treeStore) Read(ptr uint64) (btree.Block, error) {
+// NewStore returns the block store of tree inside transaction tx. Where
+// new blocks come from is the owner's business: alloc and free are
+// supplied per tree (the AGFL for free-space trees, the AG's free space
+// for inode trees, free space near the inode for the bmbt).
+func NewStore(tx *trans.Tx, s *Space, tree *btree.Tree, alloc func(near uint64) (uint64, error), free func(ptr uint64) error) btree.Store {
+	return &store{tx: tx, ops: s.TreeOps(tree), tree: tree, size: s.geo.BlockSize, alloc: alloc, free: free}
+}
+
+func (s *store) Read(ptr uint64) (btree.Block, error) {
 	d := s.tree.Daddr(ptr)
-	b, err := s.t.Read(d, s.t.v.geo.BlockSize, s.t.v.treeOps(s.tree, ptr))
+	b, err := s.tx.Read(d, s.size, s.ops)
 	if err != nil {
 		return nil, err
 	}
 	return &treeBlock{ptr: ptr, daddr: d, data: b}, nil
 }
 
-func (s *treeStore) Alloc(near uint64) (btree.Block, error) {
+func (s *store) Alloc(near uint64) (btree.Block, error) {
 	ptr, err := s.alloc(near)
 	if err != nil {
 		return nil, err
 	}
 	d := s.tree.Daddr(ptr)
-	b, err := s.t.Get(d, s.t.v.geo.BlockSize, s.t.v.treeOps(s.tree, ptr))
+	b, err := s.tx.Get(d, s.size, s.ops)
 	if err != nil {
 		return nil, err
 	}
 	return &treeBlock{ptr: ptr, daddr: d, data: b}, nil
 }
 
-func (s *treeStore) Free(b btree.Block) error {
+func (s *store) Free(b btree.Block) error {
 	tb := b.(*treeBlock)
-	s.t.Forget(tb.daddr)
+	s.tx.Forget(tb.daddr)
 	return s.free(tb.ptr)
 }
 
-func (s *treeStore) Dirty(b btree.Block) { s.t.Dirty(b.(*treeBlock).daddr) }
+func (s *store) Dirty(b btree.Block) { s.tx.Dirty(b.(*treeBlock).daddr) }
 
 // treeOpsKey names the verifier of one tree's blocks: the kind and the
 // owner decide what a valid block looks like.
@@ -65,11 +72,12 @@ type treeOpsKey struct {
 	owner format.Ino
 }
 
-// treeOps returns buffer ops that verify a block of tree on read and set
-// its CRC on write.
-func (v *Volume) treeOps(tree *btree.Tree, _ uint64) *trans.Ops {
+// TreeOps returns buffer ops that verify a block of tree on read and set
+// its CRC on write; one value per tree kind and owner, so the cache sees
+// the same ops for a block whoever reads it.
+func (s *Space) TreeOps(tree *btree.Tree) *trans.Ops {
 	key := treeOpsKey{tree.Kind, tree.AG, tree.Ino}
-	if ops, ok := v.w.treeOps.Load(key); ok {
+	if ops, ok := s.treeOps.Load(key); ok {
 		return ops.(*trans.Ops)
 	}
 	kind, geo, ag, ino := tree.Kind, tree.Geo, tree.AG, tree.Ino
@@ -81,7 +89,7 @@ func (v *Volume) treeOps(tree *btree.Tree, _ uint64) *trans.Ops {
 		},
 		Finish: func(b []byte) { kind.Finalize(b, 0) },
 	}
-	actual, _ := v.w.treeOps.LoadOrStore(key, ops)
+	actual, _ := s.treeOps.LoadOrStore(key, ops)
 	return actual.(*trans.Ops)
 }
 

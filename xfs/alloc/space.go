@@ -1,0 +1,162 @@
+package alloc
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// ErrBusyOnly says an AG has room, but only in extents freed by commits
+// that are not durable yet.
+var ErrBusyOnly = errors.New("free space is busy")
+
+// Space is the allocator's state for one writable volume.
+type Space struct {
+	geo       *format.Geometry // immutable
+	busy      *trans.Busy      // has its own lock
+	maxLevels uint32           // tallest a free-space tree can get; immutable
+	treeOps   sync.Map         // treeOpsKey -> *trans.Ops; safe for concurrent use
+}
+
+// NewSpace returns the allocator of a volume whose transactions record
+// freed extents in busy.
+func NewSpace(geo *format.Geometry, busy *trans.Busy) *Space {
+	return &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo)}
+}
+
+// maxLevels is the tallest a free-space tree can get in an AG.
+func maxLevels(g *format.Geometry) uint32 {
+	leafMin := uint64(format.BnobtShape.MaxRecs(g.BlockSize, true) / 2)
+	nodeMin := uint64(format.BnobtShape.MaxRecs(g.BlockSize, false) / 2)
+	recs := (uint64(g.AgBlocks) + 1) / 2
+	blocks := (recs + leafMin - 1) / leafMin
+	levels := uint32(1)
+	for blocks > 1 {
+		blocks = (blocks + nodeMin - 1) / nodeMin
+		levels++
+	}
+	return levels
+}
+
+// Reservation is the engine transaction's block budget: allocations of
+// blocks leaving the free-space trees are charged to it, frees credited.
+type Reservation interface {
+	UseBlocks(n int64) error
+	FreeBlocks(n int64)
+}
+
+// Tx is one transaction's view of free space. It is used by the
+// transaction's goroutine only.
+type Tx struct {
+	*trans.Tx
+	Space *Space
+	res   Reservation
+	agfs  map[format.AgNumber]*AG // the AGFs the transaction holds
+}
+
+// Begin starts the allocator's view of transaction tx.
+func (s *Space) Begin(tx *trans.Tx, res Reservation) *Tx {
+	return &Tx{Tx: tx, Space: s, res: res, agfs: make(map[format.AgNumber]*AG)}
+}
+
+// Geo returns the volume's geometry.
+func (t *Tx) Geo() *format.Geometry { return t.Space.geo }
+
+// Use charges n blocks to the transaction's reservation.
+func (t *Tx) Use(n int64) error { return t.res.UseBlocks(n) }
+
+// Freed credits n blocks to the free count when the transaction commits.
+func (t *Tx) Freed(n int64) { t.res.FreeBlocks(n) }
+
+// AllocBlocks allocates between minLen and maxLen blocks anywhere, trying
+// the goal's AG first; other AGs are tried without waiting, or waited for
+// only above every AGF held (lock order: see package xfs doc).
+func (t *Tx) AllocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint32) (format.FsBlock, uint32, error) {
+	g := t.Geo()
+	startAG, goalBno := g.FsbToAg(goal)
+	if !g.ValidFsb(goal) {
+		startAG, goalBno = 0, 0
+	}
+	busy := false
+	for pass := 0; pass < 2; pass++ {
+		for i := uint32(0); i < g.AgCount; i++ {
+			ag := format.AgNumber((uint32(startAG) + i) % g.AgCount)
+			var a *AG
+			if pass == 0 {
+				var ok bool
+				var err error
+				if a, ok, err = t.TryLock(ag); err != nil {
+					return 0, 0, err
+				} else if !ok {
+					continue
+				}
+			} else {
+				if _, held := t.agfs[ag]; !held && ag < t.highest() {
+					continue
+				}
+				var err error
+				if a, err = t.Lock(ag); err != nil {
+					return 0, 0, err
+				}
+			}
+			if a.h.Longest < minLen+align {
+				continue
+			}
+			r := Request{MinLen: minLen, MaxLen: maxLen, Align: align}
+			if ag == startAG {
+				r.Goal = goalBno
+			}
+			bno, n, err := a.Alloc(r)
+			if errors.Is(err, ErrBusyOnly) {
+				busy = true
+				continue
+			}
+			if errors.Is(err, format.ErrNoSpace) {
+				continue
+			}
+			if err != nil {
+				return 0, 0, err
+			}
+			if err := t.Use(int64(n)); err != nil {
+				return 0, 0, err
+			}
+			return g.AgToFsb(ag, bno), n, nil
+		}
+	}
+	if busy {
+		return 0, 0, ErrBusyOnly
+	}
+	return 0, 0, fmt.Errorf("%w: no free extent of %d blocks", format.ErrNoSpace, minLen)
+}
+
+// highest is the highest AG whose AGF the transaction holds.
+func (t *Tx) highest() format.AgNumber {
+	var hi format.AgNumber
+	for ag := range t.agfs {
+		hi = max(hi, ag)
+	}
+	return hi
+}
+
+// FreeExtents frees extents of any AGs, taking AGFs in ascending order.
+func (t *Tx) FreeExtents(exts []format.Extent) error {
+	g := t.Geo()
+	sorted := append([]format.Extent(nil), exts...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].StartBlock < sorted[j].StartBlock })
+	for _, e := range sorted {
+		ag, bno := g.FsbToAg(e.StartBlock)
+		a, err := t.Lock(ag)
+		if err != nil {
+			return err
+		}
+		if err := a.Free(bno, uint32(e.BlockCount)); err != nil {
+			return err
+		}
+		t.Freed(int64(e.BlockCount))
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package xfs is the engine: it reads and changes an XFS v5 filesystem
+// held in a volume file or block device, speaking in inodes and names. It
+// never mounts anything; on-disk bytes are decoded by the package that
+// owns their structure and checked on every read. The root keeps the
+// public API (Volume), the inode cache and the transaction glue (txn:
+// inodes changed, block reservation); every on-disk structure has one
+// owning package below it.
+//
+//	xfs (Volume, inode cache, txn, forks and bmap, namespace ops)
+//	 ├─> dir, attr ──> dabtree ─┐  directories, xattrs, their da-btree
+//	 │                  fork ───┤  fork.Reader/Writer: blocks of a fork
+//	 ├─> ialloc ──> alloc ──────┤  AGI, inode chunks, unlinked lists;
+//	 │                          │  AGF, AGFL, free-space trees
+//	 ├─> btree ─────────────────┤  generic B+tree cursor
+//	 ├─> trans ──> xlog, dev ───┤  buffer cache, transactions, the log
+//	 └─────────────────────────>format  on-disk layouts, CRCs, verifiers,
+//	                                     error kinds
+//	(mkfs builds volumes on format and dev; integration/layers_test.go
+//	enforces who may import whom.)
+//
+// A Volume is safe for use by many goroutines.
+//
+// # Lock order
+//
+// This is the one place the lock order is written; everything else links
+// here.
+//
+//	Taken top to bottom, never upwards:
+//
+//	1. writeState.renameMu: cross-directory renames only.
+//	2. Inode locks (inodeHandle.lock): directories before the inodes they
+//	   name; two directories, or two inodes of one kind (AppendExtents),
+//	   lower inode number first. Every inode lock is taken before the
+//	   transaction starts: a transaction never waits for an inode lock.
+//	3. An AG's unlinked-list mutex (ialloc.Inodes.UnlinkedLock), by the
+//	   callers that may put an inode on the list or take it off.
+//	4. Buffers, which a transaction holds until it commits or cancels:
+//	   a. AGIs before any AGF (an inode's AGI first, then the AGF of the
+//	      same AG for its chunk and inode-tree blocks, or any AG's AGF for
+//	      the directory and file blocks that follow). A transaction holds
+//	      one AGI: inode allocation picks its AG from committed headers
+//	      without locking any, and fails rather than move to a second AGI
+//	      once it holds an AGF.
+//	   b. AGFs in ascending AG order. An allocation may try any AG, but
+//	      without waiting (TryLock); it waits only for AGs above every AGF
+//	      it holds. Frees sort their extents and run before the
+//	      allocations of the same change where they can.
+//	   c. Blocks reached only through a held lock need no order of their
+//	      own: AGFL and free-space tree blocks (under their AGF), inode
+//	      tree blocks (under their AGI), directory, xattr and bmbt blocks
+//	      (under their inode's lock; freed blocks stay busy, so no other
+//	      owner can reach them before the free is durable).
+//	   d. Inode cluster buffers last: a transaction locks them only while
+//	      its commit copies inodes into them, in address order, after every
+//	      AG header it holds. Allocation reads a free inode without locking
+//	      its buffer; a new chunk's blocks are fresh and nobody else's.
+//	5. Leaves, held briefly and never while waiting for anything above:
+//	   inodeCache.mu, writeState.sbMu, the buffer cache's and log's
+//	   internal mutexes, trans.Busy, the allocators' maps.
+package xfs

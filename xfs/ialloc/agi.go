@@ -1,0 +1,204 @@
+package ialloc
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/xfs3/xfs3/xfs/alloc"
+	"github.com/xfs3/xfs3/xfs/btree"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// Inodes is the inode allocator of one writable volume.
+type Inodes struct {
+	geo     *format.Geometry // immutable
+	read    alloc.Reader     // committed headers, for choosing an AG
+	alignMt uint32           // sb_inoalignmt; immutable
+	limit   uint64           // the imax_pct limit in inodes (0: none); immutable
+	// icount and ifree are the volume's in-core superblock counters,
+	// updated when a transaction commits.
+	icount, ifree *atomic.Int64
+
+	// dirRotor spreads new directories across AGs; per volume, so that
+	// a volume's layout does not depend on what else the process did.
+	dirRotor atomic.Uint32
+
+	unlinkedMu sync.Mutex                      // guards unlinked
+	unlinked   map[format.AgNumber]*sync.Mutex // see UnlinkedLock
+}
+
+// New returns the inode allocator of the volume whose superblock is sb.
+// icount and ifree are the in-core counters it keeps up to date.
+func New(g *format.Geometry, sb *format.Superblock, read alloc.Reader, icount, ifree *atomic.Int64) *Inodes {
+	return &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
+		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*sync.Mutex)}
+}
+
+// MaxInodes is the imax_pct limit in inodes (0: none).
+func MaxInodes(g *format.Geometry, imaxPct uint8) uint64 {
+	if imaxPct == 0 {
+		return 0
+	}
+	return g.DBlocks * uint64(imaxPct) / 100 << g.InoPBLog
+}
+
+// Tx is one transaction's view of the inode allocator. It is used by the
+// transaction's goroutine only.
+type Tx struct {
+	*alloc.Tx
+	in   *Inodes
+	agis map[format.AgNumber]*AGI // the AGIs the transaction holds
+}
+
+// Begin starts the inode allocator's view of the transaction whose free
+// space view is t.
+func (in *Inodes) Begin(t *alloc.Tx) *Tx { return &Tx{Tx: t, in: in} }
+
+// AGI is a transaction's locked view of one AG's inode header. Every
+// field is owned by the transaction.
+type AGI struct {
+	t     *Tx
+	ag    format.AgNumber
+	daddr format.Daddr
+	buf   []byte      // the transaction's copy of the AGI sector
+	h     *format.Agi // decoded buf; log() encodes it back
+	agf   *alloc.AG   // the same AG's free space, locked on first need
+}
+
+// AgiOps verifies AG ag's AGI on read and sets its CRC on write.
+func AgiOps(g *format.Geometry, ag format.AgNumber) *trans.Ops {
+	return &trans.Ops{Name: "AGI", Finish: func(b []byte) { format.SetCRC(b, format.AgiCRCOff) },
+		Verify: func(b []byte, _ format.Daddr) error {
+			_, err := format.VerifyAgi(g, ag, b)
+			return err
+		}}
+}
+
+func locateAgi(err error, ag format.AgNumber, d format.Daddr) error {
+	return format.Located(err, fmt.Sprintf("AG %d AGI (daddr %d)", ag, d))
+}
+
+// Committed reads AG ag's AGI as last committed, without locking it: for
+// counters and hints that tolerate a change racing with them.
+func Committed(read alloc.Reader, g *format.Geometry, ag format.AgNumber) (*format.Agi, error) {
+	d := g.AgHeaderDaddr(ag, 2)
+	b, err := read(d, g.SectSize, AgiOps(g, ag))
+	if err != nil {
+		return nil, locateAgi(err, ag, d)
+	}
+	return format.DecodeAgi(b)
+}
+
+// Lock locks AG ag's AGI for the transaction (once; later calls return
+// the same view).
+func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
+	if a, ok := t.agis[ag]; ok {
+		return a, nil
+	}
+	g := t.Geo()
+	d := g.AgHeaderDaddr(ag, 2)
+	buf, err := t.Read(d, g.SectSize, AgiOps(g, ag))
+	if err != nil {
+		return nil, locateAgi(err, ag, d)
+	}
+	h, err := format.DecodeAgi(buf)
+	if err != nil {
+		return nil, err
+	}
+	a := &AGI{t: t, ag: ag, daddr: d, buf: buf, h: h}
+	if t.agis == nil {
+		t.agis = make(map[format.AgNumber]*AGI)
+	}
+	t.agis[ag] = a
+	return a, nil
+}
+
+func (a *AGI) log() {
+	a.h.Encode(a.buf)
+	a.t.Dirty(a.daddr)
+}
+
+// freeSpace locks the AG's AGF: after its AGI, as the lock order says.
+func (a *AGI) freeSpace() (*alloc.AG, error) {
+	if a.agf == nil {
+		agf, err := a.t.Tx.Lock(a.ag)
+		if err != nil {
+			return nil, err
+		}
+		a.agf = agf
+	}
+	return a.agf, nil
+}
+
+// Tree returns the inobt (free false) or the finobt (free true). Their
+// blocks are ordinary allocations from the AG, counted in agi_iblocks and
+// agi_fblocks.
+func (a *AGI) Tree(free bool) *btree.Tree {
+	kind, root, levels, count := btree.Inobt, &a.h.Root, &a.h.Level, &a.h.IBlocks
+	if free {
+		kind, root, levels, count = btree.Finobt, &a.h.FreeRoot, &a.h.FreeLevel, &a.h.FBlocks
+	}
+	g := a.t.Geo()
+	tr := &btree.Tree{Kind: kind, Geo: g, AG: a.ag, Root: uint64(*root), Levels: int(*levels)}
+	tr.Store = alloc.NewStore(a.t.Tx.Tx, a.t.Space, tr,
+		func(near uint64) (uint64, error) {
+			agf, err := a.freeSpace()
+			if err != nil {
+				return 0, err
+			}
+			bno, _, err := agf.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near)})
+			if err != nil {
+				return 0, err
+			}
+			if err := a.t.Use(1); err != nil {
+				return 0, err
+			}
+			if g.InobtCount {
+				*count++
+				a.log()
+			}
+			return uint64(bno), nil
+		},
+		func(ptr uint64) error {
+			agf, err := a.freeSpace()
+			if err != nil {
+				return err
+			}
+			if err := agf.Free(format.AgBlock(ptr), 1); err != nil {
+				return err
+			}
+			a.t.Freed(1)
+			if g.InobtCount {
+				*count--
+				a.log()
+			}
+			return nil
+		})
+	tr.RootChanged = func() {
+		*root, *levels = format.AgBlock(tr.Root), uint32(tr.Levels)
+		a.log()
+	}
+	return tr
+}
+
+// trees lists the inode trees to keep in step: the inobt, and the finobt
+// when the filesystem has one.
+func (a *AGI) trees() []bool {
+	if a.t.Geo().Finobt {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+func encodeRec(r format.InobtRec) []byte {
+	b := make([]byte, 16)
+	r.Encode(b)
+	return b
+}
+
+func decodeRec(c *btree.Cursor) format.InobtRec {
+	rec, _ := c.Get()
+	return format.DecodeInobtRec(rec)
+}
