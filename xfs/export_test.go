@@ -46,7 +46,11 @@ func checkDirFreeBlocks(t testing.TB, v *Volume, snap oracle.Snapshot) int {
 					if best == format.NullDirBest {
 						continue
 					}
-					_, hdr, err := v.readDirData(ip, ext, db)
+					data, daddr, err := v.readForkBlocks(ext, format.FileOff(db)*format.FileOff(per), per)
+					if err != nil {
+						t.Fatal(err)
+					}
+					hdr, err := format.VerifyDirDataBlock(&v.geo, data, daddr, ip.ino)
 					if err != nil {
 						t.Fatal(err)
 					}

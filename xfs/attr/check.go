@@ -107,16 +107,7 @@ func (c *checker) tree() error {
 				return c.errorf(d.no, "leaves and nodes mixed on one level")
 			}
 			// The engine's read path must accept every block too.
-			info, err := format.VerifyDaBlock(c.o.g, "attr block", d.b, d.daddr, c.o.owner, format.Attr3LeafMagic, format.Da3NodeMagic)
-			if err != nil {
-				return format.Located(err, fmt.Sprintf("attr block %d", d.no))
-			}
-			if isLeaf {
-				_, _, err = format.DecodeAttrLeaf(d.b)
-			} else {
-				_, err = format.DecodeDaNode(d.b, info)
-			}
-			if err != nil {
+			if err := c.o.ops.da.Verify(d.b, d.daddr); err != nil {
 				return format.Located(err, fmt.Sprintf("attr block %d", d.no))
 			}
 			what := "leaf"

@@ -62,7 +62,7 @@ func (o *op) newState(hash uint32, filter uint8, name []byte) *daState {
 }
 
 func (st *daState) corrupt(d *dablk, format_ string, args ...any) error {
-	return format.Corrupt("attr da btree", fmt.Sprintf("attr block %d", d.no), format_, args...)
+	return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", d.no), format_, args...)
 }
 
 // lookup is xfs_da3_node_lookup_int: descend from block 0 to the leaf
@@ -76,7 +76,7 @@ func (st *daState) lookup() (bool, error) {
 	st.path.active = 0
 	for depth := 0; ; depth++ {
 		if depth >= maxDepth {
-			return false, format.Corrupt("attr da btree", "", "deeper than %d levels", maxDepth)
+			return false, format.Corrupt(leafWhat, "", "deeper than %d levels", maxDepth)
 		}
 		d, err := o.read(no)
 		if err != nil {
@@ -113,7 +113,7 @@ func (st *daState) lookup() (bool, error) {
 		blk.index = probe
 		_, no = nodeEnt(d.b, probe)
 		if no == 0 {
-			return false, st.corrupt(d, "entry %d points back at the root", probe)
+			return false, st.corrupt(d, "level-%d node entry %d points back at the root", level, probe)
 		}
 	}
 	if expect > 0 {

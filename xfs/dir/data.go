@@ -433,4 +433,4 @@ func checkData(b dblock) error {
 	return nil
 }
 
-func dataWhere(db uint32) string { return fmt.Sprintf("dir data block %d", db) }
+func dataWhere(db uint32) string { return fmt.Sprintf("dir block %d", db) }
