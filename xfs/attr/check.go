@@ -56,9 +56,6 @@ func checkShort(in []byte) error {
 	if err := verifySF(in); err != nil {
 		return err
 	}
-	if _, err := format.DecodeSFAttrs(in); err != nil { // the engine's read path
-		return err
-	}
 	seen := map[string]bool{}
 	for _, e := range decodeSF(in[:sfTotsize(in)]) {
 		k := string(rune(e.flags)) + string(e.name)

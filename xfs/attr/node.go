@@ -3,6 +3,7 @@ package attr
 import (
 	"fmt"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -227,7 +228,7 @@ func (o *op) leafToNode() error {
 		return err
 	}
 	copy(nd.b, root.b)
-	setBlkno(nd.b, nd.daddr)
+	dabtree.SetBlkno(nd.b, nd.daddr)
 	last, _ := leafLastHash(nd.b)
 	initNode(root.b, o.g, root.daddr, o.owner, 1)
 	putNodeEnt(root.b, 0, last, nd.no)
@@ -235,12 +236,6 @@ func (o *op) leafToNode() error {
 	o.dirty(root)
 	o.dirty(nd)
 	return nil
-}
-
-func setBlkno(b []byte, daddr format.Daddr) {
-	info, _ := format.DecodeDaBlkinfo(b)
-	info.Blkno = daddr
-	info.Encode(b)
 }
 
 // split is xfs_da3_split: the leaf at the bottom of the path had no room
@@ -331,7 +326,7 @@ func (st *daState) rootSplit(blk1, blk2 *pathBlk) error {
 	n := nodeCount(old.b)
 	level := nodeLevel(old.b)
 	copy(nd.b, old.b[:nodeHdrSize+8*n])
-	setBlkno(nd.b, nd.daddr)
+	dabtree.SetBlkno(nd.b, nd.daddr)
 	o.dirty(nd)
 	blk1.d = nd
 
@@ -707,7 +702,7 @@ func (st *daState) rootJoin(root *pathBlk) error {
 		return err
 	}
 	copy(root.d.b, cd.b)
-	setBlkno(root.d.b, root.d.daddr)
+	dabtree.SetBlkno(root.d.b, root.d.daddr)
 	o.dirty(root.d)
 	return o.shrink(child)
 }

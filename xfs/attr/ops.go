@@ -185,8 +185,5 @@ func setBlkBack(b []byte, v uint32) {
 // node again (leaf to node, root split) the bytes past the new entries
 // keep what the block held before, and a new block is zero anyway.
 func initNode(b []byte, g *format.Geometry, daddr format.Daddr, owner format.Ino, level int) {
-	clear(b[:nodeHdrSize])
-	info := format.DaBlkinfo{Magic: format.Da3NodeMagic, Blkno: daddr, UUID: g.UUID, Owner: owner}
-	info.Encode(b)
-	binary.BigEndian.PutUint16(b[58:], uint16(level))
+	dabtree.InitNode(b, level, daddr, g.UUID, owner)
 }
