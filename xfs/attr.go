@@ -52,20 +52,16 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 		return nil, err
 	}
 	var out []Xattr
-	err = v.walkAttrs(ip, func(a format.Attr) error {
-		if a.Flags&format.AttrParent != 0 {
+	err = attr.List(attrReadFork{readFork{v, ip}}, func(ns uint8, name, value []byte) error {
+		if ns&format.AttrParent != 0 {
 			return nil
 		}
 		// Names are C strings to Linux: one holding a NUL byte (or none
 		// at all) is damage, not a name a caller could ask for.
-		if len(a.Name) == 0 || bytes.IndexByte(a.Name, 0) >= 0 {
-			return format.Corrupt("attribute", "", "name %q is empty or holds a NUL byte", a.Name)
+		if len(name) == 0 || bytes.IndexByte(name, 0) >= 0 {
+			return format.Corrupt("attribute", "", "name %q is empty or holds a NUL byte", name)
 		}
-		val, err := v.attrValue(ip, a)
-		if err != nil {
-			return err
-		}
-		out = append(out, Xattr{Namespace: a.Namespace(), Name: string(a.Name), Value: val})
+		out = append(out, Xattr{Namespace: format.NamespaceName(ns), Name: string(name), Value: bytes.Clone(value)})
 		return nil
 	})
 	if err != nil {
@@ -91,59 +87,4 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 		return nil, format.Located(xattrError(err), fmt.Sprintf("inode %d attr fork", ino))
 	}
 	return val, nil
-}
-
-// walkAttrs calls fn for every complete attribute of every format.
-func (v *Volume) walkAttrs(ip *inode, fn func(format.Attr) error) error {
-	if ip.core.ForkOff == 0 {
-		return nil
-	}
-	switch ip.core.AFormat {
-	case format.FmtLocal:
-		attrs, err := format.DecodeSFAttrs(ip.fork(AttrFork))
-		if err != nil {
-			return err
-		}
-		for _, a := range attrs {
-			if err := fn(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	case format.FmtExtents, format.FmtBtree:
-	default:
-		return format.Corrupt("inode", "", "attr fork format %d", ip.core.AFormat)
-	}
-	ext, err := v.extents(ip, AttrFork)
-	if err != nil || len(ext) == 0 {
-		return err // an empty extents fork holds no attributes
-	}
-	t := &daTree{v: v, ext: ext, fsbs: 1, owner: ip.ino, what: "attr3 leaf", leafMagics: []uint16{format.Attr3LeafMagic}}
-	return t.leaves(0, func(da uint32, b []byte, _ *format.DaBlkinfo) error {
-		attrs, _, err := format.DecodeAttrLeaf(b)
-		if err != nil {
-			return format.Located(err, fmt.Sprintf("attr block %d", da))
-		}
-		for _, a := range attrs {
-			if err := fn(a); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-}
-
-// attrValue returns a local value or reads a remote one.
-func (v *Volume) attrValue(ip *inode, a format.Attr) ([]byte, error) {
-	if !a.Remote {
-		return append([]byte(nil), a.Value...), nil
-	}
-	ext, err := v.extents(ip, AttrFork)
-	if err != nil {
-		return nil, err
-	}
-	if a.ValueLen == 0 {
-		return []byte{}, nil
-	}
-	return v.readRemote(ext, format.FileOff(a.ValueBlk), int(a.ValueLen), "attr remote block", format.AttrRmtMagic, ip.ino)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -35,7 +36,7 @@ func (v *Volume) loadExtents(ip *inode, f Fork) ([]format.Extent, error) {
 		}
 	case format.FmtBtree:
 		var err error
-		if ext, err = v.walkBmbt(ip, fork); err != nil {
+		if ext, err = v.readBmbt(ip, fork); err != nil {
 			return nil, err
 		}
 		if uint64(len(ext)) != n {
@@ -68,67 +69,24 @@ func (v *Volume) checkExtents(ext []format.Extent) error {
 	return nil
 }
 
-// walkBmbt collects the leaf records of a bmap btree rooted in the fork,
-// one level at a time, checking that sibling pointers chain the blocks of
-// each level in key order (this also catches loops).
-func (v *Volume) walkBmbt(ip *inode, fork []byte) ([]format.Extent, error) {
+// readBmbt collects the records of a bmap btree rooted in the fork, in
+// key order, through package btree's whole-tree check (siblings, levels,
+// key order, loops), reading committed blocks.
+func (v *Volume) readBmbt(ip *inode, fork []byte) ([]format.Extent, error) {
 	root, err := format.DecodeBmdrRoot(fork)
 	if err != nil {
 		return nil, err
 	}
-	shape := &format.BmbtShape
-	ptrs := root.Ptrs
-	seen := make(map[format.FsBlock]bool)
+	tr := &btree.Tree{Kind: btree.Bmbt, Geo: &v.geo, Ino: ip.ino, ForkSize: len(fork), IRoot: root}
+	tr.Store = &btree.ReadOnly{Tree: tr, Fetch: func(ptr uint64) ([]byte, error) {
+		return v.readFsb(format.FsBlock(ptr), 1)
+	}}
 	var out []format.Extent
-	for level := int(root.Level) - 1; level >= 0; level-- {
-		var next []format.FsBlock
-		for i, p := range ptrs {
-			if !v.geo.ValidFsb(p) {
-				return nil, format.Corrupt("bmbt", "", "pointer to fsb %d outside the filesystem", p)
-			}
-			if seen[p] {
-				return nil, format.Corrupt("bmbt", fmt.Sprintf("fsb %d", p), "block reached twice (loop)")
-			}
-			seen[p] = true
-			if uint64(len(seen)) > ip.core.NBlocks {
-				return nil, format.Corrupt("bmbt", "", "more tree blocks than the inode owns")
-			}
-			b, err := v.readFsb(p, 1)
-			if err != nil {
-				return nil, err
-			}
-			where := fmt.Sprintf("fsb %d", p)
-			h, err := format.VerifyBtreeBlock(&v.geo, shape, b, v.geo.FsbToDaddr(p), uint64(ip.ino))
-			if err != nil {
-				return nil, format.Located(err, where)
-			}
-			if int(h.Level) != level {
-				return nil, format.Corrupt("bmbt block", where, "level %d, want %d", h.Level, level)
-			}
-			wantLeft, wantRight := uint64(format.NullFsBlock), uint64(format.NullFsBlock)
-			if i > 0 {
-				wantLeft = uint64(ptrs[i-1])
-			}
-			if i+1 < len(ptrs) {
-				wantRight = uint64(ptrs[i+1])
-			}
-			if h.LeftSib != wantLeft || h.RightSib != wantRight {
-				return nil, format.Corrupt("bmbt block", where, "siblings %d/%d, want %d/%d", h.LeftSib, h.RightSib, wantLeft, wantRight)
-			}
-			if h.NumRecs == 0 {
-				return nil, format.Corrupt("bmbt block", where, "empty block")
-			}
-			for r := 0; r < int(h.NumRecs); r++ {
-				if level == 0 {
-					out = append(out, format.DecodeExtent(shape.Rec(b, r)))
-				} else {
-					next = append(next, format.FsBlock(shape.Ptr(b, r)))
-				}
-			}
-		}
-		ptrs = next
-	}
-	return out, nil
+	_, err = tr.Check(func(rec []byte) error {
+		out = append(out, format.DecodeExtent(rec))
+		return nil
+	})
+	return out, err
 }
 
 // lookupExtent returns the index of the extent containing file block off,

@@ -142,27 +142,6 @@ type dataEntry struct {
 	ino       format.Ino
 }
 
-// dataEntries decodes the live entries of a directory data block.
-func (im *image) dataEntries(t testing.TB, b []byte) []dataEntry {
-	t.Helper()
-	end := len(b)
-	if binary.BigEndian.Uint32(b) == format.Dir3BlockMagic {
-		var err error
-		if _, end, err = format.DirBlockLeaf(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var out []dataEntry
-	err := format.DecodeDirData(b, end, 0, im.geo.FType, func(e format.DirEntry) error {
-		out = append(out, dataEntry{int(e.Offset), format.DirDataEntrySize(len(e.Name), im.geo.FType), string(e.Name), e.Ino})
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // fileEntry returns the first entry of a data block that is not "." or "..".
 func (im *image) fileEntry(t testing.TB, b []byte) dataEntry {
 	t.Helper()
@@ -198,22 +177,15 @@ func (im *image) freeInode(t testing.TB, snap oracle.Snapshot) format.Ino {
 
 // daNode returns the byte offset, size and entries of the da-btree node
 // at da of a directory (fsbs > 1) or attr fork.
-func (im *image) daNode(t testing.TB, ext []format.Extent, da format.FileOff, fsbs int) (int64, int, []format.DaNodeEntry) {
+func (im *image) daNode(t testing.TB, ext []format.Extent, da format.FileOff, fsbs int) (int64, int, []daNodeEntry) {
 	t.Helper()
 	off := im.mapOff(t, ext, da, fsbs)
 	b := im.b[off : off+int64(fsbs<<im.geo.BlockLog)]
-	info, err := format.DecodeDaBlkinfo(b)
-	if err != nil || info.Magic != format.Da3NodeMagic {
-		t.Fatalf("block %d is not a da node (magic %#x, %v)", da, info.Magic, err)
+	level, ents := decodeDaNode(t, b)
+	if level != 1 {
+		t.Fatalf("da node at %d has level %d; the rows expect one level of nodes", da, level)
 	}
-	n, err := format.DecodeDaNode(b, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n.Level != 1 {
-		t.Fatalf("da node at %d has level %d; the rows expect one level of nodes", da, n.Level)
-	}
-	return off, len(b), n.Entries
+	return off, len(b), ents
 }
 
 // Patches that keep the structure's checksum valid.
@@ -587,14 +559,8 @@ func remoteValueBlock(t *testing.T, im *image, n format.Ino) (format.Ino, int64)
 	t.Helper()
 	ext := im.extents(t, n, xfs.AttrFork)
 	leaf := im.b[im.mapOff(t, ext, 0, 1):][:im.geo.BlockSize]
-	attrs, _, err := format.DecodeAttrLeaf(leaf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range attrs {
-		if a.Remote && string(a.Name) == "remote-10000" {
-			return n, im.mapOff(t, ext, format.FileOff(a.ValueBlk), 1)
-		}
+	if blk, ok := remoteAttrBlock(t, leaf, "remote-10000"); ok {
+		return n, im.mapOff(t, ext, format.FileOff(blk), 1)
 	}
 	t.Fatalf("inode %d has no remote attribute user.remote-10000", n)
 	return 0, 0
@@ -659,7 +625,7 @@ func nodeRows(snap oracle.Snapshot) []corruption {
 	dir := oracle.FixtureDir(1000)
 	ino := func(t testing.TB, p string) format.Ino { return lookupSnap(t, snap, p) }
 	// dirNode returns the node block of dirs/n1000 and its entries.
-	dirNode := func(t *testing.T, im *image) (format.Ino, []format.Extent, int64, int, []format.DaNodeEntry) {
+	dirNode := func(t *testing.T, im *image) (format.Ino, []format.Extent, int64, int, []daNodeEntry) {
 		n := ino(t, dir)
 		ext := im.extents(t, n, xfs.DataFork)
 		off, size, ents := im.daNode(t, ext, im.leafDa(), im.geo.DirBlockFsbs())
@@ -692,7 +658,7 @@ func nodeRows(snap oracle.Snapshot) []corruption {
 			}
 		}
 	}
-	leafChainRow := func(name string, forw func(ents []format.DaNodeEntry) uint32, reason string) corruption {
+	leafChainRow := func(name string, forw func(ents []daNodeEntry) uint32, reason string) corruption {
 		return corruption{name: "node dir/" + name, structure: "dir3 leaf", reason: reason, op: lookupPast,
 			corrupt: func(t *testing.T, im *image, o *overlay) []string {
 				n, ext, _, size, ents := dirNode(t, im)
@@ -734,10 +700,10 @@ func nodeRows(snap oracle.Snapshot) []corruption {
 				o.reseal(off, size, format.DaBlkinfoCRCOff)
 				return []string{inoWhere(n)}
 			}},
-		leafChainRow("last leaf forward pointer to itself", func(ents []format.DaNodeEntry) uint32 {
+		leafChainRow("last leaf forward pointer to itself", func(ents []daNodeEntry) uint32 {
 			return ents[len(ents)-1].Before
 		}, "loop"),
-		leafChainRow("last leaf forward pointer to its left neighbour", func(ents []format.DaNodeEntry) uint32 {
+		leafChainRow("last leaf forward pointer to its left neighbour", func(ents []daNodeEntry) uint32 {
 			return ents[len(ents)-2].Before
 		}, "back pointer"),
 		// The first pointer of the first node names the node itself, its

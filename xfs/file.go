@@ -174,27 +174,3 @@ func (v *Volume) readSymlinkBlocks(ext []format.Extent, length int, owner format
 	}
 	return out, nil
 }
-
-// readRemote reads a value stored in remote blocks (symlink targets and
-// large xattr values): each fork block starts with a header naming the
-// byte range of the value it holds.
-func (v *Volume) readRemote(ext []format.Extent, start format.FileOff, length int, what string, magic uint32, owner format.Ino) ([]byte, error) {
-	space := format.RmtSpace(v.geo.BlockSize)
-	out := make([]byte, 0, length)
-	for blk := start; len(out) < length; blk++ {
-		b, daddr, err := v.readForkBlocks(ext, blk, 1)
-		if err != nil {
-			return nil, err
-		}
-		payload, err := format.VerifyRmtBlock(&v.geo, what, magic, b, daddr, owner, uint32(len(out)))
-		if err != nil {
-			return nil, format.Located(err, fmt.Sprintf("daddr %d", daddr))
-		}
-		want := min(space, length-len(out))
-		if len(payload) != want {
-			return nil, format.Corrupt(what, fmt.Sprintf("daddr %d", daddr), "holds %d bytes, want %d", len(payload), want)
-		}
-		out = append(out, payload...)
-	}
-	return out, nil
-}

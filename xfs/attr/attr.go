@@ -178,7 +178,7 @@ func (o *op) walkLeaves(fn func(d *dablk) error) error {
 	seen := map[uint32]bool{}
 	for {
 		if seen[d.no] {
-			return format.Corrupt("attr da btree", fmt.Sprintf("attr block %d", d.no), "leaf sibling chain loops")
+			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", d.no), "leaf sibling chain loops")
 		}
 		seen[d.no] = true
 		if err := fn(d); err != nil {
@@ -192,8 +192,11 @@ func (o *op) walkLeaves(fn func(d *dablk) error) error {
 		if err != nil {
 			return err
 		}
-		if blkMagic(nd.b) != format.Attr3LeafMagic || blkBack(nd.b) != d.no {
-			return format.Corrupt("attr da btree", fmt.Sprintf("attr block %d", next), "bad leaf sibling after block %d", d.no)
+		if blkMagic(nd.b) != format.Attr3LeafMagic {
+			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", next), "leaf sibling of block %d has magic %#x", d.no, blkMagic(nd.b))
+		}
+		if back := blkBack(nd.b); back != d.no {
+			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", next), "back pointer %d, want %d", back, d.no)
 		}
 		d = nd
 	}
@@ -466,7 +469,7 @@ func (o *op) addBlocks(a *args) error {
 	nst := o.newState(a.hash, newFilter, a.name)
 	if found, err := nst.lookup(); err != nil || !found {
 		if err == nil {
-			err = format.Corrupt("attr da btree", "", "new entry vanished")
+			err = format.Corrupt(leafWhat, "", "new entry vanished")
 		}
 		return err
 	}
@@ -477,7 +480,7 @@ func (o *op) addBlocks(a *args) error {
 		ost := o.newState(a.hash, a.ns, a.name)
 		if found, err := ost.lookup(); err != nil || !found {
 			if err == nil {
-				err = format.Corrupt("attr da btree", "", "replaced entry vanished")
+				err = format.Corrupt(leafWhat, "", "replaced entry vanished")
 			}
 			return err
 		}

@@ -56,9 +56,6 @@ func checkShort(in []byte) error {
 	if err := verifySF(in); err != nil {
 		return err
 	}
-	if _, err := format.DecodeSFAttrs(in); err != nil { // the engine's read path
-		return err
-	}
 	seen := map[string]bool{}
 	for _, e := range decodeSF(in[:sfTotsize(in)]) {
 		k := string(rune(e.flags)) + string(e.name)
@@ -107,16 +104,7 @@ func (c *checker) tree() error {
 				return c.errorf(d.no, "leaves and nodes mixed on one level")
 			}
 			// The engine's read path must accept every block too.
-			info, err := format.VerifyDaBlock(c.o.g, "attr block", d.b, d.daddr, c.o.owner, format.Attr3LeafMagic, format.Da3NodeMagic)
-			if err != nil {
-				return format.Located(err, fmt.Sprintf("attr block %d", d.no))
-			}
-			if isLeaf {
-				_, _, err = format.DecodeAttrLeaf(d.b)
-			} else {
-				_, err = format.DecodeDaNode(d.b, info)
-			}
-			if err != nil {
+			if err := c.o.ops.da.Verify(d.b, d.daddr); err != nil {
 				return format.Located(err, fmt.Sprintf("attr block %d", d.no))
 			}
 			what := "leaf"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -172,8 +173,7 @@ const matchMask = format.AttrRoot | format.AttrSecure | format.AttrParent | form
 // initLeaf formats b as an empty leaf (xfs_attr3_leaf_create).
 func initLeaf(b []byte, g *format.Geometry, daddr format.Daddr, owner format.Ino) {
 	clear(b)
-	info := format.DaBlkinfo{Magic: format.Attr3LeafMagic, Blkno: daddr, UUID: g.UUID, Owner: owner}
-	info.Encode(b)
+	dabtree.InitHeader(b, leafHdrSize, format.Attr3LeafMagic, daddr, g.UUID, owner)
 	h := leafHdr{firstused: len(b)}
 	h.freemap[0] = freeRegion{leafHdrSize, len(b) - leafHdrSize}
 	putLeafHdr(b, &h)

@@ -3,6 +3,7 @@ package attr
 import (
 	"fmt"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -62,7 +63,7 @@ func (o *op) newState(hash uint32, filter uint8, name []byte) *daState {
 }
 
 func (st *daState) corrupt(d *dablk, format_ string, args ...any) error {
-	return format.Corrupt("attr da btree", fmt.Sprintf("attr block %d", d.no), format_, args...)
+	return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", d.no), format_, args...)
 }
 
 // lookup is xfs_da3_node_lookup_int: descend from block 0 to the leaf
@@ -76,7 +77,7 @@ func (st *daState) lookup() (bool, error) {
 	st.path.active = 0
 	for depth := 0; ; depth++ {
 		if depth >= maxDepth {
-			return false, format.Corrupt("attr da btree", "", "deeper than %d levels", maxDepth)
+			return false, format.Corrupt(leafWhat, "", "deeper than %d levels", maxDepth)
 		}
 		d, err := o.read(no)
 		if err != nil {
@@ -113,7 +114,7 @@ func (st *daState) lookup() (bool, error) {
 		blk.index = probe
 		_, no = nodeEnt(d.b, probe)
 		if no == 0 {
-			return false, st.corrupt(d, "entry %d points back at the root", probe)
+			return false, st.corrupt(d, "level-%d node entry %d points back at the root", level, probe)
 		}
 	}
 	if expect > 0 {
@@ -227,7 +228,7 @@ func (o *op) leafToNode() error {
 		return err
 	}
 	copy(nd.b, root.b)
-	setBlkno(nd.b, nd.daddr)
+	dabtree.SetBlkno(nd.b, nd.daddr)
 	last, _ := leafLastHash(nd.b)
 	initNode(root.b, o.g, root.daddr, o.owner, 1)
 	putNodeEnt(root.b, 0, last, nd.no)
@@ -235,12 +236,6 @@ func (o *op) leafToNode() error {
 	o.dirty(root)
 	o.dirty(nd)
 	return nil
-}
-
-func setBlkno(b []byte, daddr format.Daddr) {
-	info, _ := format.DecodeDaBlkinfo(b)
-	info.Blkno = daddr
-	info.Encode(b)
 }
 
 // split is xfs_da3_split: the leaf at the bottom of the path had no room
@@ -331,7 +326,7 @@ func (st *daState) rootSplit(blk1, blk2 *pathBlk) error {
 	n := nodeCount(old.b)
 	level := nodeLevel(old.b)
 	copy(nd.b, old.b[:nodeHdrSize+8*n])
-	setBlkno(nd.b, nd.daddr)
+	dabtree.SetBlkno(nd.b, nd.daddr)
 	o.dirty(nd)
 	blk1.d = nd
 
@@ -707,7 +702,7 @@ func (st *daState) rootJoin(root *pathBlk) error {
 		return err
 	}
 	copy(root.d.b, cd.b)
-	setBlkno(root.d.b, root.d.daddr)
+	dabtree.SetBlkno(root.d.b, root.d.daddr)
 	o.dirty(root.d)
 	return o.shrink(child)
 }

@@ -3,9 +3,13 @@ package attr
 import (
 	"encoding/binary"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
+
+// leafWhat names attribute leaves, and the attribute da-btree, in errors.
+const leafWhat = "attr3 leaf"
 
 // maxDepth is XFS_DA_NODE_MAXDEPTH: node levels plus the leaf level.
 const maxDepth = 5
@@ -22,12 +26,14 @@ func newBlockOps(g *format.Geometry, owner format.Ino) *blockOps {
 	o.da = trans.Ops{
 		Name: "attr da block",
 		Verify: func(b []byte, daddr format.Daddr) error {
-			info, err := format.VerifyDaBlock(g, "attr block", b, daddr, owner, format.Attr3LeafMagic, format.Da3NodeMagic)
-			if err != nil {
+			if err := dabtree.VerifyBlkinfo(leafWhat, b, daddr, format.Attr3LeafMagic, dabtree.NodeMagic); err != nil {
 				return err
 			}
-			if info.Magic == format.Da3NodeMagic {
-				return verifyNode(b)
+			if err := dabtree.CheckOwner(leafWhat, b, g.UUID, owner); err != nil {
+				return err
+			}
+			if dabtree.Magic(b) == dabtree.NodeMagic {
+				return dabtree.VerifyNode(b)
 			}
 			return verifyLeaf(b)
 		},
@@ -112,18 +118,6 @@ const nodeHdrSize = format.Da3NodeHdrSize
 // nodeEnts is geo->node_ents: entries a node block holds.
 func nodeEnts(bs int) int { return (bs - nodeHdrSize) / 8 }
 
-// verifyNode checks a da node as xfs_da3_node_verify does.
-func verifyNode(b []byte) error {
-	count, level := nodeCount(b), nodeLevel(b)
-	if level == 0 || level > maxDepth {
-		return format.Corrupt("attr da node", "", "bad level %d", level)
-	}
-	if count == 0 || count > nodeEnts(len(b)) {
-		return format.Corrupt("attr da node", "", "bad entry count %d", count)
-	}
-	return nil
-}
-
 // verifyRmt checks one remote value block as xfs_attr3_rmt_verify does;
 // the caller checks offset and length against the leaf entry.
 func verifyRmt(g *format.Geometry, b []byte, daddr format.Daddr, owner format.Ino) error {
@@ -191,8 +185,5 @@ func setBlkBack(b []byte, v uint32) {
 // node again (leaf to node, root split) the bytes past the new entries
 // keep what the block held before, and a new block is zero anyway.
 func initNode(b []byte, g *format.Geometry, daddr format.Daddr, owner format.Ino, level int) {
-	clear(b[:nodeHdrSize])
-	info := format.DaBlkinfo{Magic: format.Da3NodeMagic, Blkno: daddr, UUID: g.UUID, Owner: owner}
-	info.Encode(b)
-	binary.BigEndian.PutUint16(b[58:], uint16(level))
+	dabtree.InitNode(b, level, daddr, g.UUID, owner)
 }

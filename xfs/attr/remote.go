@@ -59,15 +59,15 @@ func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 	per := format.RmtSpace(o.bs)
 	for i := 0; len(out) < length; i++ {
 		no := format.FileOff(blk) + format.FileOff(i)
-		b, _, err := o.r.Read(no, 1, &o.ops.rmt)
+		b, daddr, err := o.r.Read(no, 1, &o.ops.rmt)
 		if err != nil {
 			return nil, format.Located(err, fmt.Sprintf("attr remote block %d", no))
 		}
 		want := min(per, length-len(out))
 		off, n := binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
 		if int(off) != len(out) || int(n) != want {
-			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d", no),
-				"holds %d bytes at offset %d, want %d at %d", n, off, want, len(out))
+			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d (daddr %d)", no, daddr),
+				"holds offset %d (%d bytes), want offset %d (%d bytes)", off, n, len(out), want)
 		}
 		out = append(out, b[format.RmtHdrSize:format.RmtHdrSize+want]...)
 	}

@@ -2,6 +2,8 @@ package btree
 
 import (
 	"bytes"
+
+	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // Stats summarises a tree that passed Check.
@@ -106,7 +108,8 @@ func (t *Tree) Check(visit func(rec []byte) error) (Stats, error) {
 		}
 		for i, p := range parents {
 			if seen[p.ptr] {
-				return st, t.corrupt(p.ptr, "block reached twice")
+				// A shape error of the whole tree, not of one block.
+				return st, format.Corrupt(t.Kind.Shape.Name, t.where(p.ptr), "block reached twice")
 			}
 			seen[p.ptr] = true
 			n, err := c.read(p.ptr, level)

@@ -222,9 +222,9 @@ func (t *Tree) checkHeader(ptr uint64, b []byte, level int) (*format.BtreeBlock,
 	case int(h.NumRecs) > t.maxRecs(int(h.Level)):
 		return nil, t.corrupt(ptr, "%d records exceed the capacity %d", h.NumRecs, t.maxRecs(int(h.Level)))
 	case h.LeftSib != null && (!t.validPtr(h.LeftSib) || h.LeftSib == ptr):
-		return nil, t.corrupt(ptr, "bad left sibling %d", h.LeftSib)
+		return nil, t.corrupt(ptr, "bad siblings: left sibling %d is not another block of the tree", h.LeftSib)
 	case h.RightSib != null && (!t.validPtr(h.RightSib) || h.RightSib == ptr):
-		return nil, t.corrupt(ptr, "bad right sibling %d", h.RightSib)
+		return nil, t.corrupt(ptr, "bad siblings: right sibling %d is not another block of the tree", h.RightSib)
 	case h.LeftSib != null && h.LeftSib == h.RightSib:
 		return nil, t.corrupt(ptr, "left and right siblings are both %d", h.LeftSib)
 	}

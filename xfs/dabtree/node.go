@@ -140,7 +140,7 @@ func CheckOwner(what string, b []byte, uuid [16]byte, owner format.Ino) error {
 // VerifyNode checks the structure of a node block: level, count and hash
 // order (xfs_da3_node_verify, plus the order that xfs_repair checks).
 func VerifyNode(b []byte) error {
-	const what = "da3 node"
+	const what = "da node"
 	level, count := NodeLevel(b), NodeCount(b)
 	if level < 1 || level > maxLevel {
 		return format.Corrupt(what, "", "bad level %d", level)
@@ -158,9 +158,9 @@ func VerifyNode(b []byte) error {
 
 // NodeOps verifies and finishes interior node blocks.
 var NodeOps = &trans.Ops{
-	Name: "da3 node",
+	Name: "da node",
 	Verify: func(b []byte, daddr format.Daddr) error {
-		if err := VerifyBlkinfo("da3 node", b, daddr, NodeMagic); err != nil {
+		if err := VerifyBlkinfo("da node", b, daddr, NodeMagic); err != nil {
 			return err
 		}
 		return VerifyNode(b)

@@ -33,7 +33,7 @@ type Tree struct {
 	Root uint32     // block number of the root (it never moves)
 	Ops  *trans.Ops // verifies any block of the tree, node or leaf
 	Leaf Leaf
-	What string // names the tree in errors, e.g. "dir3 leafn"
+	What string // names the tree in errors, e.g. "dir3 leaf"
 }
 
 // Blk is one block on a path from the root: for a node, Index is the
@@ -136,7 +136,7 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 		_, child := NodeEntry(b.B, i)
 		p = append(p, &Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)})
 		if child == t.Root {
-			return nil, format.Corrupt(t.What, blockWhere(blkno), "node points back at the root")
+			return nil, format.Corrupt(t.What, blockWhere(blkno), "level-%d node points back at the root", level)
 		}
 		blkno = child
 	}
@@ -203,6 +203,35 @@ func (t *Tree) Shift(p Path, forward bool) (bool, error) {
 		_, blk.Hash, _ = t.Leaf.Bounds(b.B)
 	}
 	return true, nil
+}
+
+// CheckRightmost checks a lookup that ran past the last hash of its leaf.
+// In a sound tree that only happens in the rightmost leaf, whose forward
+// pointer is 0; a pointer there is followed far enough to say what is
+// wrong, so a damaged sibling chain is reported rather than hidden behind
+// "not found".
+func (t *Tree) CheckRightmost(p Path) error {
+	for _, blk := range p[:len(p)-1] {
+		if blk.Index != NodeCount(blk.Buf.B)-1 {
+			return nil // not the rightmost path: the leaf's hashes decide
+		}
+	}
+	leaf := p.Bottom()
+	forw := Forw(leaf.Buf.B)
+	switch {
+	case forw == 0:
+		return nil
+	case forw == leaf.Blkno:
+		return format.Corrupt(t.What, blockWhere(forw), "leaf sibling chain loops (forward pointer of block %d)", forw)
+	}
+	b, err := t.Read(forw)
+	if err != nil {
+		return err
+	}
+	if back := Back(b.B); back != leaf.Blkno {
+		return format.Corrupt(t.What, blockWhere(forw), "back pointer %d, want %d", back, leaf.Blkno)
+	}
+	return format.Corrupt(t.What, blockWhere(leaf.Blkno), "the rightmost leaf has a forward sibling %d", forw)
 }
 
 // FixHash propagates the last hash of the path's bottom block up the

@@ -88,14 +88,6 @@ func (o *op) checkSF(info *Info) error {
 		}
 		seen[string(e.name)] = true
 	}
-	// The read path's decoder must agree.
-	fs, err := format.DecodeSFDir(o.r.Inline(), o.r.Size(), true)
-	if err != nil {
-		return err
-	}
-	if len(fs.Entries) != len(s.ents) || fs.Parent != s.parent {
-		return format.Corrupt(what, "", "format.DecodeSFDir sees %d entries and parent %d", len(fs.Entries), fs.Parent)
-	}
 	info.Entries, info.Parent = len(s.ents), s.parent
 	return nil
 }
@@ -221,39 +213,7 @@ func (c *checker) dataBlock(db uint32) error {
 		return format.Corrupt("dir3 data block", where, "empty data block")
 	}
 	c.longest[db] = b.longest()
-	// The read path's verifier and decoder must agree.
-	if _, err := format.VerifyDirDataBlock(o.g, buf.B, buf.Daddr, o.owner); err != nil {
-		return format.Located(err, where)
-	}
-	fend := len(b)
-	if b.isBlockForm() {
-		if _, fend, err = format.DirBlockLeaf(buf.B); err != nil {
-			return format.Located(err, where)
-		}
-	}
-	n := 0
-	if err := format.DecodeDirData(buf.B, fend, uint64(db)<<o.d.blkLog, true, func(format.DirEntry) error { n++; return nil }); err != nil {
-		return format.Located(err, where)
-	}
-	if n != entries {
-		return format.Corrupt("dir3 data block", where, "format.DecodeDirData sees %d entries, not %d", n, entries)
-	}
 	return nil
-}
-
-// formatLeaf runs the read path's verifier and decoders over a block of
-// the leaf space.
-func (c *checker) formatLeaf(buf *dabtree.Buf) error {
-	o := c.o
-	info, err := format.VerifyDaBlock(o.g, "dir3 leaf", buf.B, buf.Daddr, o.owner, format.Dir3Leaf1Magic, format.Dir3LeafNMagic, format.Da3NodeMagic)
-	if err == nil {
-		if info.Magic == format.Da3NodeMagic {
-			_, err = format.DecodeDaNode(buf.B, info)
-		} else {
-			_, _, err = format.DecodeDirLeaf(buf.B, info)
-		}
-	}
-	return format.Located(err, fmt.Sprintf("dir leaf block %d", buf.Blkno))
 }
 
 // leafEntries matches a leaf's live entries to the data entries.
@@ -293,9 +253,6 @@ func (c *checker) leaf1() error {
 	}
 	l := lblock(lbuf.B)
 	c.info.LeafBlocks = 1
-	if err := c.formatLeaf(lbuf); err != nil {
-		return err
-	}
 	if dabtree.Forw(l) != 0 || dabtree.Back(l) != 0 {
 		return format.Corrupt("dir3 leaf1", "", "leaf1 block has siblings")
 	}
@@ -322,22 +279,10 @@ func (c *checker) node(leafBlks, freeBlks []uint32) error {
 	t := o.tree()
 	seen := map[uint32]bool{}
 	shape, err := t.Check(func(b *dabtree.Buf) error {
-		if err := c.formatLeaf(b); err != nil {
-			return err
-		}
 		return c.leafEntries(lblock(b.B), seen)
 	})
 	if err != nil {
 		return err
-	}
-	for _, n := range shape.Nodes {
-		b, err := o.readLeafSpace(n)
-		if err != nil {
-			return err
-		}
-		if err := c.formatLeaf(b); err != nil {
-			return err
-		}
 	}
 	if len(seen) != len(c.live) {
 		return format.Corrupt("dir3 leafn", "", "%d live leaf entries for %d data entries", len(seen), len(c.live))
@@ -361,9 +306,6 @@ func (c *checker) node(leafBlks, freeBlks []uint32) error {
 		fbuf, err := o.readFree(fdb)
 		if err != nil {
 			return err
-		}
-		if _, _, err := format.VerifyDirFree(o.g, fbuf.B, fbuf.Daddr, o.owner); err != nil {
-			return format.Located(err, fmt.Sprintf("dir free block %d", fdb))
 		}
 		f := fblock(fbuf.B)
 		used := 0

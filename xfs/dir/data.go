@@ -305,13 +305,16 @@ func checkData(b dblock) error {
 	if len(b) < dataHdrSize+16 {
 		return format.Corrupt(what, "", "%d bytes is too short", len(b))
 	}
-	var leaf map[uint32]uint32 // block form: address -> hash
+	// Block form: leaf hashes by address (offset/8), with bit 32 set for
+	// a live leaf entry; a slice, not a map, as this runs on every read.
+	var leaf []uint64
+	liveLeaf := 0
 	if b.isBlockForm() {
 		count := b.tailCount()
 		if count >= (len(b)-8-dataHdrSize)/8 || b.tailStale() > count {
 			return format.Corrupt(what, "", "tail count %d stale %d do not fit", count, b.tailStale())
 		}
-		leaf = make(map[uint32]uint32, count)
+		leaf = make([]uint64, len(b)/8)
 		stale := 0
 		var prev uint32
 		for i := 0; i < count; i++ {
@@ -325,10 +328,14 @@ func checkData(b dblock) error {
 				stale++
 				continue
 			}
-			if _, dup := leaf[a]; dup {
+			liveLeaf++
+			if int(a) >= len(leaf) {
+				continue // matches no entry: the counts below disagree
+			}
+			if leaf[a] != 0 {
 				return format.Corrupt(what, "", "two leaf entries for address %#x", a)
 			}
-			leaf[a] = h
+			leaf[a] = 1<<32 | uint64(h)
 		}
 		if stale != b.tailStale() {
 			return format.Corrupt(what, "", "%d stale leaf entries, tail says %d", stale, b.tailStale())
@@ -412,8 +419,7 @@ func checkData(b dblock) error {
 			return format.Corrupt(what, "", "entry at %d has file type %d", off, b.ftype(off))
 		}
 		if leaf != nil {
-			h, ok := leaf[uint32(off>>3)]
-			if !ok || h != format.DaHashName(b.name(off)) {
+			if leaf[off>>3] != 1<<32|uint64(format.DaHashName(b.name(off))) {
 				return format.Corrupt(what, "", "entry %q at %d has no matching leaf entry", b.name(off), off)
 			}
 		}
@@ -427,10 +433,10 @@ func checkData(b dblock) error {
 	if seen != 7 {
 		return format.Corrupt(what, "", "bestfree table names regions that do not exist")
 	}
-	if leaf != nil && live != len(leaf) {
-		return format.Corrupt(what, "", "%d entries but %d live leaf entries", live, len(leaf))
+	if leaf != nil && live != liveLeaf {
+		return format.Corrupt(what, "", "%d entries but %d live leaf entries", live, liveLeaf)
 	}
 	return nil
 }
 
-func dataWhere(db uint32) string { return fmt.Sprintf("dir data block %d", db) }
+func dataWhere(db uint32) string { return fmt.Sprintf("dir block %d", db) }

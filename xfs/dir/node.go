@@ -119,6 +119,9 @@ func (o *op) nodeLookup(name []byte, hash uint32, forAdd bool) (*nodeState, bool
 		if err != nil || found {
 			return st, found, err
 		}
+		if leaf.Hash < hash {
+			return st, false, t.CheckRightmost(p)
+		}
 		if leaf.Hash != hash {
 			return st, false, nil
 		}

@@ -205,7 +205,7 @@ func (o *op) freeData(buf *dabtree.Buf) error {
 
 // tree returns the da-btree of a node directory.
 func (o *op) tree() *dabtree.Tree {
-	return &dabtree.Tree{C: o.c, Root: o.d.leafBlk, Ops: nodeTreeOps, Leaf: leafnOps{o.d}, What: "dir3 leafn"}
+	return &dabtree.Tree{C: o.c, Root: o.d.leafBlk, Ops: nodeTreeOps, Leaf: leafnOps{o.d}, What: "dir3 leaf"}
 }
 
 var nodeTreeOps = dabtree.TreeOps("dir3 node tree", format.Dir3LeafNMagic, func(b []byte) error { return checkLeaf(lblock(b)) })

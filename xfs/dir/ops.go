@@ -23,7 +23,7 @@ var (
 	// NodeOps covers da-btree interior nodes (shared with attributes).
 	NodeOps = dabtree.NodeOps
 	// TreeOps reads any block of the leaf space: leaf1, leafn or node.
-	TreeOps = &trans.Ops{Name: "dir3 leaf space", Verify: verifyLeafSpace, Finish: dabtree.Finish}
+	TreeOps = &trans.Ops{Name: "dir3 leaf", Verify: verifyLeafSpace, Finish: dabtree.Finish}
 	// FreeOps covers free-index blocks ("XDF3"): CRC at offset 4.
 	FreeOps = &trans.Ops{Name: "dir3 free", Verify: verifyFree, Finish: finishCRC4}
 )
@@ -97,7 +97,7 @@ func leafVerifier(magic uint16) func([]byte, format.Daddr) error {
 }
 
 func verifyLeafSpace(b []byte, daddr format.Daddr) error {
-	if err := dabtree.VerifyBlkinfo("dir3 leaf space", b, daddr, format.Dir3Leaf1Magic, format.Dir3LeafNMagic, dabtree.NodeMagic); err != nil {
+	if err := dabtree.VerifyBlkinfo("dir3 leaf", b, daddr, format.Dir3Leaf1Magic, format.Dir3LeafNMagic, dabtree.NodeMagic); err != nil {
 		return err
 	}
 	if dabtree.Magic(b) == dabtree.NodeMagic {

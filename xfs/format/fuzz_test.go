@@ -128,9 +128,8 @@ func FuzzInode(f *testing.F) {
 			return
 		}
 		data, attr := d.Forks(b[:g.InodeSize])
+		// Local forks belong to packages dir and attr, which fuzz them.
 		switch d.Format {
-		case FmtLocal:
-			DecodeSFDir(data, d.Size, true)
 		case FmtBtree:
 			DecodeBmdrRoot(data)
 		case FmtExtents:
@@ -138,69 +137,9 @@ func FuzzInode(f *testing.F) {
 				DecodeExtent(data[i*16:])
 			}
 		}
-		if attr != nil && d.AFormat == FmtLocal {
-			DecodeSFAttrs(attr)
+		if attr != nil && d.AFormat == FmtBtree {
+			DecodeBmdrRoot(attr)
 		}
-	})
-}
-
-func FuzzShortForm(f *testing.F) {
-	f.Add([]byte{1, 0, 0, 0, 0, 128, 1, 0, 0x60, 'a', 1, 0, 0, 0, 131}, int64(15))
-	f.Add([]byte{0, 14, 1, 0, 1, 1, 0, 'k', 'v'}, int64(0))
-	f.Fuzz(func(t *testing.T, b []byte, size int64) {
-		DecodeSFDir(b, size, true)
-		DecodeSFDir(b, size, false)
-		DecodeSFAttrs(b)
-		DecodeBmdrRoot(b)
-	})
-}
-
-func FuzzDirBlocks(f *testing.F) {
-	g := testGeometry()
-	f.Add(sealed(4096, Dir3DataCRCOff, func(b []byte) {
-		(&DirDataHdr{Magic: Dir3BlockMagic, UUID: g.UUID}).Encode(b)
-		binary.BigEndian.PutUint16(b[64:], DirDataFreeTag)
-		binary.BigEndian.PutUint16(b[66:], 4096-64-8)
-		binary.BigEndian.PutUint16(b[4096-8-2:], 64)
-	}))
-	f.Add(sealed(4096, DaBlkinfoCRCOff, func(b []byte) {
-		(&DaBlkinfo{Magic: Dir3Leaf1Magic, UUID: g.UUID}).Encode(b)
-	}))
-	f.Add(sealed(4096, DaBlkinfoCRCOff, func(b []byte) {
-		(&DaBlkinfo{Magic: Da3NodeMagic, UUID: g.UUID}).Encode(b)
-		binary.BigEndian.PutUint16(b[56:], 1)
-		binary.BigEndian.PutUint16(b[58:], 1)
-	}))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if h, err := VerifyDirDataBlock(&g, resealed(b, Dir3DataCRCOff), 0, 0); err == nil {
-			end := len(b)
-			if h.Magic == Dir3BlockMagic {
-				if _, e, err := DirBlockLeaf(b); err == nil {
-					end = e
-				} else {
-					return
-				}
-			}
-			DecodeDirData(b, end, 0, true, func(DirEntry) error { return nil })
-		}
-		VerifyDirFree(&g, resealed(b, Dir3DataCRCOff), 0, 0)
-		DirBlockLeaf(b)
-		DecodeDirData(b, len(b), 0, false, func(DirEntry) error { return nil })
-		if info, err := VerifyDaBlock(&g, "da", resealed(b, DaBlkinfoCRCOff), 0, 0, Dir3Leaf1Magic, Dir3LeafNMagic, Da3NodeMagic, Attr3LeafMagic); err == nil {
-			switch info.Magic {
-			case Da3NodeMagic:
-				DecodeDaNode(b, info)
-			case Attr3LeafMagic:
-				DecodeAttrLeaf(b)
-			default:
-				DecodeDirLeaf(b, info)
-			}
-		}
-		if info, err := DecodeDaBlkinfo(b); err == nil {
-			DecodeDaNode(b, info)
-			DecodeDirLeaf(b, info)
-		}
-		DecodeAttrLeaf(b)
 	})
 }
 

@@ -21,13 +21,13 @@ func TestBlockLogInfo(t *testing.T) {
 		{"sb", BlftSb, SbCRCOff, func(b []byte) { s := testSuperblock(); s.LSN = lsn; s.Encode(b) }},
 		{"bnobt", BlftBtree, ShortBlockCRCOff, func(b []byte) { (&BtreeBlock{Magic: BnobtMagic, LSN: lsn}).Encode(b) }},
 		{"bmbt", BlftBtree, LongBlockCRCOff, func(b []byte) { (&BtreeBlock{Magic: BmbtMagic, LSN: lsn, Long: true}).Encode(b) }},
-		{"dir3 data", BlftDir3Data, Dir3DataCRCOff, func(b []byte) { (&DirDataHdr{Magic: Dir3DataMagic, LSN: lsn}).Encode(b) }},
-		{"dir3 block", BlftDir3Block, Dir3DataCRCOff, func(b []byte) { (&DirDataHdr{Magic: Dir3BlockMagic, LSN: lsn}).Encode(b) }},
+		{"dir3 data", BlftDir3Data, Dir3DataCRCOff, dir3Header(Dir3DataMagic, lsn)},
+		{"dir3 block", BlftDir3Block, Dir3DataCRCOff, dir3Header(Dir3BlockMagic, lsn)},
 		{"attr rmt", BlftAttrRmt, RmtCRCOff, func(b []byte) { (&RmtHdr{Magic: AttrRmtMagic, LSN: lsn}).Encode(b) }},
 		{"symlink", BlftSymlink, RmtCRCOff, func(b []byte) { (&RmtHdr{Magic: SymlinkMagic, LSN: lsn}).Encode(b) }},
-		{"leafn", BlftDir3LeafN, DaBlkinfoCRCOff, func(b []byte) { (&DaBlkinfo{Magic: Dir3LeafNMagic, LSN: lsn}).Encode(b) }},
-		{"da node", BlftDa3Node, DaBlkinfoCRCOff, func(b []byte) { (&DaBlkinfo{Magic: Da3NodeMagic, LSN: lsn}).Encode(b) }},
-		{"attr leaf", BlftAttrLeaf, DaBlkinfoCRCOff, func(b []byte) { (&DaBlkinfo{Magic: Attr3LeafMagic, LSN: lsn}).Encode(b) }},
+		{"leafn", BlftDir3LeafN, DaBlkinfoCRCOff, daHeader(Dir3LeafNMagic, lsn)},
+		{"da node", BlftDa3Node, DaBlkinfoCRCOff, daHeader(Da3NodeMagic, lsn)},
+		{"attr leaf", BlftAttrLeaf, DaBlkinfoCRCOff, daHeader(Attr3LeafMagic, lsn)},
 	} {
 		b := make([]byte, 4096)
 		tc.fill(b)
@@ -40,6 +40,24 @@ func TestBlockLogInfo(t *testing.T) {
 	binary.BigEndian.PutUint16(in, InodeMagic)
 	if blft, lsnOff, _ := BlockLogInfo(in); blft != BlftDinode || lsnOff != -1 {
 		t.Errorf("inode block: type %d, LSN at %d", blft, lsnOff)
+	}
+}
+
+// dir3Header writes the magic (be32 at 0) and LSN (at 16) of a
+// directory data, block or free header.
+func dir3Header(magic uint32, lsn LSN) func(b []byte) {
+	return func(b []byte) {
+		binary.BigEndian.PutUint32(b, magic)
+		binary.BigEndian.PutUint64(b[16:], uint64(lsn))
+	}
+}
+
+// daHeader writes the magic (be16 at 8) and LSN (at 24) of a block built
+// on xfs_da3_blkinfo.
+func daHeader(magic uint16, lsn LSN) func(b []byte) {
+	return func(b []byte) {
+		binary.BigEndian.PutUint16(b[8:], magic)
+		binary.BigEndian.PutUint64(b[24:], uint64(lsn))
 	}
 }
 
