@@ -48,6 +48,18 @@ func (c *client) try(args ...string) (string, error) {
 	return out.String(), err
 }
 
+// awsClient returns the aws CLI pointed at s, with a private home (also
+// returned) for its configuration and the test's files.
+func awsClient(t *testing.T, s *server) (*client, string) {
+	oracle.Require(t, "aws")
+	home := t.TempDir()
+	return &client{t: t, name: "aws", args: []string{"--endpoint-url", s.URL, "--output", "json"}, env: []string{
+		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
+		"AWS_ACCESS_KEY_ID=" + accessKey, "AWS_SECRET_ACCESS_KEY=" + secretKey, "AWS_DEFAULT_REGION=" + region,
+		"AWS_CONFIG_FILE=" + filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "credentials"),
+	}}, home
+}
+
 // writeTree fills dir with files of the given sizes under nested names and
 // returns their relative paths.
 func writeTree(t *testing.T, dir string, sizes map[string]int) {
@@ -120,14 +132,8 @@ var treeSizes = map[string]int{
 // TestAwsCLI drives the server with the aws CLI: s3 mb/cp/ls/sync/rm/rb and
 // s3api multipart and range calls.
 func TestAwsCLI(t *testing.T) {
-	oracle.Require(t, "aws")
 	s := startServer(t, "2G")
-	home := t.TempDir()
-	aws := &client{t: t, name: "aws", args: []string{"--endpoint-url", s.URL, "--output", "json"}, env: []string{
-		"HOME=" + home, "PATH=" + os.Getenv("PATH"),
-		"AWS_ACCESS_KEY_ID=" + accessKey, "AWS_SECRET_ACCESS_KEY=" + secretKey, "AWS_DEFAULT_REGION=" + region,
-		"AWS_CONFIG_FILE=" + filepath.Join(home, "config"), "AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(home, "credentials"),
-	}}
+	aws, home := awsClient(t, s)
 	src, back := filepath.Join(home, "src"), filepath.Join(home, "back")
 	writeTree(t, src, treeSizes)
 

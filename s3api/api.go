@@ -27,13 +27,17 @@ const DefaultRegion = "us-east-1"
 type server struct {
 	store    *store.Store
 	verifier *sigv4.Verifier
-	region   string
-	log      zerolog.Logger
-	now      func() time.Time
+	// adminVerifier also accepts the empty region that MinIO's admin
+	// client puts in its credential scope.
+	adminVerifier *sigv4.Verifier
+	region        string
+	log           zerolog.Logger
+	now           func() time.Time
 }
 
-// New returns the S3 handler: path-style routes, every request
-// authenticated before it reaches the store, one log line per request.
+// New returns the server's handler: S3 in path style, every S3 request
+// authenticated before it reaches the store, the server's own endpoints
+// under /minio/, one log line per request.
 func New(c Config) (http.Handler, error) {
 	if c.Store == nil {
 		return nil, errors.New("s3api: Config.Store is nil")
@@ -66,5 +70,6 @@ func New(c Config) (http.Handler, error) {
 	// aws CLI's configured default, minio-go's location probe) are accepted:
 	// there is only one region here.
 	s.verifier = &sigv4.Verifier{Credentials: creds, Now: s.now}
-	return s.middleware(s.router()), nil
+	s.adminVerifier = &sigv4.Verifier{Credentials: creds, Now: s.now, AllowEmptyRegion: true}
+	return s.middleware(s.router(), s.systemRouter()), nil
 }

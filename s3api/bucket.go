@@ -29,8 +29,9 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	return nil
 }
 
-// createBucketConfiguration is accepted and its LocationConstraint ignored:
-// there is one region.
+// createBucketConfiguration may name the server's own region, the only
+// one it has; any other is refused, not ignored, since the bucket would
+// not be where the client asked for it.
 type createBucketConfiguration struct {
 	XMLName            struct{} `xml:"CreateBucketConfiguration"`
 	LocationConstraint string
@@ -45,6 +46,10 @@ func (s *server) createBucket(w http.ResponseWriter, r *http.Request, rq *reques
 		var conf createBucketConfiguration
 		if err := decodeXML(data, &conf); err != nil {
 			return err
+		}
+		if c := conf.LocationConstraint; c != "" && c != s.region {
+			return errorf("IllegalLocationConstraintException",
+				"The %s location constraint is incompatible with this server's one region, %s.", c, s.region)
 		}
 	}
 	if err := s.store.CreateBucket(rq.bucket); err != nil {

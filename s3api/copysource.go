@@ -8,10 +8,10 @@ import (
 // copySource is a parsed x-amz-copy-source.
 type copySource struct {
 	bucket, key string
-	versionID   string // accepted and ignored: there are no versions
 }
 
-// parseCopySource parses "[/]bucket/key[?versionId=id]" with bucket and key
+// parseCopySource parses "[/]bucket/key[?versionId=id]" (only the version
+// "null" exists: see checkVersionID) with bucket and key
 // URL-encoded (a literal '?' in the key arrives as %3F, so the first '?' of
 // the raw value starts the query).
 func parseCopySource(v string) (copySource, error) {
@@ -36,7 +36,11 @@ func parseCopySource(v string) (copySource, error) {
 				return copySource{}, errorf("InvalidArgument", "Copy Source query parameter %q is not supported.", name)
 			}
 		}
-		cs.versionID = q.Get("versionId")
+		if q.Has("versionId") {
+			if err := checkVersionID(q.Get("versionId")); err != nil {
+				return copySource{}, err
+			}
+		}
 	}
 	return cs, nil
 }

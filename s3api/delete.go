@@ -11,8 +11,10 @@ type deleteRequest struct {
 	XMLName struct{} `xml:"Delete"`
 	Quiet   bool
 	Objects []struct {
-		Key       string
-		VersionID string `xml:"VersionId"`
+		Key string
+		// VersionID is nil when the element is absent; only "null" can
+		// be deleted (checkVersionID).
+		VersionID *string `xml:"VersionId"`
 	} `xml:"Object"`
 }
 
@@ -58,11 +60,22 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	out := deleteResult{Xmlns: xmlns}
-	keys := make([]string, len(req.Objects))
+	// Keys naming a version other than "null" are answered with its error
+	// and not deleted; the others go to the store in one batch.
+	errs := make([]error, len(req.Objects))
+	var keys []string
+	var batch []int // index in req.Objects of each of keys
 	for i, o := range req.Objects {
-		keys[i] = o.Key
+		if o.VersionID != nil {
+			if errs[i] = checkVersionID(*o.VersionID); errs[i] != nil {
+				continue
+			}
+		}
+		keys, batch = append(keys, o.Key), append(batch, i)
 	}
-	errs := s.store.DeleteObjects(rq.bucket, keys)
+	for j, err := range s.store.DeleteObjects(rq.bucket, keys) {
+		errs[batch[j]] = err
+	}
 	for i, o := range req.Objects {
 		if err := errs[i]; err != nil {
 			e := toS3Error(err)

@@ -20,7 +20,36 @@
 //
 // Path style only: http://host/bucket/key. Virtual-host style
 // (bucket.host) is not recognised: such a request is read as path style.
-// Paths are not cleaned ("a//b" reaches the store, which rejects it).
+// Paths are not cleaned: this handler is the server's only one (no mux in
+// front of it redirects "a//b", "./" or "../"), so such keys reach the
+// store, which rejects them (InvalidArgument) until it maps every key.
+//
+// Nothing a client sends can name anything outside the addressed bucket:
+// keys are checked component by component by the store, listing prefixes
+// whose components no key can have ("..", ".", "", NUL) match nothing
+// and are never looked up, markers and continuation tokens are only
+// compared, never resolved, and upload IDs are looked up in an index of
+// the bucket's own uploads.
+//
+// # The server's own endpoints: /minio/
+//
+// Everything that is not S3 lives under /minio/ (system.go), as in MinIO,
+// so probes and admin tools written for MinIO work unchanged. The bucket
+// name "minio" is reserved: CreateBucket refuses it (a PUT /minio is a
+// /minio/ request, answered 404), and ListBuckets never shows it.
+//
+//	GET|HEAD /minio/health/live     200 while the process serves requests
+//	GET|HEAD /minio/health/ready    200 while the volume accepts changes,
+//	                                503 once a failed write shut it down
+//	/minio/admin/v3/...             admin API: SigV4-signed by a configured
+//	                                key, service s3, with or without a region
+//	                                (mc signs with an empty one); answers and
+//	                                errors are JSON {"Code": ..., "Message": ...}.
+//	                                GET /minio/admin/v3/info (mc admin info) and
+//	                                every endpoint not built yet: 501 NotImplemented
+//
+// Probes need no signature and are logged only when they fail. Any other
+// path under /minio/ is 404 XMinioUnknownAPIRequest, in JSON.
 //
 // # Operations
 //
@@ -58,7 +87,9 @@
 //
 //   - Authentication: SigV4 (header, presigned, aws-chunked with and without
 //     trailers) and SigV2 (header, presigned), by sigv4.Verifier. The region
-//     in a credential scope is not checked: there is one region. Anonymous
+//     in an S3 request's credential scope must be present but is not
+//     checked against ours: there is one region. Admin requests may leave
+//     it empty, as mc does. Anonymous
 //     requests get AccessDenied.
 //   - GET/HEAD: one byte range (bytes=a-b, a-, -n) gives 206; a syntax S3
 //     ignores (several ranges, another unit, last before first) gives the
@@ -83,15 +114,17 @@
 //     max-keys above 1000 is 1000, 0 gives an empty page; encoding-type=url
 //     escapes keys, prefixes, delimiter and markers (space as '+', '/'
 //     kept). Owner is in every v1 entry, and in v2 with fetch-owner=true.
-//   - Copies: x-amz-copy-source is URL-encoded, its ?versionId ignored.
+//   - Copies: x-amz-copy-source is URL-encoded; its ?versionId follows the
+//     version rule below.
 //     x-amz-metadata-directive and x-amz-tagging-directive default to COPY;
 //     copying an object onto itself needs a REPLACE. The copy-source
 //     preconditions all fail with 412.
-//   - Writes that ask for what this server cannot give are refused with 501
-//     rather than half done: conditional writes (If-Match, If-None-Match on
-//     PUT and Complete), SSE-C and aws:kms encryption, object lock, website
-//     redirects. x-amz-server-side-encryption: AES256 is accepted and not
-//     echoed; x-amz-acl and x-amz-storage-class are ignored.
+//   - Versions: buckets are never versioned, so every object's version ID
+//     is "null". versionId=null names the object on GetObject, HeadObject,
+//     DeleteObject, the object tagging operations, GetObjectAcl, copy
+//     sources and DeleteObjects entries; any other ID is 404 NoSuchVersion
+//     (400 InvalidArgument when empty, over 1024 bytes, or holding other
+//     than letters, digits and "._-+=/"), and nothing is read or deleted.
 //   - XML request bodies are read through the signature check, verified
 //     against Content-MD5 when sent, and bounded (2 MiB; 64 KiB for Tagging).
 //   - Errors: Code, Message, Resource, RequestId and HostId (plus Key or
@@ -101,6 +134,49 @@
 //     does not know are InternalError and logged.
 //   - Objects are streamed both ways: upload bodies are readers handed to the
 //     store, downloads are io.Copy from the store's reader.
+//
+// # Headers that change S3 semantics
+//
+// Each is honoured or refused, never dropped; semantics.go checks them
+// before any handler runs, so no operation can forget one:
+//
+//	x-amz-bucket-object-lock-enabled: true   501: object lock is not supported; no bucket is made
+//	x-amz-object-lock-mode, -retain-until-date, -legal-hold
+//	                                         501 on PUT, copy, CreateMultipartUpload
+//	x-amz-server-side-encryption (any value, AES256 too: objects are stored
+//	unencrypted), -aws-kms-key-id, -context, -bucket-key-enabled,
+//	-customer-* (SSE-C, also on GET/HEAD/UploadPart), x-amz-copy-source-
+//	server-side-encryption-customer-*        501
+//	x-amz-website-redirect-location          501
+//	If-Match, If-None-Match on PUT, copy, CreateMultipartUpload, Complete
+//	                                         501 (conditional writes)
+//	x-amz-write-offset-bytes                 501 (appends)
+//	x-amz-mfa on DeleteObject(s)             501 (MFA delete)
+//	x-amz-checksum-type                      COMPOSITE accepted (each part's
+//	                                         checksum is verified); FULL_OBJECT 501
+//	x-amz-acl                                private, bucket-owner-full-control accepted
+//	                                         (buckets are "bucket owner enforced": ACLs
+//	                                         disabled); other canned ACLs 400
+//	                                         AccessControlListNotSupported; unknown 400
+//	                                         InvalidArgument
+//	x-amz-grant-*                            400 AccessControlListNotSupported
+//	x-amz-object-ownership                   BucketOwnerEnforced accepted; the others 501
+//	x-amz-storage-class                      STANDARD accepted; S3's other classes 501;
+//	                                         anything else 400 InvalidStorageClass
+//	x-amz-expected-bucket-owner,             must equal the requester's owner ID (the ID
+//	x-amz-source-expected-bucket-owner       in ListBuckets' Owner), else 403 AccessDenied
+//	x-amz-request-payer                      accepted: no bucket is requester-pays, so the
+//	                                         acknowledgement changes nothing
+//	CreateBucketConfiguration                LocationConstraint may name the server's
+//	                                         region; any other is 400
+//	                                         IllegalLocationConstraintException
+//
+// Honoured by their handlers: Content-MD5 and the checksum headers,
+// x-amz-meta-*, the standard content headers, x-amz-tagging and the
+// metadata and tagging directives, conditional reads, copy-source
+// conditions and ranges, response-* overrides. Known gap (the S3
+// conformance issue): a multipart upload's parts are verified against
+// x-amz-checksum-algorithm, but no checksum of the whole object is kept.
 //
 // # Logging
 //

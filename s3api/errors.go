@@ -17,18 +17,20 @@ type codeInfo struct {
 
 // codes is the one table of S3 error codes this server sends.
 var codes = map[string]codeInfo{
-	"AccessDenied":                 {http.StatusForbidden, "Access Denied."},
-	"AuthorizationHeaderMalformed": {http.StatusBadRequest, "The authorization header is malformed."},
-	"BadRequest":                   {http.StatusBadRequest, "Bad request."},
-	"BadDigest":                    {http.StatusBadRequest, "The Content-MD5 or checksum you specified did not match what we received."},
-	"BucketAlreadyOwnedByYou":      {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
-	"BucketNotEmpty":               {http.StatusConflict, "The bucket you tried to delete is not empty."},
+	"AccessControlListNotSupported": {http.StatusBadRequest, "The bucket does not allow ACLs."},
+	"AccessDenied":                  {http.StatusForbidden, "Access Denied."},
+	"AuthorizationHeaderMalformed":  {http.StatusBadRequest, "The authorization header is malformed."},
+	"BadRequest":                    {http.StatusBadRequest, "Bad request."},
+	"BadDigest":                     {http.StatusBadRequest, "The Content-MD5 or checksum you specified did not match what we received."},
+	"BucketAlreadyOwnedByYou":       {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":                {http.StatusConflict, "The bucket you tried to delete is not empty."},
 	// ClientDisconnected is only logged: the response had started.
-	"ClientDisconnected": {499, "The client closed the connection."},
-	"EntityTooLarge":     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
-	"EntityTooSmall":     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
-	"IncompleteBody":     {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
-	"InternalError":      {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
+	"ClientDisconnected":                 {499, "The client closed the connection."},
+	"EntityTooLarge":                     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
+	"EntityTooSmall":                     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
+	"IllegalLocationConstraintException": {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
+	"IncompleteBody":                     {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":                      {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
 	// InsufficientStorage is not an AWS code (S3 never fills up); 507 tells
 	// clients the request may succeed once space is freed.
 	"InsufficientStorage":       {http.StatusInsufficientStorage, "The volume has no space left for this request."},
@@ -41,6 +43,7 @@ var codes = map[string]codeInfo{
 	"InvalidPartNumber":         {http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable."},
 	"InvalidRange":              {http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."},
 	"InvalidRequest":            {http.StatusBadRequest, "Invalid request."},
+	"InvalidStorageClass":       {http.StatusBadRequest, "The storage class you specified is not valid."},
 	"InvalidTag":                {http.StatusBadRequest, "The tag provided was not a valid tag."},
 	"KeyTooLongError":           {http.StatusBadRequest, "Your key is too long."},
 	"MalformedXML":              {http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."},
@@ -51,6 +54,7 @@ var codes = map[string]codeInfo{
 	"NoSuchBucket":              {http.StatusNotFound, "The specified bucket does not exist."},
 	"NoSuchKey":                 {http.StatusNotFound, "The specified key does not exist."},
 	"NoSuchUpload":              {http.StatusNotFound, "The specified multipart upload does not exist."},
+	"NoSuchVersion":             {http.StatusNotFound, "The specified version does not exist."},
 	"NotImplemented":            {http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."},
 	"NotModified":               {http.StatusNotModified, "Not Modified."},
 	"PreconditionFailed":        {http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."},

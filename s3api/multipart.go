@@ -17,9 +17,6 @@ type initiateMultipartUploadResult struct {
 }
 
 func (s *server) createMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkWriteHeaders(r.Header); err != nil {
-		return err
-	}
 	meta, err := metaFromHeaders(r.Header)
 	if err != nil {
 		return err
@@ -157,9 +154,6 @@ func parseCompleteMultipartUpload(data []byte) ([]store.CompletePart, error) {
 const maxCompleteBody = 2 << 20
 
 func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkWriteHeaders(r.Header); err != nil {
-		return err
-	}
 	data, err := readXMLBody(r, rq, maxCompleteBody)
 	if err != nil {
 		return err

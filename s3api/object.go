@@ -52,36 +52,7 @@ func uploadBody(r *http.Request, rq *request, limit int64) (*verifyingReader, in
 	return vr, size, nil
 }
 
-// unsupportedWriteHeaders name features a write could ask for that this
-// server does not provide; ignoring them would store something other than
-// what the client asked for (unencrypted, unlocked, or overwriting).
-var unsupportedWriteHeaders = []string{
-	"If-Match", "If-None-Match", // conditional writes
-	"X-Amz-Server-Side-Encryption-Customer-Algorithm",
-	"X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id",
-	"X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date", "X-Amz-Object-Lock-Legal-Hold",
-	"X-Amz-Website-Redirect-Location",
-}
-
-// checkWriteHeaders refuses writes that ask for an unsupported feature.
-// x-amz-server-side-encryption: AES256 is accepted (and not echoed, so a
-// client can tell); aws:kms is refused.
-func checkWriteHeaders(h http.Header) error {
-	for _, name := range unsupportedWriteHeaders {
-		if h.Get(name) != "" {
-			return errorf("NotImplemented", "The %s header is not supported.", name)
-		}
-	}
-	if v := h.Get("X-Amz-Server-Side-Encryption"); v != "" && v != "AES256" {
-		return errorf("NotImplemented", "Server-side encryption %q is not supported.", v)
-	}
-	return nil
-}
-
 func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkWriteHeaders(r.Header); err != nil {
-		return err
-	}
 	meta, err := metaFromHeaders(r.Header)
 	if err != nil {
 		return err
@@ -253,9 +224,6 @@ func directive(h http.Header, name string) (replace bool, err error) {
 }
 
 func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := checkWriteHeaders(r.Header); err != nil {
-		return err
-	}
 	src, err := parseCopySource(r.Header.Get("X-Amz-Copy-Source"))
 	if err != nil {
 		return err

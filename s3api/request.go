@@ -90,7 +90,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // handler runs (so that a bad signature never reaches the store and
 // "Expect: 100-continue" is never answered for it: Go sends 100 only when
 // the body is first read), recovers from panics and logs one line.
-func (s *server) middleware(next http.Handler) http.Handler {
+func (s *server) middleware(next, system http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rq := &request{op: "Unknown"}
@@ -122,8 +122,16 @@ func (s *server) middleware(next http.Handler) http.Handler {
 					rq.errCode = "InternalError"
 				}
 			}
+			if strings.HasPrefix(rq.op, "Health") && rq.errCode == "" {
+				return // probes come every few seconds: log only failures
+			}
 			s.logRequest(r, rq, w, body.n, time.Since(start))
 		}()
+		if isSystemPath(r.URL.Path) {
+			rq.bucket, rq.key = "", ""
+			system.ServeHTTP(w, r) // authenticates what needs it
+			return
+		}
 		auth, err := s.verifier.Verify(r)
 		if err != nil {
 			s.writeError(w, r, rq, err)
@@ -152,6 +160,12 @@ func (s *server) operation(name string, h handlerFunc) http.Handler {
 			rq.bucket, rq.key = splitPath(r.URL.Path)
 		}
 		rq.op = name
+		if !isSystemPath(r.URL.Path) {
+			if err := s.checkRequest(r, rq); err != nil {
+				s.writeError(w, r, rq, err)
+				return
+			}
+		}
 		if err := h(w, r, rq); err != nil {
 			s.writeError(w, r, rq, err)
 		}
@@ -178,6 +192,10 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	if rw, ok := w.(*responseWriter); ok && rw.status != 0 {
 		return // the status line is gone; the client sees a short body
 	}
+	if isSystemPath(r.URL.Path) {
+		rq.errCode = writeAdminError(w, r, err)
+		return
+	}
 	status := e.Status()
 	if r.Method == http.MethodHead || status == http.StatusNotModified {
 		w.WriteHeader(status)
@@ -188,7 +206,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 		RequestID: rq.id, HostID: rq.hostID,
 	}
 	switch e.code {
-	case "NoSuchKey":
+	case "NoSuchKey", "NoSuchVersion":
 		body.Key = rq.key
 	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName":
 		body.Bucket = rq.bucket

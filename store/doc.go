@@ -26,8 +26,9 @@
 // (CheckBucketName): 3 to 63 characters of lowercase letters, digits, '.'
 // and '-'; starting and ending with a letter or digit; no ".."; not four
 // dot-separated numbers (an IP address); not starting with "xn--" or
-// "sthree-", not ending with "-s3alias" or "--ol-s3". Breaking a rule gives
-// ErrInvalidBucketName. CreateBucket on an existing bucket gives
+// "sthree-", not ending with "-s3alias" or "--ol-s3"; not "minio"
+// (ReservedBucket: the server's own endpoints live under /minio/). Breaking
+// a rule gives ErrInvalidBucketName. CreateBucket on an existing bucket gives
 // ErrBucketExists; DeleteBucket of a non-empty one ErrBucketNotEmpty; a
 // missing bucket ErrNoSuchBucket. ListBuckets reports the directory's
 // creation time (crtime) and skips root entries that are not valid bucket
@@ -148,7 +149,9 @@
 // with "/" appended to directories (the directory "a" is visited where
 // "a/" sorts: after "a.b", since '.' < '/'), and descending in order. It
 // looks up the directories Prefix names ("a/b/" in "a/b/c") instead of
-// reading their parents, binary-searches past entries that sort before
+// reading their parents (a Prefix component no key can have, such as ".."
+// or "", matches nothing and is never looked up, so no prefix reaches
+// outside the bucket), binary-searches past entries that sort before
 // StartAfter, skips subtrees outside Prefix and subtrees already rolled
 // into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
 // directory per level of the walk path (O(sum of those directories'

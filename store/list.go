@@ -78,6 +78,12 @@ func (l *lister) walk(ino format.Ino, path string) error {
 	// can hold matching keys: look it up instead of reading this one.
 	if rest, ok := strings.CutPrefix(l.opt.Prefix, path); ok {
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			if checkComponent(rest[:i]) != nil {
+				// No stored key has such a component ("..", "", ...):
+				// nothing matches, and the name is never looked up, so
+				// a prefix can never lead out of the bucket.
+				return nil
+			}
 			child, err := l.s.v.Lookup(ino, rest[:i])
 			if errors.Is(err, xfs.ErrNotFound) {
 				return nil

@@ -17,10 +17,19 @@ const (
 	maxMetaNameLen = 255 - len(xattrMetaPrefix)
 )
 
-// CheckBucketName applies the S3 bucket naming rules.
+// ReservedBucket is the bucket name the server keeps for its own endpoints
+// (/minio/health/..., /minio/admin/...), as MinIO does, so that probes and
+// admin tools written for MinIO reach the server, never a bucket.
+const ReservedBucket = "minio"
+
+// CheckBucketName applies the S3 bucket naming rules, and refuses the
+// reserved name.
 func CheckBucketName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("bucket %q: %s: %w", name, why, ErrInvalidBucketName)
+	}
+	if name == ReservedBucket {
+		return bad("the name is reserved for the server's own endpoints")
 	}
 	if len(name) < 3 || len(name) > 63 {
 		return bad("must be 3 to 63 characters")
@@ -106,13 +115,8 @@ func parseKey(key string) (keyPath, error) {
 	}
 	comps := strings.Split(body, "/")
 	for _, c := range comps {
-		switch {
-		case c == "":
-			return keyPath{}, fmt.Errorf("key %q has an empty path component: %w", key, ErrInvalidKey)
-		case c == "." || c == "..":
-			return keyPath{}, fmt.Errorf("key %q has a %q component: %w", key, c, ErrInvalidKey)
-		case len(c) > MaxComponentLen:
-			return keyPath{}, fmt.Errorf("key %q has a component of %d bytes (at most %d): %w", key, len(c), MaxComponentLen, ErrKeyTooLong)
+		if err := checkComponent(c); err != nil {
+			return keyPath{}, fmt.Errorf("key %q: %w", key, err)
 		}
 	}
 	if kp.folder {
@@ -121,4 +125,21 @@ func parseKey(key string) (keyPath, error) {
 		kp.dirs, kp.leaf = comps[:len(comps)-1], comps[len(comps)-1]
 	}
 	return kp, nil
+}
+
+// checkComponent tells whether c can be one directory or file name of a
+// stored key: a name that only ever resolves inside its directory, never
+// to the directory itself, its parent or outside the bucket.
+func checkComponent(c string) error {
+	switch {
+	case c == "":
+		return fmt.Errorf("an empty path component: %w", ErrInvalidKey)
+	case c == "." || c == "..":
+		return fmt.Errorf("a %q component: %w", c, ErrInvalidKey)
+	case len(c) > MaxComponentLen:
+		return fmt.Errorf("a component of %d bytes (at most %d): %w", len(c), MaxComponentLen, ErrKeyTooLong)
+	case strings.IndexByte(c, 0) >= 0:
+		return fmt.Errorf("a component with a NUL byte: %w", ErrInvalidKey)
+	}
+	return nil
 }

@@ -205,6 +205,10 @@ func (s *Store) removeTree(dir format.Ino, name string) error {
 // Volume returns the underlying volume.
 func (s *Store) Volume() *xfs.Volume { return s.v }
 
+// Err is nil while the store accepts changes, and the cause once a failed
+// write has shut its volume down (readiness probes report it).
+func (s *Store) Err() error { return s.v.Err() }
+
 // Close closes the volume if Open opened it. Open Objects must be closed
 // first.
 func (s *Store) Close() error {

@@ -21,7 +21,6 @@ import (
 	"github.com/xfs3/xfs3/config"
 	"github.com/xfs3/xfs3/s3api"
 	"github.com/xfs3/xfs3/store"
-	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
@@ -53,8 +52,10 @@ Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 start, prints it, and keeps it in credentials.json (mode 0600) beside the
 volume.
 
-GET /healthz answers 200 while the volume accepts changes, 503 once a
-failed write has shut it down. SIGINT or SIGTERM stops accepting
+Probes: GET /minio/health/live answers 200 while the server runs,
+/minio/health/ready 200 while the volume accepts changes and 503 once a
+failed write has shut it down (no signature needed). The bucket name
+"minio" is reserved for these and the /minio/admin/v3/ endpoints. SIGINT or SIGTERM stops accepting
 connections, lets requests in flight finish (for up to 30 s) and closes
 the volume cleanly.
 `
@@ -140,11 +141,10 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		return err
 	}
 
-	mux := http.NewServeMux()
-	mux.Handle("GET /healthz", healthHandler(st.Volume()))
-	mux.Handle("/", api)
+	// The S3 handler serves every path itself, /minio/ endpoints included:
+	// a front mux would clean paths and redirect keys such as "a//b".
 	srv := &http.Server{
-		Handler:           mux,
+		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 	}
@@ -172,19 +172,6 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	log.Info().Msg("volume closed cleanly")
 	return nil
-}
-
-// healthHandler answers 200 while v accepts changes and 503, with the
-// reason, once a failed write has shut it down.
-func healthHandler(v *xfs.Volume) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := v.Err(); err != nil {
-			http.Error(w, "volume shut down: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
-	})
 }
 
 // newLogger writes request and server logs to w.

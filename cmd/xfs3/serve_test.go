@@ -19,8 +19,10 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7/pkg/signer"
+	"github.com/rs/zerolog"
 
 	"github.com/xfs3/xfs3/config"
+	"github.com/xfs3/xfs3/s3api"
 	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
@@ -143,20 +145,30 @@ func TestServeGeneratesCredentialsOnce(t *testing.T) {
 	}
 }
 
-// TestServeHealthAndShutdown: /healthz answers, an S3 request without
-// credentials is refused, and cancelling stops the server cleanly.
+// TestServeHealthAndShutdown: the probes answer without a signature, an
+// S3 request without credentials is refused, and cancelling stops the
+// server cleanly.
 func TestServeHealthAndShutdown(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.AccessKey, cfg.SecretKey = "tester", "tester-secret"
 	out, stop := startServe(t, cfg)
 	addr := regexp.MustCompile(`http://(\S+)`).FindStringSubmatch(out)[1]
-	resp, err := http.Get("http://" + addr + "/healthz")
+	for _, probe := range []string{"/minio/health/live", "/minio/health/ready"} {
+		for _, method := range []string{http.MethodGet, http.MethodHead} {
+			req, _ := http.NewRequest(method, "http://"+addr+probe, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s %s: %s", method, probe, resp.Status)
+			}
+		}
+	}
+	resp, err := http.Get("http://" + addr + "/")
 	if err != nil {
 		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Errorf("/healthz: %s", resp.Status)
 	}
 	resp, err = http.Get("http://" + addr + "/")
 	if err != nil {
@@ -172,13 +184,13 @@ func TestServeHealthAndShutdown(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := http.Get("http://" + addr + "/healthz"); err == nil {
+	if _, err := http.Get("http://" + addr + "/minio/health/live"); err == nil {
 		t.Error("still answering after shutdown")
 	}
 }
 
-// TestHealthReportsShutdown: /healthz turns 503 once a failed metadata
-// write has shut the volume down.
+// TestHealthReportsShutdown: /minio/health/ready turns 503 once a failed
+// metadata write has shut the volume down, while live stays 200.
 func TestHealthReportsShutdown(t *testing.T) {
 	img := filepath.Join(t.TempDir(), "h.xfs")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
@@ -194,19 +206,29 @@ func TestHealthReportsShutdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	h := healthHandler(v)
-	status := func() int {
+	st, err := store.New(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := s3api.New(s3api.Config{Store: st, Credentials: map[string]string{"ak": "secret-key"}, Logger: zerolog.Nop()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := func(probe string) int {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/minio/health/"+probe, nil))
 		return rec.Code
 	}
-	if got := status(); got != http.StatusOK {
+	if got := status("ready"); got != http.StatusOK {
 		t.Fatalf("healthy volume: %d", got)
 	}
 	d.Cut()
 	v.Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644})
-	if got := status(); got != http.StatusServiceUnavailable {
-		t.Errorf("after a failed write: %d, want 503", got)
+	if got := status("ready"); got != http.StatusServiceUnavailable {
+		t.Errorf("ready after a failed write: %d, want 503", got)
+	}
+	if got := status("live"); got != http.StatusOK {
+		t.Errorf("live after a failed write: %d, want 200", got)
 	}
 }
 

@@ -81,8 +81,8 @@ func parseCredential(s string) (Credential, error) {
 	if _, err := time.Parse(dateFormat, c.Date); err != nil || len(c.Date) != 8 {
 		return Credential{}, malformed("credential date %q", c.Date)
 	}
-	if c.Region == "" || c.Service == "" {
-		return Credential{}, malformed("credential has an empty region or service")
+	if c.Service == "" {
+		return Credential{}, malformed("credential has an empty service")
 	}
 	return c, nil
 }

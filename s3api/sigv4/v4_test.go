@@ -322,7 +322,7 @@ func TestParseAuthorization(t *testing.T) {
 		"AWS4-HMAC-SHA256 Credential=AK/20250101/us-east-1/s3, SignedHeaders=host, Signature=" + sig,
 		"AWS4-HMAC-SHA256 Credential=AK/2025010/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=" + sig,
 		"AWS4-HMAC-SHA256 Credential=/20250101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=" + sig,
-		"AWS4-HMAC-SHA256 Credential=AK/20250101//s3/aws4_request, SignedHeaders=host, Signature=" + sig,
+		"AWS4-HMAC-SHA256 Credential=AK/20250101/us-east-1//aws4_request, SignedHeaders=host, Signature=" + sig,
 		"AWS4-HMAC-SHA256 Credential=AK/20250101/us-east-1/s3/aws4_request, SignedHeaders=x-amz-date, Signature=" + sig,
 		"AWS4-HMAC-SHA256 Credential=AK/20250101/us-east-1/s3/aws4_request, SignedHeaders=x-amz-date;host, Signature=" + sig,
 		"AWS4-HMAC-SHA256 Credential=AK/20250101/us-east-1/s3/aws4_request, SignedHeaders=Host, Signature=" + sig,

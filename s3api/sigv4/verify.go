@@ -63,12 +63,20 @@ type Verifier struct {
 	Now         func() time.Time
 	MaxSkew     time.Duration
 	Region      string
+	// AllowEmptyRegion accepts a credential scope with an empty region
+	// ("KEY/DATE//s3/aws4_request"), which MinIO's admin client sends; S3
+	// itself refuses it.
+	AllowEmptyRegion bool
 }
 
-// checkScope requires the service "s3" and, when configured, the region.
+// checkScope requires the service "s3", a region (unless AllowEmptyRegion)
+// and, when configured, the region.
 func (v *Verifier) checkScope(s Scope) error {
 	if s.Service != "s3" {
 		return malformed("service %q in the credential scope is not s3", s.Service)
+	}
+	if s.Region == "" && !v.AllowEmptyRegion {
+		return malformed("credential has an empty region")
 	}
 	if v.Region != "" && s.Region != v.Region {
 		return malformed("region %q is wrong; expecting %q", s.Region, v.Region)

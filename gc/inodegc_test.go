@@ -1,0 +1,316 @@
+package gc
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// recorder is an Inactivator that records what it was given.
+type recorder struct {
+	mu     sync.Mutex
+	seen   map[uint64]int
+	order  []uint64
+	delay  time.Duration
+	fail   uint64 // inactivating this inode fails
+	busy   atomic.Int32
+	maxPar atomic.Int32
+}
+
+func newRecorder() *recorder { return &recorder{seen: map[uint64]int{}} }
+
+func (r *recorder) Inactivate(ino uint64) (uint64, error) {
+	n := r.busy.Add(1)
+	for {
+		m := r.maxPar.Load()
+		if n <= m || r.maxPar.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	defer r.busy.Add(-1)
+	time.Sleep(r.delay)
+	if ino == r.fail && r.fail != 0 {
+		return 0, errors.New("injected")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[ino]++
+	r.order = append(r.order, ino)
+	return ino % 7, nil
+}
+
+func (r *recorder) has(ino uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seen[ino] > 0
+}
+
+// TestEveryInodeOnce: inodes queued from many goroutines are each
+// inactivated exactly once, Flush waits for them, and the counters agree.
+func TestEveryInodeOnce(t *testing.T) {
+	for _, mode := range []Mode{PerCPU, Sync} {
+		t.Run(string(mode), func(t *testing.T) {
+			r := newRecorder()
+			g := New(r, Options{Mode: mode, Queues: 4})
+			const producers, each = 16, 500
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range each {
+						if err := g.Queue(uint64(p*each + i + 1)); err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			g.Flush()
+			if len(r.seen) != producers*each {
+				t.Fatalf("%d inodes inactivated after Flush, want %d", len(r.seen), producers*each)
+			}
+			for ino, n := range r.seen {
+				if n != 1 {
+					t.Errorf("inode %d inactivated %d times", ino, n)
+				}
+			}
+			st := g.Stats()
+			var extents uint64
+			for ino := range r.seen {
+				extents += ino % 7
+			}
+			if st.Queued != producers*each || st.Inactivated != producers*each || st.ExtentsFreed != extents || st.Errors != 0 {
+				t.Errorf("stats %+v", st)
+			}
+			for _, q := range st.Queues {
+				if q.Depth != 0 {
+					t.Errorf("queue depth %d after Flush", q.Depth)
+				}
+			}
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Queue(1); !errors.Is(err, ErrClosed) {
+				t.Errorf("Queue after Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestFlushCoversWhatReturned: whatever Queue returned before Flush began
+// is inactivated when Flush returns, while other producers keep queueing
+// (a producer pushed ahead of another's counted item must not end a
+// Flush early).
+func TestFlushCoversWhatReturned(t *testing.T) {
+	r := newRecorder()
+	g := New(r, Options{Queues: 2, Delay: time.Hour}) // only kicks and flushes run workers
+	defer g.Close()
+	var next atomic.Uint64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 300 {
+				ino := next.Add(1)
+				g.Queue(ino)
+				g.Flush()
+				if !r.has(ino) {
+					t.Errorf("inode %d not inactivated when Flush returned", ino)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// TestKicks: a batch of DefaultBatch inodes wakes the worker at once; a
+// lone inode waits for the delay; Close drains what is left.
+func TestKicks(t *testing.T) {
+	r := newRecorder()
+	g := New(r, Options{Queues: 1, Delay: time.Hour})
+	for i := range DefaultBatch - 1 {
+		g.Queue(uint64(i + 1))
+	}
+	time.Sleep(20 * time.Millisecond)
+	if r.has(1) {
+		t.Fatal("the worker ran before a batch was complete or the delay had passed")
+	}
+	g.Queue(DefaultBatch)
+	waitFor(t, func() bool { return r.has(DefaultBatch) })
+	g.Queue(1000)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !r.has(1000) {
+		t.Error("Close did not drain the queue")
+	}
+
+	r = newRecorder()
+	g = New(r, Options{Queues: 1, Delay: 5 * time.Millisecond})
+	defer g.Close()
+	g.Queue(7)
+	waitFor(t, func() bool { return r.has(7) })
+}
+
+// TestThrottle: producers that outrun a slow worker wait once their queue
+// is past the backlog, so the backlog stays bounded.
+func TestThrottle(t *testing.T) {
+	r := newRecorder()
+	r.delay = 20 * time.Microsecond
+	const backlog = 64
+	g := New(r, Options{Queues: 1, Backlog: backlog})
+	defer g.Close()
+	const producers = 4
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 2000 {
+				g.Queue(uint64(p*10000 + i + 1))
+			}
+		}()
+	}
+	wg.Wait()
+	st := g.Stats()
+	if st.ThrottleWaits == 0 {
+		t.Error("no producer was throttled")
+	}
+	if st.BacklogHighWater > backlog+producers {
+		t.Errorf("backlog reached %d, past %d + %d producers", st.BacklogHighWater, backlog, producers)
+	}
+}
+
+// TestErrorKept: a failed inactivation is counted and reported by Close;
+// the others go on.
+func TestErrorKept(t *testing.T) {
+	r := newRecorder()
+	r.fail = 3
+	g := New(r, Options{Queues: 1})
+	for i := range 5 {
+		g.Queue(uint64(i + 1))
+	}
+	err := g.Close()
+	if err == nil || g.Stats().Errors != 1 || len(r.seen) != 4 {
+		t.Errorf("Close: %v, stats %+v, %d inactivated", err, g.Stats(), len(r.seen))
+	}
+}
+
+// TestSlowDrainReported: a drain longer than SlowDrainAfter is reported.
+func TestSlowDrainReported(t *testing.T) {
+	r := newRecorder()
+	r.delay = 2 * time.Millisecond
+	var reported atomic.Uint64
+	g := New(r, Options{Queues: 1, SlowDrainAfter: time.Millisecond,
+		SlowDrain: func(q int, took time.Duration, n uint64) { reported.Add(n) }})
+	for i := range 3 {
+		g.Queue(uint64(i + 1))
+	}
+	g.Close()
+	if reported.Load() == 0 {
+		t.Error("a slow drain was not reported")
+	}
+}
+
+// TestQueueLayout: what producers write, what the worker writes and the
+// next queue's fields lie on different cache lines.
+func TestQueueLayout(t *testing.T) {
+	var q queue
+	if off := unsafe.Offsetof(q.done); off < cacheLine {
+		t.Errorf("done at %d shares a cache line with the producers' fields", off)
+	}
+	if off := unsafe.Offsetof(q.id); off < 2*cacheLine {
+		t.Errorf("id at %d shares a cache line with the worker's counters", off)
+	}
+	if unsafe.Offsetof(q.armed)+unsafe.Sizeof(q.armed) > cacheLine {
+		t.Error("the producers' fields span two cache lines")
+	}
+}
+
+// TestProducersSpread: producers running on different Ps mostly find
+// different queues: the compare-and-swap retries on the queues' lists stay
+// a small fraction of the pushes.
+func TestProducersSpread(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		t.Skip("needs 2 Ps")
+	}
+	g := New(newRecorder(), Options{})
+	defer g.Close()
+	const each = 20000
+	var wg sync.WaitGroup
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				g.Queue(uint64(p*each + i + 1))
+			}
+		}()
+	}
+	wg.Wait()
+	var retries, pushes uint64
+	used := 0
+	for _, q := range g.Stats().Queues {
+		retries += q.PushRetries
+		pushes += q.Queued
+		if q.Queued > 0 {
+			used++
+		}
+	}
+	t.Logf("%d producers on %d queues: %d pushes, %d CAS retries", procs, used, pushes, retries)
+	if retries*100 > pushes {
+		t.Errorf("%d CAS retries in %d pushes: producers share queues", retries, pushes)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// nop inactivates nothing, to measure the queues alone.
+type nop struct{}
+
+func (nop) Inactivate(uint64) (uint64, error) { return 0, nil }
+
+// BenchmarkQueue: parallel producers on per-P queues against all on one
+// queue; retries/op shows how often producers collided on a list.
+func BenchmarkQueue(b *testing.B) {
+	for _, queues := range []int{0, 1} {
+		name := "percpu"
+		if queues == 1 {
+			name = "one-queue"
+		}
+		b.Run(name, func(b *testing.B) {
+			g := New(nop{}, Options{Queues: queues})
+			b.RunParallel(func(pb *testing.PB) {
+				var ino uint64 // per producer: no shared counter to contend on
+				for pb.Next() {
+					ino++
+					g.Queue(ino)
+				}
+			})
+			b.StopTimer()
+			g.Close()
+			var retries uint64
+			for _, q := range g.Stats().Queues {
+				retries += q.PushRetries
+			}
+			b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
+		})
+	}
+}

@@ -1,0 +1,49 @@
+package gc
+
+// Stats are an InodeGC's counters since it started.
+type Stats struct {
+	Mode         Mode
+	Queued       uint64 // inodes handed over
+	Inactivated  uint64 // inodes freed
+	ExtentsFreed uint64
+	Errors       uint64 // failed inactivations (left to recovery)
+	// BacklogHighWater is the most inodes seen waiting on one queue.
+	BacklogHighWater uint64
+	// ThrottleWaits counts producers that waited for their queue to
+	// drain because it was past its backlog.
+	ThrottleWaits uint64
+	Queues        []QueueStats // PerCPU mode only
+}
+
+// QueueStats are the counters of one per-CPU queue.
+type QueueStats struct {
+	Depth       uint64 // inodes waiting now
+	Queued      uint64
+	Inactivated uint64
+	// PushRetries counts producers' failed compare-and-swaps on the
+	// queue's list: contention between producers sharing it.
+	PushRetries uint64
+}
+
+// Stats returns a snapshot of the counters.
+func (g *InodeGC) Stats() Stats {
+	s := Stats{Mode: g.opt.Mode, ThrottleWaits: g.throttleWaits.Load()}
+	add := func(st *queueStats) {
+		s.Inactivated += st.inactivated.Load()
+		s.ExtentsFreed += st.extents.Load()
+		s.Errors += st.errors.Load()
+		s.BacklogHighWater = max(s.BacklogHighWater, st.highWater.Load())
+	}
+	s.Queued = g.syncQueued.Load()
+	add(&g.syncStats)
+	for _, q := range g.queues {
+		queued, done := q.queued.Load(), q.done.Load()
+		s.Queued += queued
+		add(&q.queueStats)
+		s.Queues = append(s.Queues, QueueStats{
+			Depth: queued - min(done, queued), Queued: queued,
+			Inactivated: q.inactivated.Load(), PushRetries: q.retries.Load(),
+		})
+	}
+	return s
+}

@@ -1,0 +1,131 @@
+package s3api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gorilla/mux"
+
+	"github.com/xfs3/xfs3/store"
+)
+
+// The server's own endpoints live under /minio/, where MinIO keeps its
+// own, so that probes and admin tools written for MinIO work unchanged;
+// the bucket name "minio" is reserved (store.ReservedBucket) so no bucket
+// can hide behind them.
+const (
+	systemPrefix = "/" + store.ReservedBucket
+	adminPrefix  = systemPrefix + "/admin/v3"
+)
+
+// isSystemPath reports whether p addresses the server rather than S3:
+// "/minio" itself or anything below "/minio/".
+func isSystemPath(p string) bool {
+	return p == systemPrefix || strings.HasPrefix(p, systemPrefix+"/")
+}
+
+// adminRoute is one admin endpoint: signed by a configured key like any
+// S3 request, answered in JSON.
+type adminRoute struct {
+	name    string
+	method  string
+	path    string // below adminPrefix
+	handler handlerFunc
+}
+
+// adminRoutes are the admin endpoints. mc's "admin info" is answered
+// 501 until the server has an equivalent (as admin-wire.md allows).
+func (s *server) adminRoutes() []adminRoute {
+	return []adminRoute{
+		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
+	}
+}
+
+// systemRouter serves everything under /minio/. Health probes need no
+// signature (load balancers send none); admin requests are authenticated
+// here, with the admin verifier, since the S3 middleware does not.
+func (s *server) systemRouter() http.Handler {
+	r := mux.NewRouter()
+	r.SkipClean(true)
+	probe := func(name string, h handlerFunc) {
+		r.Methods(http.MethodGet, http.MethodHead).Path(systemPrefix + "/health/" + name).
+			Handler(s.operation("Health"+strings.ToUpper(name[:1])+name[1:], h))
+	}
+	probe("live", s.healthLive)
+	probe("ready", s.healthReady)
+	for _, rt := range s.adminRoutes() {
+		r.Methods(rt.method).Path(adminPrefix + rt.path).Handler(s.admin(rt.name, rt.handler))
+	}
+	r.PathPrefix(adminPrefix + "/").Handler(s.admin("AdminUnknown", s.adminNotImplemented))
+	r.NotFoundHandler = s.operation("SystemUnknown", s.systemNotFound)
+	r.MethodNotAllowedHandler = r.NotFoundHandler
+	return r
+}
+
+// healthLive answers 200 while the process serves requests.
+func (s *server) healthLive(w http.ResponseWriter, r *http.Request, rq *request) error {
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// healthReady answers 200 while the volume accepts changes and 503, with
+// the reason, once a failed write has shut it down.
+func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if err := s.store.Err(); err != nil {
+		return &adminError{status: http.StatusServiceUnavailable, code: "XMinioServerNotInitialized",
+			message: "The volume was shut down by a failed write: " + err.Error()}
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// admin authenticates an admin request before its handler runs.
+func (s *server) admin(name string, h handlerFunc) http.Handler {
+	return s.operation(name, func(w http.ResponseWriter, r *http.Request, rq *request) error {
+		auth, err := s.adminVerifier.Verify(r)
+		if err != nil {
+			return err
+		}
+		rq.auth = auth
+		return h(w, r, rq)
+	})
+}
+
+func (s *server) adminNotImplemented(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return &adminError{status: http.StatusNotImplemented, code: "NotImplemented",
+		message: "This server does not implement " + r.Method + " " + r.URL.Path + "."}
+}
+
+func (s *server) systemNotFound(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return &adminError{status: http.StatusNotFound, code: "XMinioUnknownAPIRequest",
+		message: "No endpoint " + r.Method + " " + r.URL.Path + " under " + systemPrefix + "/; the bucket name " + store.ReservedBucket + " is reserved."}
+}
+
+// adminError is an error answered as MinIO's admin API answers them: a
+// JSON object with Code and Message.
+type adminError struct {
+	status        int
+	code, message string
+}
+
+func (e *adminError) Error() string { return e.code + ": " + e.message }
+
+// writeAdminError sends err as a JSON error; an error that is not an
+// adminError (a failed signature check) keeps its S3 code and status.
+func writeAdminError(w http.ResponseWriter, r *http.Request, err error) (code string) {
+	ae, ok := err.(*adminError)
+	if !ok {
+		se := toS3Error(err)
+		ae = &adminError{status: se.Status(), code: se.code, message: messageOf(se)}
+	}
+	if r.Method == http.MethodHead {
+		w.WriteHeader(ae.status)
+		return ae.code
+	}
+	body, _ := json.Marshal(struct{ Code, Message string }{ae.code, ae.message})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(ae.status)
+	w.Write(body)
+	return ae.code
+}
