@@ -7,7 +7,8 @@ type Stats struct {
 	Inactivated  uint64 // inodes freed
 	ExtentsFreed uint64
 	Errors       uint64 // failed inactivations (left to recovery)
-	// BacklogHighWater is the most inodes seen waiting on one queue.
+	// BacklogHighWater is the most inodes seen waiting on one queue (in
+	// Sweep mode: found by one pass over an AG).
 	BacklogHighWater uint64
 	// ThrottleWaits counts producers that waited for their queue to
 	// drain because it was past its backlog.
@@ -34,8 +35,11 @@ func (g *InodeGC) Stats() Stats {
 		s.Errors += st.errors.Load()
 		s.BacklogHighWater = max(s.BacklogHighWater, st.highWater.Load())
 	}
-	s.Queued = g.syncQueued.Load()
+	s.Queued = g.syncQueued.Load() + g.sweepQueued.Load()
 	add(&g.syncStats)
+	for _, sw := range g.sweepers {
+		add(&sw.stats)
+	}
 	for _, q := range g.queues {
 		queued, done := q.queued.Load(), q.done.Load()
 		s.Queued += queued

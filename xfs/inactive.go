@@ -403,3 +403,23 @@ func (v *Volume) Unlinked() int {
 	}
 	return v.unlinkedCount()
 }
+
+// Releasable lists AG ag's inodes that have lost their last link and
+// have no handles, in inode order: what a sweeping collector frees.
+func (v *Volume) Releasable(ag format.AgNumber) []format.Ino {
+	if v.w == nil {
+		return nil
+	}
+	var out []format.Ino
+	for _, agino := range v.w.inodes.Unlinked(ag).Inodes() {
+		ino := v.geo.AgInoToIno(ag, agino)
+		v.icache.mu.Lock()
+		h, cached := v.icache.m[ino]
+		referenced := cached && h.opens > 0
+		v.icache.mu.Unlock()
+		if !referenced {
+			out = append(out, ino)
+		}
+	}
+	return out
+}
