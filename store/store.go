@@ -153,10 +153,9 @@ func New(v *xfs.Volume) (*Store, error) { return NewWith(v, Options{}) }
 func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 	s := &Store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
 	var err error
-	if s.gc, err = gc.New(inactivator{v}, o.GC); err != nil {
+	if s.gc, err = gc.Start(v, o.GC); err != nil {
 		return nil, err
 	}
-	v.SetInactiveQueue(s.gc)
 	if err := s.prepare(); err != nil {
 		s.closeGC()
 		return nil, err
@@ -206,27 +205,6 @@ func (s *Store) clearDir(d format.Ino) error {
 		}
 	}
 	return nil
-}
-
-// inactivator lets package gc free inodes of the volume and, in Sweep
-// mode, find them.
-type inactivator struct{ v *xfs.Volume }
-
-func (i inactivator) Inactivate(ino uint64) (uint64, error) { return i.v.Inactivate(format.Ino(ino)) }
-func (i inactivator) AGs() int                              { return int(i.v.Geometry().AgCount) }
-
-func (i inactivator) AGOf(ino uint64) int {
-	g := i.v.Geometry()
-	ag, _ := g.InoToAg(format.Ino(ino))
-	return int(ag)
-}
-
-func (i inactivator) Releasable(ag int) []uint64 {
-	var out []uint64
-	for _, ino := range i.v.Releasable(format.AgNumber(ag)) {
-		out = append(out, uint64(ino))
-	}
-	return out
 }
 
 // closeGC drains the inode gc and detaches it from the volume.
