@@ -114,6 +114,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, seed int64, ops i
 		if err := collector.Close(); err != nil {
 			return err
 		}
+		t.Logf("op %d: gc %+v", m.op, collector.Stats())
 		return m.v.Close()
 	}
 	open()
@@ -137,7 +138,6 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, seed int64, ops i
 		st, _ := m.v.Stat(m.hot.ino)
 		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
 	}
-	t.Logf("gc: %+v", collector.Stats())
 	closeVolume()
 }
 
