@@ -42,7 +42,19 @@ type Config struct {
 	// durable within a second; a crash may lose up to the last second of
 	// acknowledged changes, never the volume's consistency).
 	Durability string `json:"durability"`
+	// GCMode is when deleted objects' space is freed: GCPerCPU (the
+	// default: per-CPU background queues), GCSync (inside the request) or
+	// GCSweep (a background walker per allocation group).
+	GCMode string `json:"gc_mode"`
 }
+
+// Inode garbage collection modes (package gc's names; config imports
+// nothing of ours).
+const (
+	GCPerCPU = "percpu"
+	GCSync   = "sync"
+	GCSweep  = "sweep"
+)
 
 // Durability settings.
 const (
@@ -58,6 +70,7 @@ func Defaults() Config {
 		Addr:       "127.0.0.1:9000",
 		LogFormat:  "console",
 		Durability: DurableOnAck,
+		GCMode:     GCPerCPU,
 	}
 }
 
@@ -70,6 +83,7 @@ var envNames = map[string]string{
 	"secret_key": "XFS3_SECRET_KEY",
 	"log_format": "XFS3_LOG_FORMAT",
 	"durability": "XFS3_DURABILITY",
+	"gc_mode":    "XFS3_GC_MODE",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -89,6 +103,8 @@ func (c *Config) field(name string) *string {
 		return &c.LogFormat
 	case "durability":
 		return &c.Durability
+	case "gc_mode":
+		return &c.GCMode
 	}
 	return nil
 }
@@ -107,6 +123,7 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
 		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
 		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
+		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -183,6 +200,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Durability != DurableOnAck && c.Durability != DurableWithin1s {
 		bad("durability: %q is neither %s nor %s", c.Durability, DurableOnAck, DurableWithin1s)
+	}
+	switch c.GCMode {
+	case GCPerCPU, GCSync, GCSweep:
+	default:
+		bad("gc mode: %q is none of %s, %s, %s", c.GCMode, GCPerCPU, GCSync, GCSweep)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))

@@ -18,7 +18,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:9000" || c.Size != 16<<30 || c.Volume != filepath.Join("xfs3-data", "volume.xfs") || c.LogFormat != "console" || c.Durability != DurableOnAck {
+	if c.Addr != "127.0.0.1:9000" || c.Size != 16<<30 || c.Volume != filepath.Join("xfs3-data", "volume.xfs") || c.LogFormat != "console" || c.Durability != DurableOnAck || c.GCMode != GCPerCPU {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -27,14 +27,14 @@ func TestDefaults(t *testing.T) {
 // at each layer.
 func TestLayers(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "xfs3.json")
-	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "log_format": "json"}`), 0o644)
-	c, err := Load([]string{"--config", file, "--addr", "127.0.0.1:9999"},
-		env(map[string]string{"XFS3_SIZE": "2G", "XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "supersecret", "XFS3_DURABILITY": "within-1s"}), io.Discard)
+	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "log_format": "json", "gc_mode": "sync"}`), 0o644)
+	c, err := Load([]string{"--config", file, "--addr", "127.0.0.1:9999", "--gc-mode", "sweep"},
+		env(map[string]string{"XFS3_SIZE": "2G", "XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "supersecret", "XFS3_DURABILITY": "within-1s", "XFS3_GC_MODE": "percpu"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Volume: "from-file.xfs", Size: 2 << 30, SizeText: "2G", Addr: "127.0.0.1:9999",
-		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json", Durability: DurableWithin1s}
+		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json", Durability: DurableWithin1s, GCMode: GCSweep}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}
@@ -62,6 +62,7 @@ func TestInvalid(t *testing.T) {
 		{"short secret", nil, map[string]string{"XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "x"}, "credentials"},
 		{"log format", []string{"--log-format", "xml"}, nil, "log format"},
 		{"durability", []string{"--durability", "eventually"}, nil, "durability"},
+		{"gc mode", nil, map[string]string{"XFS3_GC_MODE": "lazy"}, "gc mode"},
 		{"unknown file key", []string{"--config", file}, nil, "adr"},
 		{"missing file", []string{"--config", file + ".missing"}, nil, "config file"},
 		{"stray argument", []string{"extra"}, nil, "unexpected"},

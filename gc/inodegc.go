@@ -27,15 +27,18 @@ const (
 	PerCPU Mode = "percpu"
 	// Sync inactivates inside the call that released the inode.
 	Sync Mode = "sync"
+	// Sweep leaves released inodes on their unlinked lists, where one
+	// walker per AG finds and frees them in inode order.
+	Sweep Mode = "sweep"
 )
 
 // ParseMode checks a configured mode name.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case PerCPU, Sync:
+	case PerCPU, Sync, Sweep:
 		return m, nil
 	}
-	return "", fmt.Errorf("gc mode %q: want %s or %s", s, PerCPU, Sync)
+	return "", fmt.Errorf("gc mode %q: want %s, %s or %s", s, PerCPU, Sync, Sweep)
 }
 
 // Defaults, the kernel's numbers (xfs-facts.md section 8).
@@ -88,12 +91,19 @@ type InodeGC struct {
 	syncQueued    atomic.Uint64 // Sync mode's counters
 	syncStats     queueStats
 	firstErr      atomic.Pointer[error]
+
+	sweep       Sweepable  // Sweep mode: the engine's lists
+	sweepers    []*sweeper // one per AG
+	sweepQueued atomic.Uint64
 }
 
-// New starts an InodeGC over inact.
-func New(inact Inactivator, opt Options) *InodeGC {
+// New starts an InodeGC over inact (which must be Sweepable for Sweep).
+func New(inact Inactivator, opt Options) (*InodeGC, error) {
 	if opt.Mode == "" {
 		opt.Mode = PerCPU
+	}
+	if _, err := ParseMode(string(opt.Mode)); err != nil {
+		return nil, err
 	}
 	if opt.Queues <= 0 {
 		opt.Queues = runtime.GOMAXPROCS(0)
@@ -114,8 +124,16 @@ func New(inact Inactivator, opt Options) *InodeGC {
 		opt.Now = time.Now
 	}
 	g := &InodeGC{inact: inact, opt: opt, stop: make(chan struct{})}
-	if opt.Mode != PerCPU {
-		return g
+	switch opt.Mode {
+	case Sync:
+		return g, nil
+	case Sweep:
+		s, err := sweepable(inact)
+		if err != nil {
+			return nil, err
+		}
+		g.startSweepers(s)
+		return g, nil
 	}
 	g.queues = make([]*queue, opt.Queues)
 	for i := range g.queues {
@@ -132,7 +150,7 @@ func New(inact Inactivator, opt Options) *InodeGC {
 		g.workers.Add(1)
 		go g.work(q)
 	}
-	return g
+	return g, nil
 }
 
 // Mode reports the mode g runs in.
@@ -140,14 +158,19 @@ func (g *InodeGC) Mode() Mode { return g.opt.Mode }
 
 // Queue hands over an inode whose last link and last reference are gone.
 // In PerCPU mode it returns at once unless the producer's queue is past
-// its backlog, when it waits for that queue to drain.
+// its backlog, when it waits for that queue to drain; in Sweep mode it
+// wakes the inode's AG's sweeper; in Sync mode it inactivates the inode.
 func (g *InodeGC) Queue(ino uint64) error {
 	if g.closed.Load() {
 		return ErrClosed
 	}
-	if g.opt.Mode == Sync {
+	switch g.opt.Mode {
+	case Sync:
 		g.syncQueued.Add(1)
 		g.inactivate(&g.syncStats, ino)
+		return nil
+	case Sweep:
+		g.queueSweep(ino)
 		return nil
 	}
 	q := g.pick.Get().(*queue)
@@ -173,6 +196,7 @@ func (g *InodeGC) Queue(ino uint64) error {
 // Flush returns once every inode queued before it was called has been
 // inactivated (space reports and ENOSPC retries call it).
 func (g *InodeGC) Flush() {
+	g.flushSweep()
 	for _, q := range g.queues {
 		target := q.queued.Load()
 		if q.done.Load() >= target {

@@ -3,6 +3,7 @@ package gc
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,18 +11,48 @@ import (
 	"unsafe"
 )
 
-// recorder is an Inactivator that records what it was given.
+// recorder is an Inactivator that records what it was given. It is also
+// Sweepable: released inodes wait in pending (by AG: ino % recorderAGs)
+// until inactivated.
 type recorder struct {
-	mu     sync.Mutex
-	seen   map[uint64]int
-	order  []uint64
-	delay  time.Duration
-	fail   uint64 // inactivating this inode fails
-	busy   atomic.Int32
-	maxPar atomic.Int32
+	mu      sync.Mutex
+	seen    map[uint64]int
+	order   []uint64
+	pending map[uint64]bool
+	delay   time.Duration
+	fail    uint64 // inactivating this inode fails
+	busy    atomic.Int32
+	maxPar  atomic.Int32
 }
 
-func newRecorder() *recorder { return &recorder{seen: map[uint64]int{}} }
+func newRecorder() *recorder { return &recorder{seen: map[uint64]int{}, pending: map[uint64]bool{}} }
+
+const recorderAGs = 4
+
+func (r *recorder) AGs() int            { return recorderAGs }
+func (r *recorder) AGOf(ino uint64) int { return int(ino % recorderAGs) }
+
+func (r *recorder) Releasable(ag int) []uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []uint64
+	for ino := range r.pending {
+		if r.AGOf(ino) == ag {
+			out = append(out, ino)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// release puts ino where a sweeper finds it, as an unlink does, and
+// queues it.
+func (r *recorder) release(g *InodeGC, ino uint64) error {
+	r.mu.Lock()
+	r.pending[ino] = true
+	r.mu.Unlock()
+	return g.Queue(ino)
+}
 
 func (r *recorder) Inactivate(ino uint64) (uint64, error) {
 	n := r.busy.Add(1)
@@ -40,6 +71,7 @@ func (r *recorder) Inactivate(ino uint64) (uint64, error) {
 	defer r.mu.Unlock()
 	r.seen[ino]++
 	r.order = append(r.order, ino)
+	delete(r.pending, ino)
 	return ino % 7, nil
 }
 
@@ -52,10 +84,10 @@ func (r *recorder) has(ino uint64) bool {
 // TestEveryInodeOnce: inodes queued from many goroutines are each
 // inactivated exactly once, Flush waits for them, and the counters agree.
 func TestEveryInodeOnce(t *testing.T) {
-	for _, mode := range []Mode{PerCPU, Sync} {
+	for _, mode := range []Mode{PerCPU, Sync, Sweep} {
 		t.Run(string(mode), func(t *testing.T) {
 			r := newRecorder()
-			g := New(r, Options{Mode: mode, Queues: 4})
+			g := mustNew(t, r, Options{Mode: mode, Queues: 4})
 			const producers, each = 16, 500
 			var wg sync.WaitGroup
 			for p := range producers {
@@ -63,7 +95,7 @@ func TestEveryInodeOnce(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					for i := range each {
-						if err := g.Queue(uint64(p*each + i + 1)); err != nil {
+						if err := r.release(g, uint64(p*each+i+1)); err != nil {
 							t.Error(err)
 						}
 					}
@@ -108,7 +140,7 @@ func TestEveryInodeOnce(t *testing.T) {
 // Flush early).
 func TestFlushCoversWhatReturned(t *testing.T) {
 	r := newRecorder()
-	g := New(r, Options{Queues: 2, Delay: time.Hour}) // only kicks and flushes run workers
+	g := mustNew(t, r, Options{Queues: 2, Delay: time.Hour}) // only kicks and flushes run workers
 	defer g.Close()
 	var next atomic.Uint64
 	var wg sync.WaitGroup
@@ -134,7 +166,7 @@ func TestFlushCoversWhatReturned(t *testing.T) {
 // lone inode waits for the delay; Close drains what is left.
 func TestKicks(t *testing.T) {
 	r := newRecorder()
-	g := New(r, Options{Queues: 1, Delay: time.Hour})
+	g := mustNew(t, r, Options{Queues: 1, Delay: time.Hour})
 	for i := range DefaultBatch - 1 {
 		g.Queue(uint64(i + 1))
 	}
@@ -153,7 +185,7 @@ func TestKicks(t *testing.T) {
 	}
 
 	r = newRecorder()
-	g = New(r, Options{Queues: 1, Delay: 5 * time.Millisecond})
+	g = mustNew(t, r, Options{Queues: 1, Delay: 5 * time.Millisecond})
 	defer g.Close()
 	g.Queue(7)
 	waitFor(t, func() bool { return r.has(7) })
@@ -165,7 +197,7 @@ func TestThrottle(t *testing.T) {
 	r := newRecorder()
 	r.delay = 20 * time.Microsecond
 	const backlog = 64
-	g := New(r, Options{Queues: 1, Backlog: backlog})
+	g := mustNew(t, r, Options{Queues: 1, Backlog: backlog})
 	defer g.Close()
 	const producers = 4
 	var wg sync.WaitGroup
@@ -193,7 +225,7 @@ func TestThrottle(t *testing.T) {
 func TestErrorKept(t *testing.T) {
 	r := newRecorder()
 	r.fail = 3
-	g := New(r, Options{Queues: 1})
+	g := mustNew(t, r, Options{Queues: 1})
 	for i := range 5 {
 		g.Queue(uint64(i + 1))
 	}
@@ -208,7 +240,7 @@ func TestSlowDrainReported(t *testing.T) {
 	r := newRecorder()
 	r.delay = 2 * time.Millisecond
 	var reported atomic.Uint64
-	g := New(r, Options{Queues: 1, SlowDrainAfter: time.Millisecond,
+	g := mustNew(t, r, Options{Queues: 1, SlowDrainAfter: time.Millisecond,
 		SlowDrain: func(q int, took time.Duration, n uint64) { reported.Add(n) }})
 	for i := range 3 {
 		g.Queue(uint64(i + 1))
@@ -242,7 +274,7 @@ func TestProducersSpread(t *testing.T) {
 	if procs < 2 {
 		t.Skip("needs 2 Ps")
 	}
-	g := New(newRecorder(), Options{})
+	g := mustNew(t, newRecorder(), Options{})
 	defer g.Close()
 	const each = 20000
 	var wg sync.WaitGroup
@@ -296,7 +328,7 @@ func BenchmarkQueue(b *testing.B) {
 			name = "one-queue"
 		}
 		b.Run(name, func(b *testing.B) {
-			g := New(nop{}, Options{Queues: queues})
+			g := mustNew(b, nop{}, Options{Queues: queues})
 			b.RunParallel(func(pb *testing.PB) {
 				var ino uint64 // per producer: no shared counter to contend on
 				for pb.Next() {
@@ -312,5 +344,36 @@ func BenchmarkQueue(b *testing.B) {
 			}
 			b.ReportMetric(float64(retries)/float64(b.N), "retries/op")
 		})
+	}
+}
+
+func mustNew(t testing.TB, inact Inactivator, opt Options) *InodeGC {
+	t.Helper()
+	g, err := New(inact, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestSweepFindsWhatIsListed: a sweeper frees what its AG lists even when
+// nothing queued it (inodes a crash or an earlier run left), at the latest
+// on its next periodic pass or a Flush, in inode order.
+func TestSweepFindsWhatIsListed(t *testing.T) {
+	r := newRecorder()
+	for _, ino := range []uint64{12, 8, 4} {
+		r.pending[ino] = true
+	}
+	g := mustNew(t, r, Options{Mode: Sweep})
+	defer g.Close()
+	g.Flush()
+	if len(r.pending) != 0 || !slices.Equal(r.order, []uint64{4, 8, 12}) {
+		t.Errorf("swept %v, %d left", r.order, len(r.pending))
+	}
+	if _, err := New(nop{}, Options{Mode: Sweep}); err == nil {
+		t.Error("Sweep mode over an Inactivator that cannot list inodes")
+	}
+	if _, err := ParseMode("lazy"); err == nil {
+		t.Error("an unknown mode parsed")
 	}
 }

@@ -101,10 +101,10 @@ func (q *queue) waitDone(seq uint64) {
 }
 
 // noteBacklog raises the high-water mark to n.
-func (q *queue) noteBacklog(n uint64) {
+func (st *queueStats) noteBacklog(n uint64) {
 	for {
-		hw := q.highWater.Load()
-		if n <= hw || q.highWater.CompareAndSwap(hw, n) {
+		hw := st.highWater.Load()
+		if n <= hw || st.highWater.CompareAndSwap(hw, n) {
 			return
 		}
 	}

@@ -2,27 +2,30 @@ package gc
 
 // Stats are an InodeGC's counters since it started.
 type Stats struct {
-	Mode         Mode
-	Queued       uint64 // inodes handed over
-	Inactivated  uint64 // inodes freed
-	ExtentsFreed uint64
-	Errors       uint64 // failed inactivations (left to recovery)
-	// BacklogHighWater is the most inodes seen waiting on one queue.
-	BacklogHighWater uint64
+	Mode         Mode   `json:"mode"`
+	Queued       uint64 `json:"queued"`      // inodes handed over
+	Inactivated  uint64 `json:"inactivated"` // inodes freed
+	ExtentsFreed uint64 `json:"extents_freed"`
+	Errors       uint64 `json:"errors"` // failed inactivations (left to recovery)
+	// Pending is what was handed over and not yet freed.
+	Pending uint64 `json:"pending"`
+	// BacklogHighWater is the most inodes seen waiting on one queue (in
+	// Sweep mode: found by one pass over an AG).
+	BacklogHighWater uint64 `json:"backlog_high_water"`
 	// ThrottleWaits counts producers that waited for their queue to
 	// drain because it was past its backlog.
-	ThrottleWaits uint64
-	Queues        []QueueStats // PerCPU mode only
+	ThrottleWaits uint64       `json:"throttle_waits"`
+	Queues        []QueueStats `json:"queues,omitempty"` // PerCPU mode only
 }
 
 // QueueStats are the counters of one per-CPU queue.
 type QueueStats struct {
-	Depth       uint64 // inodes waiting now
-	Queued      uint64
-	Inactivated uint64
+	Depth       uint64 `json:"depth"` // inodes waiting now
+	Queued      uint64 `json:"queued"`
+	Inactivated uint64 `json:"inactivated"`
 	// PushRetries counts producers' failed compare-and-swaps on the
 	// queue's list: contention between producers sharing it.
-	PushRetries uint64
+	PushRetries uint64 `json:"push_retries"`
 }
 
 // Stats returns a snapshot of the counters.
@@ -34,8 +37,11 @@ func (g *InodeGC) Stats() Stats {
 		s.Errors += st.errors.Load()
 		s.BacklogHighWater = max(s.BacklogHighWater, st.highWater.Load())
 	}
-	s.Queued = g.syncQueued.Load()
+	s.Queued = g.syncQueued.Load() + g.sweepQueued.Load()
 	add(&g.syncStats)
+	for _, sw := range g.sweepers {
+		add(&sw.stats)
+	}
 	for _, q := range g.queues {
 		queued, done := q.queued.Load(), q.done.Load()
 		s.Queued += queued
@@ -44,6 +50,9 @@ func (g *InodeGC) Stats() Stats {
 			Depth: queued - min(done, queued), Queued: queued,
 			Inactivated: q.inactivated.Load(), PushRetries: q.retries.Load(),
 		})
+	}
+	if done := s.Inactivated + s.Errors; s.Queued > done {
+		s.Pending = s.Queued - done
 	}
 	return s
 }

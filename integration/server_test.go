@@ -64,17 +64,18 @@ type server struct {
 
 // startServer starts the real binary on a fresh volume of size bytes and a
 // random loopback port. The test's cleanup kills it if it still runs.
-func startServer(t *testing.T, size string) *server {
+func startServer(t *testing.T, size string, flags ...string) *server {
 	t.Helper()
-	return startServerOn(t, filepath.Join(t.TempDir(), "data", "volume.xfs"), size)
+	return startServerOn(t, filepath.Join(t.TempDir(), "data", "volume.xfs"), size, flags...)
 }
 
 // startServerOn starts the binary on the volume at path, created with size
-// bytes when missing.
-func startServerOn(t *testing.T, path, size string) *server {
+// bytes when missing, with the serve flags given.
+func startServerOn(t *testing.T, path, size string, flags ...string) *server {
 	t.Helper()
 	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json"}, flags...)
+	s.cmd = exec.Command(binary, args...)
 	s.cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = s.logs
 	stdout, err := s.cmd.StdoutPipe()

@@ -39,6 +39,7 @@ type adminRoute struct {
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
+		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
 	}
 }
 
@@ -90,6 +91,23 @@ func (s *server) admin(name string, h handlerFunc) http.Handler {
 		rq.auth = auth
 		return h(w, r, rq)
 	})
+}
+
+// adminGCStats answers the inode garbage collector's counters.
+func (s *server) adminGCStats(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return writeJSON(w, s.store.GCStats())
+}
+
+// writeJSON sends v as a 200 JSON answer.
+func writeJSON(w http.ResponseWriter, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	return nil
 }
 
 func (s *server) adminNotImplemented(w http.ResponseWriter, r *http.Request, rq *request) error {

@@ -64,8 +64,9 @@ func TestOverwriteAtomic(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 0 {
-		t.Fatalf("trash not emptied: %d entries", len(ents))
+	s.gc.Flush()
+	if n := s.v.Unlinked(); n != 0 {
+		t.Fatalf("%d replaced objects not freed after their readers closed", n)
 	}
 }
 

@@ -6,9 +6,6 @@
 //	│   ├── tmp/<random>   staged PUTs, parts, completions and new upload
 //	│   │                  directories, renamed into place when complete;
 //	│   │                  emptied on open
-//	│   ├── trash/<random> extra links keeping replaced objects alive for
-//	│   │                  open readers; emptied on Close of the last reader
-//	│   │                  and on open
 //	│   └── uploads/<id>/  a multipart upload in progress (survives restarts)
 //	│       ├── 00001      part 1
 //	│       └── 00007      part 7
@@ -106,9 +103,25 @@
 // returned with the final bytes. Bodies over MaxObjectSize (parts:
 // MaxPartSize) give ErrEntityTooLarge. An Object returned by GetObject
 // keeps reading the content it opened even if the key is overwritten or
-// deleted: the store links such an inode into .xfs3/trash before it loses
-// its name and unlinks it when the last reader closes. CopyObject copies
-// the bytes.
+// deleted: it holds a reference on the inode (xfs.Handle), and the engine
+// keeps an inode without links on its unlinked list until the last
+// reference is closed. (Volumes written before this kept such inodes alive
+// with extra links in .xfs3/trash, which New empties and removes.)
+// CopyObject copies the bytes.
+//
+// # Deletes and garbage collection
+//
+// DeleteObject, an overwrite and an aborted upload only unlink: the
+// transaction that removes the name also puts the inode on its AG's
+// unlinked list, and the call returns once that is durable. The inode and
+// its extents are freed later by the store's gc.InodeGC (Options.GC):
+// per-CPU background queues by default, or inside the call (gc.Sync), or
+// by a walker per AG (gc.Sweep). Space reports (the engine's Statfs)
+// flush the collector first, and a write that finds the volume full
+// flushes it and retries once, so deleted space counts as free at once.
+// Close drains the collector; a crash leaves the inodes on their lists,
+// where the next open (ours or the kernel's log recovery) frees them.
+// GCStats reports the collector's counters.
 //
 // # Multipart uploads
 //

@@ -139,7 +139,7 @@ func (s *Store) place(bucket string, kp keyPath, st *staging) (time.Time, error)
 }
 
 // replace checks that the leaf of kp in dir may be (re)placed: absent or an
-// object, which is then kept alive for its open readers.
+// object (whose open readers keep their reference on its inode).
 func (s *Store) replace(kp keyPath, dir format.Ino) error {
 	st, found, err := s.lookupStat(dir, kp.leaf)
 	if err != nil || !found {
@@ -148,7 +148,7 @@ func (s *Store) replace(kp keyPath, dir format.Ino) error {
 	if st.IsDir() {
 		return fmt.Errorf("key %q is a prefix of other keys: %w", kp.key, ErrKeyConflict)
 	}
-	return s.keepAlive(st.Ino)
+	return nil
 }
 
 // lookupStat looks name up in dir and stats it; found is false (and err
@@ -321,6 +321,7 @@ type Object struct {
 	Info ObjectInfo
 	s    *Store
 	ino  format.Ino
+	h    *xfs.Handle // the reference that keeps the inode readable
 	done bool
 }
 
@@ -366,10 +367,10 @@ func (o *Object) Close() error {
 		return nil
 	}
 	o.done = true
-	if o.ino == 0 {
+	if o.h == nil {
 		return nil
 	}
-	return o.s.release(o.ino)
+	return o.h.Close()
 }
 
 // GetObject opens an object for reading.
@@ -382,8 +383,10 @@ func (s *Store) GetObject(bucket, key string) (*Object, error) {
 	}
 	o := &Object{Info: info, s: s}
 	if isFile {
+		if o.h, err = s.v.Open(ino); err != nil {
+			return nil, err
+		}
 		o.ino = ino
-		s.hold(ino)
 	}
 	return o, nil
 }
@@ -513,9 +516,6 @@ func (s *Store) deleteObject(bucket, key string) error {
 	}
 	if st.IsDir() {
 		return nil // a prefix, not an object
-	}
-	if err := s.keepAlive(ino); err != nil {
-		return err
 	}
 	if err := s.v.Unlink(dir, kp.leaf); err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -17,8 +18,10 @@ import (
 const (
 	SysDir     = ".xfs3" // never a valid bucket name: it starts with '.'
 	tmpDir     = "tmp"
-	trashDir   = "trash"
 	uploadsDir = "uploads"
+	// oldTrashDir held extra links keeping deleted objects readable
+	// before the engine had references; New removes it.
+	oldTrashDir = "trash"
 )
 
 var (
@@ -30,14 +33,13 @@ var (
 // Store maps buckets and objects onto one open volume. It is safe for
 // concurrent use.
 //
-// Lock order: an upload's mu, then ns, then upMu or refMu, then the
-// engine's own locks.
+// Lock order: an upload's mu, then ns, then upMu, then the engine's own
+// locks.
 type Store struct {
-	v    *xfs.Volume
-	own  bool // Close closes v
-	tmp  format.Ino
-	trsh format.Ino
-	upl  format.Ino // .xfs3/uploads
+	v   *xfs.Volume
+	own bool // Close closes v
+	tmp format.Ino
+	upl format.Ino // .xfs3/uploads
 
 	// minPart is MinPartSize; tests lower it to run many small parts.
 	minPart int64
@@ -54,12 +56,9 @@ type Store struct {
 	// freed under them. Object data is streamed without it.
 	ns sync.RWMutex
 
-	refMu sync.Mutex
-	// refs counts open Objects per inode; guarded by refMu.
-	refs map[format.Ino]int
-	// doomed maps an inode with open Objects that lost its name to its
-	// keep-alive link in the trash directory; guarded by refMu.
-	doomed map[format.Ino]string
+	// gc frees the inodes of deleted and replaced objects once their
+	// last reader is done (in the background in gc.PerCPU mode).
+	gc *gc.InodeGC
 
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
@@ -78,6 +77,10 @@ type Options struct {
 	// volume stays consistent). By default every change that returns
 	// success is durable.
 	AckBeforeDurable bool
+	// GC tunes inode garbage collection: when deleted and replaced
+	// objects' inodes and extents are freed (gc.PerCPU when Mode is
+	// empty).
+	GC gc.Options
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -97,7 +100,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := New(v)
+	s, err := NewWith(v, o)
 	if err != nil {
 		v.Close()
 		return nil, err
@@ -144,37 +147,75 @@ func (s *Store) flushEvery(period time.Duration) {
 // Uploads in progress survive: New indexes them. The caller keeps
 // ownership of v. Every change is durable when it returns, whatever
 // the volume's commit mode.
-func New(v *xfs.Volume) (*Store, error) {
-	s := &Store{v: v, refs: map[format.Ino]int{}, doomed: map[format.Ino]string{}, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
-	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
-	if err != nil {
+func New(v *xfs.Volume) (*Store, error) { return NewWith(v, Options{}) }
+
+// NewWith is New with options; AckBeforeDurable is for OpenWith only.
+func NewWith(v *xfs.Volume, o Options) (*Store, error) {
+	s := &Store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
+	var err error
+	if s.gc, err = gc.Start(v, o.GC); err != nil {
 		return nil, err
 	}
-	if s.tmp, err = s.ensureDir(sys, tmpDir, sysAttrs); err != nil {
-		return nil, err
-	}
-	if s.trsh, err = s.ensureDir(sys, trashDir, sysAttrs); err != nil {
-		return nil, err
-	}
-	if s.upl, err = s.ensureDir(sys, uploadsDir, sysAttrs); err != nil {
-		return nil, err
-	}
-	for _, d := range []format.Ino{s.tmp, s.trsh} {
-		ents, err := v.ReadDir(d)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
-			if err := s.removeTree(d, e.Name); err != nil {
-				return nil, fmt.Errorf("remove leftover staging entry %s: %w", e.Name, err)
-			}
-		}
-	}
-	if err := s.loadUploads(); err != nil {
+	if err := s.prepare(); err != nil {
+		s.closeGC()
 		return nil, err
 	}
 	return s, nil
 }
+
+// prepare makes the system directories and clears what a crash left in
+// them, then indexes the uploads in progress.
+func (s *Store) prepare() error {
+	v := s.v
+	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
+	if err != nil {
+		return err
+	}
+	if s.tmp, err = s.ensureDir(sys, tmpDir, sysAttrs); err != nil {
+		return err
+	}
+	if s.upl, err = s.ensureDir(sys, uploadsDir, sysAttrs); err != nil {
+		return err
+	}
+	if err := s.clearDir(s.tmp); err != nil {
+		return err
+	}
+	if trash, err := v.Lookup(sys, oldTrashDir); err == nil {
+		if err := s.clearDir(trash); err != nil {
+			return err
+		}
+		if err := v.Rmdir(sys, oldTrashDir); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, xfs.ErrNotFound) {
+		return err
+	}
+	return s.loadUploads()
+}
+
+// clearDir removes everything in the system directory d.
+func (s *Store) clearDir(d format.Ino) error {
+	ents, err := s.v.ReadDir(d)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := s.removeTree(d, e.Name); err != nil {
+			return fmt.Errorf("remove leftover staging entry %s: %w", e.Name, err)
+		}
+	}
+	return nil
+}
+
+// closeGC drains the inode gc and detaches it from the volume.
+func (s *Store) closeGC() error {
+	err := s.gc.Close()
+	s.v.SetInactiveQueue(nil)
+	return err
+}
+
+// GCStats reports the inode garbage collector's counters.
+func (s *Store) GCStats() gc.Stats { return s.gc.Stats() }
 
 // removeTree removes name from dir, with everything below it when it is
 // a directory (staged upload directories, aborted uploads).
@@ -217,10 +258,15 @@ func (s *Store) Close() error {
 		<-s.flusherDone
 		s.stopFlusher = nil
 	}
+	err := s.closeGC()
 	if s.own {
-		return s.v.Close()
+		if cerr := s.v.Close(); err == nil {
+			err = cerr
+		}
+	} else if ferr := s.v.Force(); err == nil {
+		err = ferr // what the drain freed is durable, as every change is
 	}
-	return nil
+	return err
 }
 
 // ensureDir returns the directory name in dir, making it when missing.
@@ -405,46 +451,6 @@ func (s *Store) prune(kp keyPath, inos []format.Ino) error {
 		if err := s.v.Rmdir(inos[i-1], kp.dirs[i-1]); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// keepAlive gives ino, about to lose its last name, a link in the trash
-// directory when Objects hold it open. Callers hold ns exclusively.
-func (s *Store) keepAlive(ino format.Ino) error {
-	s.refMu.Lock()
-	defer s.refMu.Unlock()
-	if s.refs[ino] == 0 || s.doomed[ino] != "" {
-		return nil
-	}
-	name := randomName()
-	if err := s.v.Link(ino, s.trsh, name); err != nil {
-		return err
-	}
-	s.doomed[ino] = name
-	return nil
-}
-
-// hold registers an open Object on ino. Callers hold ns (shared).
-func (s *Store) hold(ino format.Ino) {
-	s.refMu.Lock()
-	s.refs[ino]++
-	s.refMu.Unlock()
-}
-
-// release drops a hold, unlinking the keep-alive link after the last one.
-func (s *Store) release(ino format.Ino) error {
-	s.refMu.Lock()
-	s.refs[ino]--
-	var name string
-	if s.refs[ino] == 0 {
-		delete(s.refs, ino)
-		name = s.doomed[ino]
-		delete(s.doomed, ino)
-	}
-	s.refMu.Unlock()
-	if name != "" {
-		return s.v.Unlink(s.trsh, name)
 	}
 	return nil
 }

@@ -453,12 +453,14 @@ func TestReaderKeepsContent(t *testing.T) {
 		}
 	}
 	o.Close()
-	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 1 {
-		t.Fatalf("trash %v while a reader is open", ents)
+	s.gc.Flush()
+	if n := s.v.Unlinked(); n != 1 {
+		t.Fatalf("%d inodes waiting to be freed while a reader is open, want 1", n)
 	}
 	o2.Close()
-	if ents, _ := s.v.ReadDir(s.trsh); len(ents) != 0 {
-		t.Fatalf("trash not emptied: %v", ents)
+	s.gc.Flush()
+	if n := s.v.Unlinked(); n != 0 {
+		t.Fatalf("%d inodes not freed after the last reader closed", n)
 	}
 }
 

@@ -32,8 +32,19 @@
 //	   name; two directories, or two inodes of one kind (AppendExtents),
 //	   lower inode number first. Every inode lock is taken before the
 //	   transaction starts: a transaction never waits for an inode lock.
-//	3. An AG's unlinked-list mutex (ialloc.Inodes.UnlinkedLock), by the
-//	   callers that may put an inode on the list or take it off.
+//	   One exception: freeing an unlinked inode (inactive.go) takes the
+//	   lock of the inode before it on its unlinked list after its own,
+//	   whatever their numbers. Only list neighbours are locked so; a
+//	   predecessor is always newer on the list, so such waits run towards
+//	   the bucket head and cannot form a cycle, and the list's mutex is
+//	   never held while waiting for one.
+//	3. An AG's unlinked-list mutex (ialloc.Unlinked), held by the callers
+//	   that put an inode on a list or take it off, across that one
+//	   transaction only (never across a whole inactivation).
+//	   Waiting for inactivation (InactiveQueue.Flush, a throttled Queue)
+//	   happens with neither an unlinked inode's lock nor this mutex held:
+//	   a released inode is handed over after its change drops every lock,
+//	   and only allocating changes flush and retry on ENOSPC.
 //	4. Buffers, which a transaction holds until it commits or cancels:
 //	   a. AGIs before any AGF (an inode's AGI first, then the AGF of the
 //	      same AG for its chunk and inode-tree blocks, or any AG's AGF for

@@ -45,19 +45,32 @@ func (v *Volume) retryBusy(fn func() error) error {
 
 // runTx runs fn in a transaction reserving blocks (freeing: see
 // beginFreeing), committing when fn succeeds and cancelling otherwise; it
-// runs it once more after a sync when only busy free space was found.
+// runs it once more after a sync when only busy free space was found, and
+// once more after freeing released inodes when the volume was full.
 func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
-	return v.retryBusy(func() error {
-		t, err := v.beginWith(blocks, freeing)
-		if err != nil {
-			return err
-		}
-		if err := fn(t); err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
-	})
+	run := func() error {
+		return v.retryBusy(func() error {
+			t, err := v.beginWith(blocks, freeing)
+			if err != nil {
+				return err
+			}
+			if err := fn(t); err != nil {
+				t.Cancel()
+				return err
+			}
+			return t.Commit()
+		})
+	}
+	err := run()
+	// Deleted files may still hold the space the change needs. Waiting
+	// for their inactivation is safe here: a change that allocates holds
+	// no lock of an unlinked inode or of an AG's unlinked list, which is
+	// all inactivation takes (freeing changes, which may, never wait).
+	if errors.Is(err, ErrNoSpace) && !freeing && v.w.inactive != nil {
+		v.w.inactive.Flush()
+		err = run()
+	}
+	return err
 }
 
 // WriteAt writes p at byte offset off of regular file ino, allocating

@@ -76,6 +76,11 @@ type inodeHandle struct {
 	lock sync.RWMutex
 	cur  atomic.Pointer[inode] // nil until loaded
 	refs int                   // holders; guarded by inodeCache.mu
+	// opens counts the open Handles; doomed is set when the inode lost its
+	// last link while opens > 0, so the last Close releases it. Both
+	// guarded by inodeCache.mu.
+	opens  int
+	doomed bool
 }
 
 // inodeCache bounds the number of inodes kept in memory; held handles are

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -70,17 +71,27 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// TestWriteModel runs the model with 4 KiB blocks and deferred inode
+// inactivation (gc.PerCPU), with 1 KiB blocks and inactivation inside the
+// call, and a shorter run with gc.Sweep.
 func TestWriteModel(t *testing.T) {
 	ops := envInt("XFS3_MODEL_OPS", 3000)
 	seed := int64(envInt("XFS3_MODEL_SEED", 1))
-	for _, o := range []mkfs.Options{{}, {BlockSize: 1024}} {
-		t.Run(fmt.Sprintf("bs%d", map[bool]int{true: 4096, false: o.BlockSize}[o.BlockSize == 0]), func(t *testing.T) {
-			runWriteModel(t, o, seed, ops)
-		})
+	for _, c := range []struct {
+		o    mkfs.Options
+		gc   gc.Mode
+		ops  int
+		name string
+	}{
+		{mkfs.Options{}, gc.PerCPU, ops, "bs4096"},
+		{mkfs.Options{BlockSize: 1024}, gc.Sync, ops, "bs1024"},
+		{mkfs.Options{}, gc.Sweep, ops / 3, "bs4096-sweep"},
+	} {
+		t.Run(c.name, func(t *testing.T) { runWriteModel(t, c.o, c.gc, seed, c.ops) })
 	}
 }
 
-func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
+func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, seed int64, ops int) {
 	t.Logf("seed %d, %d operations (XFS3_MODEL_SEED / XFS3_MODEL_OPS)", seed, ops)
 	img := filepath.Join(t.TempDir(), "model.img")
 	o.Size = 1 << 30
@@ -88,12 +99,23 @@ func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
 		t.Fatal(err)
 	}
 	m := &model{rng: rand.New(rand.NewSource(seed)), t: t}
+	var collector *gc.InodeGC
 	open := func() {
 		v, err := xfs.Open(img, xfs.Options{})
 		if err != nil {
 			t.Fatalf("seed %d: open: %v", seed, err)
 		}
 		m.v = v
+		if collector, err = gc.Start(v, gc.Options{Mode: mode}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	closeVolume := func() error {
+		if err := collector.Close(); err != nil {
+			return err
+		}
+		t.Logf("op %d: gc %+v", m.op, collector.Stats())
+		return m.v.Close()
 	}
 	open()
 	m.root = &mnode{ino: m.v.Root(), dir: map[string]*mnode{}, mode: 0o755, nlink: 2}
@@ -105,7 +127,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
 		}
 		if (m.op+1)%(ops/checkpoints+1) == 0 || m.op == ops-1 {
 			m.checkEngine()
-			if err := m.v.Close(); err != nil {
+			if err := closeVolume(); err != nil {
 				t.Fatalf("seed %d op %d: close: %v", seed, m.op, err)
 			}
 			m.checkOracles(img)
@@ -116,7 +138,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, seed int64, ops int) {
 		st, _ := m.v.Stat(m.hot.ino)
 		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
 	}
-	m.v.Close()
+	closeVolume()
 }
 
 // pick returns a random directory of the model and its path.

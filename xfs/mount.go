@@ -33,6 +33,7 @@ type writeState struct {
 	space *alloc.Space // free space; its own locks
 
 	inodes   *ialloc.Inodes // inode allocation and unlinked lists; its own locks
+	inactive InactiveQueue  // where released inodes go; nil: inactivated at once
 	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 

@@ -206,28 +206,34 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) 
 	if name == "." || name == ".." {
 		return fmt.Errorf("remove %q: %w", name, ErrInvalid)
 	}
+	ino, gone, err := v.removeLocked(dirIno, name, isDir)
+	if err != nil || !gone {
+		return err
+	}
+	return v.lastLinkGone(ino)
+}
+
+// removeLocked removes the entry under the directory's and the inode's
+// locks; gone reports that the inode lost its last link.
+func (v *Volume) removeLocked(dirIno format.Ino, name string, isDir bool) (ino format.Ino, gone bool, err error) {
 	hd, unlockDir := v.lockInode(dirIno)
 	defer unlockDir()
-	ino, err := v.lookupLocked(dirIno, name)
+	ino, err = v.lookupLocked(dirIno, name)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	ag, _ := v.geo.InoToAg(ino)
-	ul := v.w.inodes.UnlinkedLock(ag)
-	ul.Lock()
-	defer ul.Unlock()
-	var gone bool
+	u := v.w.inodes.Unlinked(ag)
+	u.Lock()
+	defer u.Unlock()
 	err = v.runTx(v.dirChangeReserve(), true, func(t *txn) error {
 		var err error
 		gone, err = v.removeTx(t, hd, dirIno, name, h, ino, isDir)
 		return err
 	})
-	if err != nil || !gone {
-		return err
-	}
-	return v.inactivate(h, ino)
+	return ino, gone, err
 }
 
 // lookupLocked is Lookup for a caller holding the directory's lock.
@@ -285,7 +291,8 @@ func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 
 // dropLink takes one name away from c (a directory loses all of its links,
 // and its parent pc the one its ".." held); at zero links the inode goes on
-// its AG's unlinked list and the caller inactivates it.
+// its AG's unlinked list and the caller releases it (lastLinkGone) once
+// its locks are dropped.
 func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 	if c.core.Mode&format.SIFMT == format.SIFDIR {
 		c.core.Nlink = 0
@@ -300,102 +307,4 @@ func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 		return false, nil
 	}
 	return true, t.iunlink(c)
-}
-
-// iunlink puts an inode with no links on its AG's unlinked list.
-func (t *txn) iunlink(c *inodeChange) error {
-	next, err := t.ialloc.PushUnlinked(c.ino)
-	if err != nil {
-		return err
-	}
-	c.core.NextUnlinked = next
-	return nil
-}
-
-// iunlinkRemove takes an inode off its AG's unlinked list.
-func (t *txn) iunlinkRemove(c *inodeChange) error {
-	if err := t.ialloc.RemoveUnlinked(c.ino, c.core.NextUnlinked); err != nil {
-		return err
-	}
-	c.core.NextUnlinked = format.NullAgIno
-	return nil
-}
-
-// inactivate frees an unlinked inode: its data, its attribute blocks, and
-// the inode itself. The caller holds the inode's lock and its AG's
-// unlinked-list mutex.
-func (v *Volume) inactivate(h *inodeHandle, ino format.Ino) error {
-	for {
-		more := false
-		err := v.runTx(v.bmbtReserve(), true, func(t *txn) error {
-			var err error
-			more, err = v.inactivateStep(t, h, ino)
-			return err
-		})
-		if err != nil || !more {
-			return err
-		}
-	}
-}
-
-// forgetExtent drops any cached metadata buffer starting in e.
-func (t *txn) forgetExtent(e format.Extent) {
-	for i := uint64(0); i < e.BlockCount; i++ {
-		t.Forget(t.v.geo.FsbToDaddr(e.StartBlock + format.FsBlock(i)))
-	}
-}
-
-// maxFreePerTx bounds the extents one inactivation transaction frees.
-const maxFreePerTx = 256
-
-// inactivateStep frees up to maxFreePerTx extents; when none are left it
-// frees the inode and reports more == false.
-func (v *Volume) inactivateStep(t *txn, h *inodeHandle, ino format.Ino) (more bool, err error) {
-	c, err := t.modify(h, ino)
-	if err != nil {
-		return false, err
-	}
-	for _, f := range []Fork{DataFork, AttrFork} {
-		if f == AttrFork && c.core.ForkOff == 0 {
-			continue
-		}
-		if c.forkFormat(f) != format.FmtExtents && c.forkFormat(f) != format.FmtBtree {
-			continue
-		}
-		ext, err := c.mapping(f)
-		if err != nil {
-			return false, err
-		}
-		if len(ext) == 0 {
-			continue
-		}
-		// Free from the end, a batch at a time, so each transaction
-		// stays small however fragmented the file is.
-		n := min(len(ext), maxFreePerTx)
-		removed := ext[len(ext)-n:]
-		var blocks uint64
-		for _, e := range removed {
-			blocks += e.BlockCount
-			if f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG {
-				t.forgetExtent(e) // metadata blocks may be cached
-			}
-		}
-		c.core.NBlocks -= blocks
-		if err := t.alloc.FreeExtents(removed); err != nil {
-			return false, err
-		}
-		if err := c.setMapping(f, ext[:len(ext)-n]); err != nil {
-			return false, err
-		}
-		return true, nil
-	}
-	if err := t.iunlinkRemove(c); err != nil {
-		return false, err
-	}
-	*c.core = *ialloc.FreeInodeCore(&v.geo, ino)
-	clear(c.raw[format.InodeCoreSize:])
-	if err := t.ialloc.Free(ino); err != nil {
-		return false, err
-	}
-	return false, nil
 }

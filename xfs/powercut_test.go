@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -102,6 +103,15 @@ func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun 
 		r.f.CutAt(cutAt)
 	}
 	v, err := xfs.OpenDevice(r.f, xfs.Options{LazyCommits: r.lazy})
+	if err == nil {
+		// Seeds rotate over the gc modes, so cuts also land inside
+		// deferred and swept inactivations.
+		collector, gerr := gc.Start(v, gc.Options{Mode: []gc.Mode{gc.PerCPU, gc.Sync, gc.Sweep}[seed%3]})
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		defer collector.Close() // after the cut: its errors are expected
+	}
 	if err != nil {
 		if !r.f.IsCut() {
 			t.Fatal(err)

@@ -109,35 +109,9 @@ func (v *Volume) freeUnlinked() error {
 	if err := v.finishIntents(); err != nil {
 		return err
 	}
-	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
-		for bucket := 0; bucket < format.AgiUnlinkedBuckets; bucket++ {
-			for guard := 0; ; guard++ {
-				agino, err := v.w.inodes.UnlinkedHead(ag, bucket)
-				if err != nil {
-					return err
-				}
-				if agino == format.NullAgIno {
-					break
-				}
-				if guard > 1<<20 {
-					return format.Corrupt("AGI", fmt.Sprintf("AG %d", ag), "unlinked bucket %d does not end", bucket)
-				}
-				ino := v.geo.AgInoToIno(ag, agino)
-				if err := v.freeUnlinkedInode(ag, ino); err != nil {
-					return fmt.Errorf("free unlinked inode %d: %w", ino, err)
-				}
-				v.recovery.Unlinked++
-			}
-		}
+	n, err := v.freeAllUnlinked(false)
+	if v.recovery != nil {
+		v.recovery.Unlinked += n
 	}
-	return nil
-}
-
-func (v *Volume) freeUnlinkedInode(ag format.AgNumber, ino format.Ino) error {
-	h, unlock := v.lockInode(ino)
-	defer unlock()
-	ul := v.w.inodes.UnlinkedLock(ag)
-	ul.Lock()
-	defer ul.Unlock()
-	return v.inactivate(h, ino)
+	return err
 }

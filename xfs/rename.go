@@ -15,12 +15,22 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
+	replaced, err := v.renameLocked(srcDir, srcName, dstDir, dstName)
+	if err != nil || replaced == 0 {
+		return err
+	}
+	return v.lastLinkGone(replaced)
+}
+
+// renameLocked is Rename under its locks; replaced is the target's inode
+// when it lost its last link.
+func (v *Volume) renameLocked(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) (replaced format.Ino, err error) {
 	for _, n := range []string{srcName, dstName} {
 		if n == "." || n == ".." {
-			return fmt.Errorf("rename %q: %w", n, ErrInvalid)
+			return 0, fmt.Errorf("rename %q: %w", n, ErrInvalid)
 		}
 		if err := dir.CheckName([]byte(n)); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if srcDir != dstDir {
@@ -43,14 +53,14 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 	}
 	src, err := v.lookupLocked(srcDir, srcName)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	dst, err := v.lookupLocked(dstDir, dstName)
 	if err != nil && !errors.Is(err, ErrNotFound) {
-		return err
+		return 0, err
 	}
 	if err == nil && dst == src {
-		return nil // both names are links to the same inode: nothing to do
+		return 0, nil // both names are links to the same inode: nothing to do
 	}
 	if err != nil {
 		dst = 0
@@ -67,16 +77,16 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 		// The target is the source's own directory, which is not empty.
 		st, err := v.iget(src)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if !st.isDir() {
-			return fmt.Errorf("%q: %w", dstName, ErrIsDir)
+			return 0, fmt.Errorf("%q: %w", dstName, ErrIsDir)
 		}
-		return fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
+		return 0, fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
 	}
 	for _, ino := range inos {
 		if _, ok := handles[ino]; ok {
-			return fmt.Errorf("rename of a directory into itself: %w", ErrInvalid)
+			return 0, fmt.Errorf("rename of a directory into itself: %w", ErrInvalid)
 		}
 		h, unlock := v.lockInode(ino)
 		defer unlock()
@@ -84,14 +94,14 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 	}
 	if srcDir != dstDir {
 		if err := v.checkNotAncestor(src, dstDir); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if dst != 0 {
 		ag, _ := v.geo.InoToAg(dst)
-		ul := v.w.inodes.UnlinkedLock(ag)
-		ul.Lock()
-		defer ul.Unlock()
+		u := v.w.inodes.Unlinked(ag)
+		u.Lock()
+		defer u.Unlock()
 	}
 	var gone bool
 	err = v.runTx(2*v.dirChangeReserve(), true, func(t *txn) error {
@@ -100,9 +110,9 @@ func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, ds
 		return err
 	})
 	if err != nil || !gone {
-		return err
+		return 0, err
 	}
-	return v.inactivate(handles[dst], dst)
+	return dst, nil
 }
 
 // checkNotAncestor refuses to move directory src below itself: it walks up

@@ -80,6 +80,8 @@ func (s Statfs) UsedBlocks() uint64 { return s.Blocks - s.LogBlocks - s.FreeBloc
 
 // Statfs sums the AG headers, reading and verifying each AGF and AGI.
 func (v *Volume) Statfs() (Statfs, error) {
+	// Space that deleted files still hold is freed first, so it shows.
+	v.flushInactive()
 	g := &v.geo
 	s := Statfs{BlockSize: g.BlockSize, Blocks: g.DBlocks, LogBlocks: uint64(v.sb.LogBlocks),
 		SbFreeBlocks: v.sb.FDBlocks, AgCount: g.AgCount}

@@ -107,7 +107,13 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 		if err := v.openWrite(o); err != nil {
 			return nil, err
 		}
-		if v.recovery != nil {
+		if err := v.loadUnlinked(); err != nil {
+			return nil, err
+		}
+		// After a crash the lists hold what was being deleted; with a
+		// clean log they are empty (Close empties them), unless another
+		// writer left inodes there.
+		if v.recovery != nil || v.unlinkedCount() > 0 {
 			if err := v.freeUnlinked(); err != nil {
 				return nil, fmt.Errorf("after log recovery: %w", err)
 			}
@@ -176,7 +182,15 @@ func (v *Volume) logRegion() *xlog.Log {
 func (v *Volume) Close() error {
 	var err error
 	v.closeOnce.Do(func() {
-		err = v.Sync()
+		if v.w != nil && v.w.cache.Err() == nil {
+			// Never leave an inode on an unlinked list under a clean
+			// log: what a queue did not free, and inodes whose handles
+			// are still open, are freed now.
+			_, err = v.freeAllUnlinked(true)
+		}
+		if serr := v.Sync(); err == nil {
+			err = serr
+		}
 		if err == nil && v.w != nil {
 			err = v.w.cache.Log().Unmount()
 		}

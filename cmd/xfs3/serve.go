@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/xfs3/xfs3/config"
+	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/s3api"
 	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -46,6 +47,11 @@ Flags (environment variable, JSON key):
                       within a second, so a crash may lose up to the last
                       second of acknowledged changes (never the volume's
                       consistency) (XFS3_DURABILITY, "durability")
+  --gc-mode MODE      when deleted objects' space is freed: percpu
+                      (default; per-CPU background queues, DELETE returns
+                      at once), sync (inside the DELETE) or sweep (a
+                      background walker per allocation group)
+                      (XFS3_GC_MODE, "gc_mode")
 
 Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 "secret_key"). When both are unset the server generates a pair on first
@@ -97,12 +103,22 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.OpenWith(cfg.Volume, store.Options{AckBeforeDurable: cfg.Durability == config.DurableWithin1s})
+	st, err := store.OpenWith(cfg.Volume, store.Options{
+		AckBeforeDurable: cfg.Durability == config.DurableWithin1s,
+		GC: gc.Options{Mode: gc.Mode(cfg.GCMode), SlowDrain: func(queue int, took time.Duration, inodes uint64) {
+			log.Warn().Int("queue", queue).Dur("took", took).Uint64("inodes", inodes).Msg("inode gc: a backlog took long to drain")
+		}},
+	})
 	if err != nil {
 		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
 	}
 	closeStore := func() error {
-		if err := st.Close(); err != nil {
+		stats := st.GCStats()
+		err := st.Close()
+		log.Info().Str("mode", string(stats.Mode)).Uint64("queued", stats.Queued).Uint64("inactivated", stats.Inactivated).
+			Uint64("extents_freed", stats.ExtentsFreed).Uint64("errors", stats.Errors).Uint64("backlog_high_water", stats.BacklogHighWater).
+			Uint64("throttle_waits", stats.ThrottleWaits).Msg("inode gc at shutdown")
+		if err != nil {
 			return fmt.Errorf("close volume %s: %w", cfg.Volume, err)
 		}
 		return nil

@@ -25,15 +25,15 @@ type Inodes struct {
 	// a volume's layout does not depend on what else the process did.
 	dirRotor atomic.Uint32
 
-	unlinkedMu sync.Mutex                      // guards unlinked
-	unlinked   map[format.AgNumber]*sync.Mutex // see UnlinkedLock
+	unlinkedMu sync.Mutex                    // guards unlinked
+	unlinked   map[format.AgNumber]*Unlinked // see Unlinked
 }
 
 // New returns the inode allocator of the volume whose superblock is sb.
 // icount and ifree are the in-core counters it keeps up to date.
 func New(g *format.Geometry, sb *format.Superblock, read alloc.Reader, icount, ifree *atomic.Int64) *Inodes {
 	return &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
-		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*sync.Mutex)}
+		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*Unlinked)}
 }
 
 // MaxInodes is the imax_pct limit in inodes (0: none).

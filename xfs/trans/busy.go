@@ -1,7 +1,8 @@
 package trans
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 	"sync"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -37,10 +38,16 @@ func (b *Busy) init() { b.byAG = make(map[format.AgNumber][]busyExtent) }
 func (b *Busy) add(exts []Extent, seq uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	touched := map[format.AgNumber]bool{}
 	for _, e := range exts {
-		list := append(b.byAG[e.AG], busyExtent{e, seq})
-		sort.Slice(list, func(i, j int) bool { return list[i].Start < list[j].Start })
-		b.byAG[e.AG] = list
+		b.byAG[e.AG] = append(b.byAG[e.AG], busyExtent{e, seq})
+		touched[e.AG] = true
+	}
+	// One sort per AG and commit: an inactivation frees hundreds of
+	// extents at once, and a list may hold thousands until the log is
+	// forced.
+	for ag := range touched {
+		slices.SortStableFunc(b.byAG[ag], func(x, y busyExtent) int { return cmp.Compare(x.Start, y.Start) })
 	}
 }
 

@@ -1,0 +1,39 @@
+package gc
+
+import (
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Volume adapts an engine volume to the collector: it inactivates the
+// volume's inodes and, for Sweep mode, lists them.
+type Volume struct{ V *xfs.Volume }
+
+// Start runs a collector in the mode opt names over v and hands v's
+// released inodes to it; Close the collector before the volume.
+func Start(v *xfs.Volume, opt Options) (*InodeGC, error) {
+	g, err := New(Volume{v}, opt)
+	if err != nil {
+		return nil, err
+	}
+	v.SetInactiveQueue(g)
+	return g, nil
+}
+
+func (a Volume) Inactivate(ino uint64) (uint64, error) { return a.V.Inactivate(format.Ino(ino)) }
+
+func (a Volume) AGs() int { return int(a.V.Geometry().AgCount) }
+
+func (a Volume) AGOf(ino uint64) int {
+	g := a.V.Geometry()
+	ag, _ := g.InoToAg(format.Ino(ino))
+	return int(ag)
+}
+
+func (a Volume) Releasable(ag int) []uint64 {
+	var out []uint64
+	for _, ino := range a.V.Releasable(format.AgNumber(ag)) {
+		out = append(out, uint64(ino))
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package xfs_test
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// holdQueue keeps the inodes released to it until the test frees them.
+type holdQueue struct {
+	mu   sync.Mutex
+	inos []uint64
+}
+
+func (q *holdQueue) Queue(ino uint64) error {
+	q.mu.Lock()
+	q.inos = append(q.inos, ino)
+	q.mu.Unlock()
+	return nil
+}
+
+func (q *holdQueue) Flush() {}
+
+func (q *holdQueue) take() []uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.inos
+	q.inos = nil
+	return out
+}
+
+func freeBlocks(t *testing.T, v *xfs.Volume) uint64 {
+	t.Helper()
+	st, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.FreeBlocks
+}
+
+// spaceCheck is a volume's free blocks plus those its allocated inode
+// chunks take (which stay allocated when their inodes are freed): it
+// comes back to its first value once every file made since is freed.
+func spaceCheck(t *testing.T, v *xfs.Volume) uint64 {
+	t.Helper()
+	st, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := v.Geometry()
+	return st.FreeBlocks + st.Inodes*uint64(g.InodeSize)/uint64(g.BlockSize)
+}
+
+// writeFile creates name in dir with n bytes written in chunks of chunk,
+// interleaved with another file's so the data lands in several extents.
+func writeFile(t *testing.T, v *xfs.Volume, dir format.Ino, name string, n, chunk int, seed byte) format.Ino {
+	t.Helper()
+	ino, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := bytes.Repeat([]byte{seed}, chunk)
+	for off := 0; off < n; off += chunk {
+		if _, err := v.WriteAt(ino, buf[:min(chunk, n-off)], int64(off)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.SetXattr(ino, "user.k", []byte(name), 0); err != nil {
+		t.Fatal(err)
+	}
+	return ino
+}
+
+// TestHandleKeepsUnlinkedInode: an open handle keeps an unlinked file
+// readable and its space in use; the last Close frees both.
+func TestHandleKeepsUnlinkedInode(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "h.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := freeBlocks(t, v)
+	ino := writeFile(t, v, v.Root(), "f", 1<<20, 1<<20, 'x')
+	h1, err := v.Open(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, err := v.Open(ino)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Unlink(v.Root(), "f"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Open(ino); err == nil {
+		t.Error("Open of an inode without links succeeded")
+	}
+	for _, h := range []*xfs.Handle{h1, h2} {
+		got := make([]byte, 1<<20)
+		if _, err := v.ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'x'}, 1<<20)) {
+			t.Fatalf("unlinked file unreadable through its handle: %v", err)
+		}
+		if v.Unlinked() != 1 || freeBlocks(t, v) >= base {
+			t.Fatalf("freed while a handle is open: %d unlinked", v.Unlinked())
+		}
+		if err := h.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Unlinked() != 0 || freeBlocks(t, v) != base {
+		t.Errorf("after the last Close: %d unlinked, %d free blocks, want 0 and %d", v.Unlinked(), freeBlocks(t, v), base)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}
+
+// TestUnlinkedListsAnyOrder: hundreds of inodes wait on the same AG's
+// unlinked lists at once and are freed in random order by concurrent
+// inactivations while more files are unlinked; afterwards every block is
+// free again, xfs_repair is clean and the kernel sees what is left. A
+// Close with inodes still listed (and a handle never closed) frees them.
+func TestUnlinkedListsAnyOrder(t *testing.T) {
+	for _, seed := range []int64{1, 2} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { unlinkedAnyOrder(t, seed) })
+	}
+}
+
+func unlinkedAnyOrder(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	img := filepath.Join(t.TempDir(), "u.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &holdQueue{}
+	v.SetInactiveQueue(q)
+	base := spaceCheck(t, v)
+	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const files = 300
+	for i := range files {
+		size := []int{0, 100, 4096, 70000, 300000}[rng.Intn(5)]
+		writeFile(t, v, d, fmt.Sprintf("f%03d", i), size, 4096*(1+rng.Intn(3)), byte(i))
+	}
+	for _, i := range rng.Perm(files) {
+		if err := v.Unlink(d, fmt.Sprintf("f%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v.Unlinked() != files {
+		t.Fatalf("%d inodes unlinked, want %d", v.Unlinked(), files)
+	}
+	// Free them in random order from four goroutines while a fifth keeps
+	// creating and unlinking in the same directory (pushes on the same
+	// lists).
+	inos := q.take()
+	rng.Shuffle(len(inos), func(i, j int) { inos[i], inos[j] = inos[j], inos[i] })
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(inos); i += 4 {
+				if _, err := v.Inactivate(format.Ino(inos[i])); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 100 {
+			name := fmt.Sprintf("g%03d", i)
+			ino, err := v.Create(d, name, xfs.Attrs{Mode: 0o644})
+			if err == nil {
+				_, err = v.WriteAt(ino, []byte("short lived"), 0)
+			}
+			if err == nil {
+				err = v.Unlink(d, name)
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	// The directory goes too, so every block it took comes back.
+	if err := v.Rmdir(v.Root(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ino := range q.take() {
+		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := v.Unlinked(); n != 0 {
+		t.Fatalf("%d inodes still unlinked", n)
+	}
+	if got := spaceCheck(t, v); got != base {
+		t.Errorf("%d free blocks and inode chunk blocks, want %d as before the files", got, base)
+	}
+	// Leave some on the lists, one of them open, for Close to free.
+	keep := writeFile(t, v, v.Root(), "kept", 5000, 4096, 'k')
+	writeFile(t, v, v.Root(), "gone", 9000, 4096, 'g')
+	if _, err := v.Open(keep); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"kept", "gone"} {
+		if err := v.Unlink(v.Root(), n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	v, err = xfs.Open(img, xfs.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spaceCheck(t, v); got != base {
+		t.Errorf("after Close: %d free blocks and inode chunk blocks, want %d", got, base)
+	}
+	v.Close()
+}
+
+// TestCrashWithUnlinkedLists: a power cut while many unlinked inodes wait
+// for inactivation, some half freed, leaves them on the lists; our
+// recovery and the kernel's each free them all, with xfs_repair clean.
+func TestCrashWithUnlinkedLists(t *testing.T) {
+	base := filepath.Join(t.TempDir(), "c.img")
+	if _, err := mkfs.Format(base, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	f, closeBase, err := dev.OpenFault(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeBase()
+	v, err := xfs.OpenDevice(f, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	free0 := freeBlocks(t, v)
+	q := &holdQueue{}
+	v.SetInactiveQueue(q)
+	const files = 60
+	for i := range files {
+		// Big enough for several inactivation transactions each (the
+		// writes of 60 files interleave, so extents stay short).
+		writeFile(t, v, v.Root(), fmt.Sprintf("f%03d", i), 600*4096, 4096, byte(i))
+	}
+	if err := v.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		if err := v.Unlink(v.Root(), fmt.Sprintf("f%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inos := q.take()
+	for _, ino := range inos[:files/3] {
+		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := v.Force(); err != nil {
+		t.Fatal(err)
+	}
+	// Cut in the middle of inactivating the next files: the log holds
+	// part of their truncation.
+	writes, _ := f.Stats()
+	f.CutAt(writes + 3)
+	for _, ino := range inos[files/3 : files/3+3] {
+		v.Inactivate(format.Ino(ino))
+		v.Force()
+	}
+	f.Cut()
+	xfs.Abandon(v)
+	img := filepath.Join(t.TempDir(), "crash.img")
+	copySparse(t, base, img)
+	if err := f.Image(img, dev.Crash{}); err != nil {
+		t.Fatal(err)
+	}
+	kernelImg := filepath.Join(t.TempDir(), "k.img")
+	copySparse(t, img, kernelImg)
+
+	v, err = xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := v.Recovery()
+	if st.Unlinked < files-files/3-1 || v.Unlinked() != 0 {
+		t.Errorf("recovery freed %d unlinked inodes (%d left), want at least %d", st.Unlinked, v.Unlinked(), files-files/3-1)
+	}
+	if got := freeBlocks(t, v); got != free0 {
+		t.Errorf("after recovery %d free blocks, want %d", got, free0)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+
+	oracle.Require(t, oracle.ToolMount)
+	if snap := kernelReplay(t, kernelImg); len(snap) != 1 {
+		t.Errorf("the kernel sees %d entries after replay, want only the root", len(snap))
+	}
+	kv, err := xfs.Open(kernelImg, xfs.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	if got := freeBlocks(t, kv); got != free0 {
+		t.Errorf("after the kernel's recovery %d free blocks, want %d", got, free0)
+	}
+}
