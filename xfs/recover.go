@@ -106,12 +106,14 @@ func (v *Volume) finishIntents() error {
 // link went before the crash, their blocks and the inode itself were still
 // to be freed.
 func (v *Volume) freeUnlinked() error {
+	if v.recovery == nil {
+		_, err := v.freeAllUnlinked(false) // a clean log: no intents
+		return err
+	}
 	if err := v.finishIntents(); err != nil {
 		return err
 	}
 	n, err := v.freeAllUnlinked(false)
-	if v.recovery != nil {
-		v.recovery.Unlinked += n
-	}
+	v.recovery.Unlinked += n
 	return err
 }
