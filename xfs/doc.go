@@ -7,7 +7,8 @@
 // owning package below it.
 //
 //	xfs (Volume, inode cache, txn, forks and bmap, namespace ops)
-//	 ├─> dir, attr ──> dabtree ─┐  directories, xattrs, their da-btree
+//	 ├─> dir ──> dabtree ───────┐  directories, xattrs, the da-btree
+//	 ├─> attr (own node form) ──┤  (attr's node form has its own copy)
 //	 │                  fork ───┤  fork.Reader/Writer: blocks of a fork
 //	 ├─> ialloc ──> alloc ──────┤  AGI, inode chunks, unlinked lists;
 //	 │                          │  AGF, AGFL, free-space trees
@@ -17,6 +18,14 @@
 //	                                     error kinds
 //	(mkfs builds volumes on format and dev; integration/layers_test.go
 //	enforces who may import whom.)
+//
+// The root's files are named by what they do: volume.go and mount.go
+// (open, close, the writable state), namei.go (lookup, create, link,
+// unlink, rename), data.go (file data read and write), xattr.go, fork.go
+// (the fork.Reader/Writer over an inode's forks), bmap.go (extent maps),
+// inode.go (the inode cache and new inodes), inactive.go (references,
+// releasing and freeing inodes), txn.go (the transaction glue), moveext.go,
+// stat.go and recover.go.
 //
 // A Volume is safe for use by many goroutines.
 //

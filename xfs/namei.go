@@ -3,6 +3,7 @@ package xfs
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/dir"
@@ -10,6 +11,136 @@ import (
 	"github.com/xfs3/xfs3/xfs/ialloc"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
+
+// Directory reads, through package dir: the same decoder the write path
+// uses, so Lookup and Create never disagree on whether a name exists.
+
+// DirEntry is one name in a directory.
+type DirEntry struct {
+	Name string
+	Ino  format.Ino
+	// Type is the entry's file type (format.FT*), from the ftype byte.
+	Type uint8
+}
+
+func (v *Volume) getDir(ino format.Ino) (*inode, error) {
+	ip, err := v.iget(ino)
+	if err != nil {
+		return nil, err
+	}
+	if !ip.isDir() {
+		return nil, fmt.Errorf("inode %d: %w", ino, ErrNotDir)
+	}
+	return ip, nil
+}
+
+// ReadDir lists a directory in on-disk order, without "." and "..".
+func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
+	defer v.rlock(ino)()
+	ip, err := v.getDir(ino)
+	if err != nil {
+		return nil, err
+	}
+	var out []DirEntry
+	err = dir.List(readFork{v, ip}, func(name []byte, e format.Ino, ftype uint8) error {
+		if !v.geo.ValidIno(e) {
+			return format.Corrupt("directory entry", "", "%q points at invalid inode %d", name, e)
+		}
+		out = append(out, DirEntry{Name: string(name), Ino: e, Type: ftype})
+		return nil
+	})
+	return out, format.Located(err, fmt.Sprintf("inode %d", ino))
+}
+
+// Lookup finds name in directory dirIno. "." and ".." work in every format.
+func (v *Volume) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
+	defer v.rlock(dirIno)()
+	ip, err := v.getDir(dirIno)
+	if err != nil {
+		return 0, err
+	}
+	if len(name) > format.MaxNameLen {
+		return 0, fmt.Errorf("%q: %w", name, ErrNameTooLong)
+	}
+	if name == "" {
+		return 0, fmt.Errorf("empty name: %w", ErrInvalid)
+	}
+	if name == "." {
+		return dirIno, nil
+	}
+	// No entry can hold '/' or NUL: such a name is simply not there.
+	if strings.ContainsAny(name, "/\x00") {
+		return 0, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	ino, _, err := dir.Lookup(readFork{v, ip}, []byte(name))
+	if err != nil {
+		return 0, format.Located(err, fmt.Sprintf("inode %d", dirIno))
+	}
+	if !v.geo.ValidIno(ino) {
+		return 0, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q points at invalid inode %d", name, ino)
+	}
+	return ino, nil
+}
+
+// maxSymlinkHops matches the kernel's limit on nested symlinks.
+const maxSymlinkHops = 40
+
+// LookupPath resolves a slash-separated path from the root. Symlinks in
+// the middle of the path are followed (absolute targets from the volume
+// root); a symlink in the last component is followed only when follow is
+// set. "." and ".." are honoured; ".." of the root is the root.
+func (v *Volume) LookupPath(path string, follow bool) (format.Ino, error) {
+	hops := 0
+	return v.resolve(v.Root(), path, follow, &hops)
+}
+
+func (v *Volume) resolve(start format.Ino, path string, follow bool, hops *int) (format.Ino, error) {
+	cur := start
+	if strings.HasPrefix(path, "/") {
+		cur = v.Root()
+	}
+	parts := strings.Split(path, "/")
+	for i, name := range parts {
+		if name == "" || name == "." {
+			continue
+		}
+		parent := cur
+		next, err := v.Lookup(cur, name)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", strings.Join(parts[:i+1], "/"), err)
+		}
+		last := i == len(parts)-1 || allEmpty(parts[i+1:])
+		if !last || follow {
+			st, err := v.Stat(next)
+			if err != nil {
+				return 0, err
+			}
+			if st.Mode&format.SIFMT == format.SIFLNK {
+				if *hops++; *hops > maxSymlinkHops {
+					return 0, fmt.Errorf("%s: %w", strings.Join(parts[:i+1], "/"), ErrLoop)
+				}
+				target, err := v.Readlink(next)
+				if err != nil {
+					return 0, err
+				}
+				if next, err = v.resolve(parent, target, true, hops); err != nil {
+					return 0, err
+				}
+			}
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+func allEmpty(parts []string) bool {
+	for _, p := range parts {
+		if p != "" && p != "." {
+			return false
+		}
+	}
+	return true
+}
 
 // Namespace operations. Lock order: see package xfs doc.
 
@@ -307,4 +438,207 @@ func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 		return false, nil
 	}
 	return true, t.iunlink(c)
+}
+
+// Rename moves srcName in srcDir to dstName in dstDir, replacing a
+// non-directory target or an empty directory target, in one transaction.
+func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) (err error) {
+	defer v.settle(&err)
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	replaced, err := v.renameLocked(srcDir, srcName, dstDir, dstName)
+	if err != nil || replaced == 0 {
+		return err
+	}
+	return v.lastLinkGone(replaced)
+}
+
+// renameLocked is Rename under its locks; replaced is the target's inode
+// when it lost its last link.
+func (v *Volume) renameLocked(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) (replaced format.Ino, err error) {
+	for _, n := range []string{srcName, dstName} {
+		if n == "." || n == ".." {
+			return 0, fmt.Errorf("rename %q: %w", n, ErrInvalid)
+		}
+		if err := dir.CheckName([]byte(n)); err != nil {
+			return 0, err
+		}
+	}
+	if srcDir != dstDir {
+		v.w.renameMu.Lock()
+		defer v.w.renameMu.Unlock()
+	}
+	// Directory locks, lower inode number first.
+	dirs := []format.Ino{srcDir}
+	if dstDir != srcDir {
+		dirs = append(dirs, dstDir)
+		if dstDir < srcDir {
+			dirs[0], dirs[1] = dstDir, srcDir
+		}
+	}
+	handles := map[format.Ino]*inodeHandle{}
+	for _, d := range dirs {
+		h, unlock := v.lockInode(d)
+		defer unlock()
+		handles[d] = h
+	}
+	src, err := v.lookupLocked(srcDir, srcName)
+	if err != nil {
+		return 0, err
+	}
+	dst, err := v.lookupLocked(dstDir, dstName)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return 0, err
+	}
+	if err == nil && dst == src {
+		return 0, nil // both names are links to the same inode: nothing to do
+	}
+	if err != nil {
+		dst = 0
+	}
+	// The moved inode and the replaced one, lower number first.
+	inos := []format.Ino{src}
+	if dst != 0 {
+		inos = append(inos, dst)
+		if dst < src {
+			inos[0], inos[1] = dst, src
+		}
+	}
+	if dst == srcDir {
+		// The target is the source's own directory, which is not empty.
+		st, err := v.iget(src)
+		if err != nil {
+			return 0, err
+		}
+		if !st.isDir() {
+			return 0, fmt.Errorf("%q: %w", dstName, ErrIsDir)
+		}
+		return 0, fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
+	}
+	for _, ino := range inos {
+		if _, ok := handles[ino]; ok {
+			return 0, fmt.Errorf("rename of a directory into itself: %w", ErrInvalid)
+		}
+		h, unlock := v.lockInode(ino)
+		defer unlock()
+		handles[ino] = h
+	}
+	if srcDir != dstDir {
+		if err := v.checkNotAncestor(src, dstDir); err != nil {
+			return 0, err
+		}
+	}
+	if dst != 0 {
+		ag, _ := v.geo.InoToAg(dst)
+		u := v.w.inodes.Unlinked(ag)
+		u.Lock()
+		defer u.Unlock()
+	}
+	var gone bool
+	err = v.runTx(2*v.dirChangeReserve(), true, func(t *txn) error {
+		var err error
+		gone, err = v.renameTx(t, handles, srcDir, srcName, dstDir, dstName, src, dst)
+		return err
+	})
+	if err != nil || !gone {
+		return 0, err
+	}
+	return dst, nil
+}
+
+// checkNotAncestor refuses to move directory src below itself: it walks up
+// from dst through ".." entries to the root.
+func (v *Volume) checkNotAncestor(src, dst format.Ino) error {
+	st, err := v.iget(src)
+	if err != nil {
+		return err
+	}
+	if !st.isDir() {
+		return nil
+	}
+	for cur, hops := dst, 0; cur != v.Root(); hops++ {
+		if cur == src {
+			return fmt.Errorf("move a directory below itself: %w", ErrInvalid)
+		}
+		ip, err := v.iget(cur)
+		if err != nil {
+			return err
+		}
+		parent, _, err := dir.Lookup(readFork{v, ip}, []byte(".."))
+		if err != nil {
+			return err
+		}
+		if parent == cur || hops > 1<<16 {
+			return format.Corrupt("directory", fmt.Sprintf("inode %d", cur), "\"..\" chain does not reach the root")
+		}
+		cur = parent
+	}
+	return nil
+}
+
+func (v *Volume) renameTx(t *txn, handles map[format.Ino]*inodeHandle, srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, src, dst format.Ino) (bool, error) {
+	sd, err := t.modifyDir(handles[srcDir], srcDir)
+	if err != nil {
+		return false, err
+	}
+	dd, err := t.modifyDir(handles[dstDir], dstDir)
+	if err != nil {
+		return false, err
+	}
+	sc, err := t.modify(handles[src], src)
+	if err != nil {
+		return false, err
+	}
+	srcIsDir := sc.core.Mode&format.SIFMT == format.SIFDIR
+	ftype := format.FTypeOfMode(sc.core.Mode)
+	gone := false
+	if dst != 0 {
+		dc, err := t.modify(handles[dst], dst)
+		if err != nil {
+			return false, err
+		}
+		dstIsDir := dc.core.Mode&format.SIFMT == format.SIFDIR
+		switch {
+		case srcIsDir && !dstIsDir:
+			return false, fmt.Errorf("%q: %w", dstName, ErrNotDir)
+		case !srcIsDir && dstIsDir:
+			return false, fmt.Errorf("%q: %w", dstName, ErrIsDir)
+		case dstIsDir:
+			empty, err := dir.IsEmpty(dataFork{dc})
+			if err != nil {
+				return false, err
+			}
+			if !empty {
+				return false, fmt.Errorf("%q: %w", dstName, ErrNotEmpty)
+			}
+		}
+		// AGI (the unlinked list) before any AGF the directories take.
+		if gone, err = t.dropLink(dd, dc); err != nil {
+			return false, err
+		}
+		if _, err := dir.Replace(dataFork{dd}, []byte(dstName), src, ftype); err != nil {
+			return false, err
+		}
+	} else {
+		if err := dir.Add(dataFork{dd}, []byte(dstName), src, ftype); err != nil {
+			return false, err
+		}
+	}
+	if _, err := dir.Remove(dataFork{sd}, []byte(srcName)); err != nil {
+		return false, err
+	}
+	if srcIsDir && srcDir != dstDir {
+		if err := dir.SetParent(dataFork{sc}, dstDir); err != nil {
+			return false, err
+		}
+		sd.core.Nlink--
+		dd.core.Nlink++
+	}
+	sc.touch(false)
+	sd.touch(true)
+	if dd != sd {
+		dd.touch(true)
+	}
+	return gone, nil
 }
