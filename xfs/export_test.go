@@ -92,3 +92,15 @@ func SkipWriteback(v *Volume) { v.w.cache.SkipWriteback() }
 // Abandon drops v without writing anything more (no superblock, no
 // unmount record): a crash as far as the volume can tell.
 func Abandon(v *Volume) error { return v.dev.Close() }
+
+// CloseKeepingUnlinked closes v cleanly but leaves the inodes on its
+// unlinked lists there, as another writer might.
+func CloseKeepingUnlinked(v *Volume) error {
+	if err := v.Sync(); err != nil {
+		return err
+	}
+	if err := v.w.cache.Log().Unmount(); err != nil {
+		return err
+	}
+	return v.dev.Close()
+}
