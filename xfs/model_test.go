@@ -85,7 +85,7 @@ func TestWriteModel(t *testing.T) {
 	}{
 		{mkfs.Options{}, gc.PerCPU, ops, "bs4096"},
 		{mkfs.Options{BlockSize: 1024}, gc.Sync, ops, "bs1024"},
-		{mkfs.Options{}, gc.Sweep, ops / 3, "bs4096-sweep"},
+		{mkfs.Options{}, gc.Sweep, ops / 6, "bs4096-sweep"},
 	} {
 		t.Run(c.name, func(t *testing.T) { runWriteModel(t, c.o, c.gc, seed, c.ops) })
 	}
