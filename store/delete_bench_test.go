@@ -83,7 +83,7 @@ func fragmentedObject(b *testing.B, s *Store, bucket, key string, extents int) {
 //
 //	go test -run '^$' -bench DeleteLatency -benchtime 1x ./store/
 func BenchmarkDeleteLatency(b *testing.B) {
-	sizes := []struct{ extents, objects int }{{1, 200}, {10000, 5}}
+	sizes := []struct{ extents, objects int }{{1, 200}, {10000, 3}}
 	if os.Getenv("XFS3_BENCH_HUGE") == "1" {
 		sizes = append(sizes, struct{ extents, objects int }{100000, 2})
 	}
@@ -128,7 +128,7 @@ func BenchmarkDeleteLatency(b *testing.B) {
 //
 //	go test -run '^$' -bench PutDuringBigDeletes -benchtime 1x ./store/
 func BenchmarkPutDuringBigDeletes(b *testing.B) {
-	const bigObjects, extents, puts = 6, 10000, 600
+	const bigObjects, extents, puts = 3, 10000, 600
 	for _, mode := range gcModes {
 		for _, deleting := range []bool{false, true} {
 			b.Run(fmt.Sprintf("mode=%s/deletes=%v", mode, deleting), func(b *testing.B) {
