@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
@@ -207,5 +208,46 @@ func checkKernelSees(t *testing.T, s *Store, img string, want map[string][]byte)
 	}
 	if seen != len(want) {
 		t.Errorf("the kernel shows %d objects, want %d", seen, len(want))
+	}
+}
+
+// TestFullVolumeWaitsForGC: on a full volume, a PUT right after DELETEs
+// succeeds without anyone asking for the freed space: the write that finds
+// no space waits for the collector and tries once more. The collector is
+// slowed so the deletes are still queued when the PUT runs.
+func TestFullVolumeWaitsForGC(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "vol.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenWith(img, Options{GC: gc.Options{Mode: gc.PerCPU, Delay: time.Hour, Batch: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	body := bytes.Repeat([]byte("f"), 1<<20)
+	n := 0
+	for ; ; n++ {
+		_, err := s.PutObject("bkt", fmt.Sprintf("k%d", n), bytes.NewReader(body), int64(len(body)), Meta{})
+		if errors.Is(err, ErrNoSpace) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range n {
+		if err := s.DeleteObject("bkt", fmt.Sprintf("k%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.GCStats(); st.Pending == 0 {
+		t.Fatalf("the deletes were freed before the PUT (%+v): nothing is tested", st)
+	}
+	if _, err := s.PutObject("bkt", "after", bytes.NewReader(body), int64(len(body)), Meta{}); err != nil {
+		t.Fatalf("PUT after deleting %d objects on a full volume: %v", n, err)
 	}
 }
