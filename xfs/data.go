@@ -231,11 +231,12 @@ func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error 
 		})
 	}
 	err := run()
-	// Deleted files may still hold the space the change needs. Waiting
+	// Deleted files may still hold the space (or the project quota) the
+	// change needs. Waiting
 	// for their inactivation is safe here: a change that allocates holds
 	// no lock of an unlinked inode or of an AG's unlinked list, which is
 	// all inactivation takes (freeing changes, which may, never wait).
-	if errors.Is(err, ErrNoSpace) && !freeing && v.w.inactive != nil {
+	if isQuotaOrSpace(err) && !freeing && v.w.inactive != nil {
 		v.w.inactive.Flush()
 		err = run()
 	}

@@ -19,6 +19,7 @@ var (
 	ErrNameTooLong = format.ErrNameTooLong
 	ErrInvalid     = format.ErrInvalid
 	ErrNoSpace     = format.ErrNoSpace
+	ErrQuota       = format.ErrQuota
 	ErrNoData      = format.ErrNoData
 	ErrReadOnly    = format.ErrReadOnly
 	ErrUnsupported = format.ErrUnsupported

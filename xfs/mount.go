@@ -8,6 +8,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/quota"
 	"github.com/xfs3/xfs3/xfs/trans"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -33,6 +34,7 @@ type writeState struct {
 	space *alloc.Space // free space; its own locks
 
 	inodes   *ialloc.Inodes // inode allocation and unlinked lists; its own locks
+	quota    *quota.Manager // project dquots; nil until loaded or enabled
 	inactive InactiveQueue  // where released inodes go; nil: inactivated at once
 	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
@@ -72,9 +74,9 @@ func (v *Volume) openWrite(o Options) error {
 	v.w.counters.fdblocks.Store(int64(st.FreeBlocks))
 	v.w.counters.icount.Store(int64(st.Inodes))
 	v.w.counters.ifree.Store(int64(st.FreeInodes))
-	// Until quotas are maintained, say so on disk: a checker must not
-	// trust project quota counts this engine did not keep.
-	v.sb.QFlags &^= qflagsChecked
+	if err := v.loadQuota(); err != nil {
+		return err
+	}
 	if v.recovery != nil {
 		// The replayed log is still dirty and must stay what recovery
 		// reads until the intents are finished: a record of ours would
@@ -115,9 +117,6 @@ func (v *Volume) openLog() (*xlog.Writer, error) {
 	}
 	return xlog.NewWriter(v.dev, l, v.sb.UUID, cycle, head, int32(prev)), nil
 }
-
-// Quota "checked" bits: counts are trusted only while set.
-const qflagsChecked = 0x4 | 0x20 | 0x100 | 0x400
 
 // hasRefcountRecords reports whether any AG's refcount tree is non-empty.
 func (v *Volume) hasRefcountRecords() (bool, error) {

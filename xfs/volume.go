@@ -118,6 +118,9 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 				return nil, fmt.Errorf("after log recovery: %w", err)
 			}
 		}
+		if err := v.enableQuota(); err != nil {
+			return nil, fmt.Errorf("project quota: %w", err)
+		}
 	}
 	return v, nil
 }

@@ -23,6 +23,7 @@ var (
 	ErrNameTooLong = errors.New("name too long")
 	ErrInvalid     = errors.New("invalid argument")
 	ErrNoSpace     = errors.New("no space left on volume")
+	ErrQuota       = errors.New("project quota exceeded")
 	ErrNoData      = errors.New("no such attribute")
 	ErrReadOnly    = errors.New("volume is read-only")
 	ErrUnsupported = errors.New("unsupported filesystem")

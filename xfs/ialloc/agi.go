@@ -202,3 +202,27 @@ func decodeRec(c *btree.Cursor) format.InobtRec {
 	rec, _ := c.Get()
 	return format.DecodeInobtRec(rec)
 }
+
+// CommittedChunks returns every inode chunk record of AG ag as last
+// committed, in inode order: for walks over every inode of a volume no
+// one else is changing (quotacheck at open).
+func CommittedChunks(read alloc.Reader, g *format.Geometry, ag format.AgNumber) ([]format.InobtRec, error) {
+	agi, err := Committed(read, g, ag)
+	if err != nil {
+		return nil, err
+	}
+	tr := &btree.Tree{Kind: btree.Inobt, Geo: g, AG: ag, Root: uint64(agi.Root), Levels: int(agi.Level)}
+	tr.Store = &btree.ReadOnly{Tree: tr, Fetch: func(ptr uint64) ([]byte, error) {
+		return read(g.AgbToDaddr(ag, format.AgBlock(ptr)), g.BlockSize, nil)
+	}}
+	c := tr.NewCursor()
+	var recs []format.InobtRec
+	ok, err := c.First()
+	for ; ok && err == nil; ok, err = c.Increment() {
+		recs = append(recs, decodeRec(c))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("AG %d inobt: %w", ag, err)
+	}
+	return recs, nil
+}

@@ -20,21 +20,24 @@ type Tx struct {
 	held  []*txBuf // in the order they were locked
 	index map[format.Daddr]*txBuf
 	freed []Extent
-	quota map[uint32]QuotaDelta
+	quota map[uint32]*QuotaDelta
 
 	forget []format.Daddr // freed blocks not held: dropped at commit
 	// loggedBlocks are the blocks its buffer items log.
 	loggedBlocks []format.Daddr
 	onPrepare    []func() error
+	onPrepared   []func() error
 	onCommit     []func()
 	onCancel     []func()
 	done         bool
 }
 
-// QuotaDelta is a change to one project's usage.
+// QuotaDelta is what one transaction changes in one project's usage:
+// the net change, and the part of it already reserved against the
+// project's limits (released if the transaction is cancelled).
 type QuotaDelta struct {
-	Blocks int64
-	Inodes int64
+	Blocks, Inodes       int64
+	ResBlocks, ResInodes int64
 }
 
 type txBuf struct {
@@ -200,25 +203,34 @@ func (tx *Tx) Forget(daddr format.Daddr) {
 // the commit is durable.
 func (tx *Tx) FreeExtent(e Extent) { tx.freed = append(tx.freed, e) }
 
-// ModQuota adds to a project's usage delta, applied by the quota layer
-// through an OnCommit hook.
-func (tx *Tx) ModQuota(projid uint32, blocks, inodes int64) {
-	if tx.quota == nil {
-		tx.quota = make(map[uint32]QuotaDelta)
+// Quota returns the transaction's change to a project's usage, for the
+// quota layer to fill in; first is true for the transaction's first
+// quota change, when that layer registers its hooks.
+func (tx *Tx) Quota(projid uint32) (d *QuotaDelta, first bool) {
+	first = tx.quota == nil
+	if first {
+		tx.quota = make(map[uint32]*QuotaDelta)
 	}
-	d := tx.quota[projid]
-	d.Blocks += blocks
-	d.Inodes += inodes
-	tx.quota[projid] = d
+	d = tx.quota[projid]
+	if d == nil {
+		d = new(QuotaDelta)
+		tx.quota[projid] = d
+	}
+	return d, first
 }
 
-// QuotaDeltas returns the accumulated per-project deltas.
-func (tx *Tx) QuotaDeltas() map[uint32]QuotaDelta { return tx.quota }
+// QuotaDeltas returns the per-project changes.
+func (tx *Tx) QuotaDeltas() map[uint32]*QuotaDelta { return tx.quota }
 
 // OnPrepare registers fn to run at the start of Commit, before anything is
 // written: items kept outside buffers (inode cores) copy themselves into
 // their buffers here. An error cancels the transaction.
 func (tx *Tx) OnPrepare(fn func() error) { tx.onPrepare = append(tx.onPrepare, fn) }
+
+// OnPrepared registers fn to run after every OnPrepare hook: it may lock
+// blocks no other hook touches afterwards (dquots), so they are the last
+// a transaction locks.
+func (tx *Tx) OnPrepared(fn func() error) { tx.onPrepared = append(tx.onPrepared, fn) }
 
 // OnCommit registers fn to run after a successful commit, before the
 // transaction's buffers are unlocked (in-core counter updates, cache
@@ -239,6 +251,12 @@ func (tx *Tx) Commit() error {
 	}
 	for i := 0; i < len(tx.onPrepare); i++ { // hooks may add hooks
 		if err := tx.onPrepare[i](); err != nil {
+			tx.Cancel()
+			return err
+		}
+	}
+	for _, fn := range tx.onPrepared {
+		if err := fn(); err != nil {
 			tx.Cancel()
 			return err
 		}

@@ -1,0 +1,524 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/quota"
+	"github.com/xfs3/xfs3/xfs/trans"
+)
+
+// Project quota: every inode is charged to the project in its di_projid,
+// in the transaction that allocates or frees its blocks or itself (see
+// chargeQuota), and the records live in the project quota inode in the
+// kernel's format. A writable volume always keeps them: one whose flags
+// say the counts cannot be trusted (made before quotas, or last mounted
+// by a kernel without quota) is recounted at open (quotacheck).
+
+// ProjectQuota is one project's limits and usage.
+type ProjectQuota struct {
+	ID        uint32
+	Limits    quota.Limits // the project's own limits (0: the default)
+	Effective quota.Limits // what is enforced: own limits, else project 0's
+	Usage     quota.Usage  // blocks and inodes charged, grace timers
+}
+
+// quotaOn reports whether the superblock says project quota counts are
+// kept and may be trusted.
+func quotaOn(sb *format.Superblock) bool {
+	return sb.QFlags&quota.FlagProjectAcct != 0 && sb.QFlags&quota.FlagProjectChecked != 0 &&
+		validQuotaIno(sb)
+}
+
+func validQuotaIno(sb *format.Superblock) bool {
+	return sb.PQuotIno != 0 && sb.PQuotIno != format.NullIno
+}
+
+// loadQuota reads the dquots of a volume whose counts can be trusted, so
+// that every change from here on (freeing unlinked inodes included) is
+// charged. Other volumes get quota in enableQuota.
+func (v *Volume) loadQuota() error {
+	// Only project quota is kept: user and group counts would go stale,
+	// so their flags go (the kernel recounts them on its next mount with
+	// those options).
+	v.sb.QFlags &= quota.FlagsProject
+	if !quotaOn(v.sb) {
+		v.sb.QFlags = 0
+		return nil
+	}
+	m := quota.NewManager(&v.geo, v.sb.QFlags&quota.FlagProjectEnforce != 0)
+	err := v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
+		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+			m.Add(quota.Decode(b[off:]), d)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("project quota: %w", err)
+	}
+	v.w.quota = m
+	return nil
+}
+
+// eachDquotBlock calls fn with every block of the quota file, verified.
+func (v *Volume) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr) error) error {
+	ip, err := v.iget(v.sb.PQuotIno)
+	if err != nil {
+		return fmt.Errorf("quota inode: %w", err)
+	}
+	ext, err := v.extents(ip, DataFork)
+	if err != nil {
+		return err
+	}
+	for _, e := range ext {
+		for i := uint64(0); i < e.BlockCount; i++ {
+			d := v.geo.FsbToDaddr(e.StartBlock + format.FsBlock(i))
+			b, err := v.readCommitted(d, v.geo.BlockSize, ops)
+			if err != nil {
+				return format.Located(err, fmt.Sprintf("quota file block %d", uint64(e.StartOff)+i))
+			}
+			if err := fn(b, d); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enableQuota gives a volume whose counts cannot be trusted a quota inode
+// (if it has none) and exact counts. Until it sets the "checked" flag at
+// the end, a crash leaves the flag clear and the next open starts over.
+func (v *Volume) enableQuota() error {
+	if v.w.quota != nil {
+		return nil
+	}
+	if !validQuotaIno(v.sb) {
+		if err := v.makeQuotaInode(); err != nil {
+			return fmt.Errorf("create the project quota inode: %w", err)
+		}
+	}
+	m := quota.NewManager(&v.geo, true)
+	if err := v.quotacheck(m); err != nil {
+		return fmt.Errorf("quotacheck: %w", err)
+	}
+	v.sb.QFlags = quota.FlagsProject
+	v.w.quota = m
+	if err := v.Sync(); err != nil {
+		return err
+	}
+	return v.w.cache.Force()
+}
+
+// superblockOps verifies the primary superblock sector and sets its CRC.
+var superblockOps = trans.Ops{Name: "superblock",
+	Finish: func(b []byte) { format.SetCRC(b, format.SbCRCOff) }}
+
+// makeQuotaInode allocates the quota inode and points the superblock at
+// it in one transaction, as the kernel does: a crash leaves either both
+// or neither.
+func (v *Volume) makeQuotaInode() error {
+	var ino format.Ino
+	err := v.runTx(v.createReserve(), false, func(t *txn) error {
+		free, err := t.allocInode(v.sb.RootIno, false)
+		if err != nil {
+			return err
+		}
+		h := v.icache.hold(free.ino)
+		c := t.track(h, free)
+		t.OnCommit(func() { v.icache.release(h) })
+		t.OnCancel(func() { v.icache.release(h) })
+		v.initInodeCore(c.core, newInodeAttrs{Mode: format.SIFREG, Nlink: 1, Now: time.Now()}, nil)
+		clear(c.forkBytes(DataFork))
+		sector, err := t.Read(0, v.geo.SectSize, &superblockOps)
+		if err != nil {
+			return err
+		}
+		sb, err := format.DecodeSuperblock(sector)
+		if err != nil {
+			return err
+		}
+		sb.PQuotIno = free.ino
+		sb.VersionNum |= format.SbVersionQuotaBit
+		sb.QFlags = quota.FlagProjectAcct | quota.FlagProjectEnforce
+		sb.Encode(sector)
+		t.Dirty(0)
+		ino = free.ino
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	v.sb.PQuotIno = ino
+	v.sb.VersionNum |= format.SbVersionQuotaBit
+	v.sb.QFlags = quota.FlagProjectAcct | quota.FlagProjectEnforce
+	// The superblock is written in place from v.sb from now on: the copy
+	// the transaction left in the cache must never be written after it.
+	if err := v.w.cache.Sync(); err != nil {
+		return err
+	}
+	v.w.cache.Invalidate(0)
+	return nil
+}
+
+// quotacheck counts every inode and its blocks by project, and rewrites
+// every record with those counts (keeping limits), making records for
+// projects that have none. Nothing else runs during it (open).
+func (v *Volume) quotacheck(m *quota.Manager) error {
+	type use struct{ blocks, inodes int64 }
+	counts := map[uint32]*use{0: {}}
+	g := &v.geo
+	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
+		chunks, err := ialloc.CommittedChunks(v.readCommitted, g, ag)
+		if err != nil {
+			return err
+		}
+		for _, r := range chunks {
+			for i := 0; i < format.InodesPerChunk; i++ {
+				if r.Free&(1<<i) != 0 {
+					continue
+				}
+				ino := g.AgInoToIno(ag, r.StartIno+format.AgIno(i))
+				if ino == v.sb.PQuotIno || ino == v.sb.UQuotIno || ino == v.sb.GQuotIno {
+					continue
+				}
+				core, err := v.readInodeCore(ino)
+				if err != nil {
+					return err
+				}
+				if core.Mode == 0 {
+					continue
+				}
+				u := counts[core.ProjID()]
+				if u == nil {
+					u = &use{}
+					counts[core.ProjID()] = u
+				}
+				u.blocks += int64(core.NBlocks)
+				u.inodes++
+			}
+		}
+	}
+	// Existing records keep their limits; every record gets its count.
+	ids := map[uint32]bool{}
+	for id := range counts {
+		ids[id] = true
+	}
+	old := quota.NewManager(g, false)
+	err := v.eachDquotBlock(old.Ops(), func(b []byte, d format.Daddr) error {
+		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+			ids[quota.Decode(b[off:]).ID] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	byBlock := map[uint64][]uint32{}
+	for id := range ids {
+		fb, _ := quota.Locate(g, id)
+		byBlock[fb] = append(byBlock[fb], id)
+	}
+	fbs := make([]uint64, 0, len(byBlock))
+	for fb := range byBlock {
+		fbs = append(fbs, fb)
+	}
+	sort.Slice(fbs, func(i, j int) bool { return fbs[i] < fbs[j] })
+	now := time.Now().Unix()
+	for _, fb := range fbs {
+		err := v.withDquotBlock(m, fb, func(b []byte) {
+			for _, id := range byBlock[fb] {
+				_, off := quota.Locate(g, id)
+				r := quota.Decode(b[off:])
+				r.BCount, r.ICount = 0, 0
+				if u := counts[id]; u != nil {
+					r.BCount, r.ICount = uint64(u.blocks), uint64(u.inodes)
+				}
+				m.Retime(&r, now)
+				r.Encode(b[off:])
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readInodeCore reads an inode's core as committed, in use or not.
+func (v *Volume) readInodeCore(ino format.Ino) (*format.Dinode, error) {
+	g := &v.geo
+	ag, agino := g.InoToAg(ino)
+	bno, slot := g.AgInoToAgBlock(agino)
+	b, err := v.readCommitted(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps)
+	if err != nil {
+		return nil, err
+	}
+	core, err := format.VerifyInode(g, ino, b[slot*g.InodeSize:(slot+1)*g.InodeSize])
+	if err != nil {
+		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
+	}
+	return core, nil
+}
+
+// withDquotBlock changes quota file block fb in a transaction, making it
+// (with empty records) if the file has a hole there, and puts the
+// block's records into m when it commits.
+func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte)) error {
+	ino := v.sb.PQuotIno
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.runTx(v.bmbtReserve()+1, false, func(t *txn) error {
+		c, err := t.modify(h, ino)
+		if err != nil {
+			return err
+		}
+		ext, err := c.mapping(DataFork)
+		if err != nil {
+			return err
+		}
+		var b []byte
+		var d format.Daddr
+		if fsb, _, ok, _ := mapBlock(ext, format.FileOff(fb)); ok {
+			d = v.geo.FsbToDaddr(fsb)
+			if b, err = t.Read(d, v.geo.BlockSize, m.Ops()); err != nil {
+				return err
+			}
+		} else {
+			if b, d, err = c.allocBlocks(DataFork, format.FileOff(fb), 1, m.Ops()); err != nil {
+				return err
+			}
+			// The quota file keeps di_size 0 (xfs_repair requires it).
+			quota.InitBlock(&v.geo, b, fb)
+		}
+		change(b)
+		t.Dirty(d)
+		t.OnCommit(func() {
+			for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+				m.Add(quota.Decode(b[off:]), d)
+			}
+		})
+		return nil
+	})
+}
+
+// chargeQuota charges a changed inode's project with what the change did
+// to its blocks and to the inode itself (allocated, freed, or moved to
+// another project). Growth is checked against the limits unless the
+// transaction frees space, which must never fail on a quota.
+func (c *inodeChange) chargeQuota() error {
+	v := c.t.v
+	m := v.w.quota
+	if m == nil || c.ino == v.sb.PQuotIno {
+		return nil
+	}
+	oldID, oldBlocks, oldInodes := uint32(0), int64(0), int64(0)
+	if c.base.core.Mode != 0 {
+		oldID, oldBlocks, oldInodes = c.base.core.ProjID(), int64(c.base.core.NBlocks), 1
+	}
+	newID, newBlocks, newInodes := uint32(0), int64(0), int64(0)
+	if c.core.Mode != 0 {
+		newID, newBlocks, newInodes = c.core.ProjID(), int64(c.core.NBlocks), 1
+	}
+	charge := m.Charge
+	if c.t.freeing {
+		charge = func(tx *trans.Tx, id uint32, blocks, inodes int64) error {
+			m.Force(tx, id, blocks, inodes)
+			return nil
+		}
+	}
+	if oldID == newID || oldInodes == 0 || newInodes == 0 {
+		id := newID
+		if newInodes == 0 {
+			id = oldID
+		}
+		return charge(c.t.Tx, id, newBlocks-oldBlocks, newInodes-oldInodes)
+	}
+	m.Force(c.t.Tx, oldID, -oldBlocks, -oldInodes)
+	return charge(c.t.Tx, newID, newBlocks, newInodes)
+}
+
+// quotaManager returns the volume's dquots, or an error when the volume
+// keeps none (opened read-only).
+func (v *Volume) quotaManager() (*quota.Manager, error) {
+	if err := v.checkWritable(); err != nil {
+		return nil, err
+	}
+	if v.w.quota == nil {
+		return nil, fmt.Errorf("%w: project quota is not on", ErrUnsupported)
+	}
+	return v.w.quota, nil
+}
+
+// SetProject charges inode ino (a bucket directory) to project id from
+// now on: it takes the ID and, if it is a directory, the inherit flag, so
+// that everything made below it is charged to id too. What ino already
+// holds moves to id. The project gets a record if it has none.
+func (v *Volume) SetProject(ino format.Ino, id uint32) (err error) {
+	defer v.settle(&err)
+	m, err := v.quotaManager()
+	if err != nil {
+		return err
+	}
+	if err := v.ensureDquot(m, id); err != nil {
+		return err
+	}
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.runTx(0, false, func(t *txn) error {
+		c, err := t.modify(h, ino)
+		if err != nil {
+			return err
+		}
+		c.core.SetProjID(id)
+		if c.core.Mode&format.SIFMT == format.SIFDIR {
+			c.core.Flags |= format.DiflagProjInherit
+		}
+		c.touch(false)
+		return nil
+	})
+}
+
+// ensureDquot gives project id a record if it has none.
+func (v *Volume) ensureDquot(m *quota.Manager, id uint32) error {
+	if m.Lookup(id) != nil {
+		return nil
+	}
+	fb, _ := quota.Locate(&v.geo, id)
+	return v.withDquotBlock(m, fb, func([]byte) {})
+}
+
+// SetQuotaLimits sets project id's own limits (zero fields fall back to
+// project 0's, the defaults). Limits of project 0 are the defaults.
+func (v *Volume) SetQuotaLimits(id uint32, l quota.Limits) (err error) {
+	defer v.settle(&err)
+	m, err := v.quotaManager()
+	if err != nil {
+		return err
+	}
+	if err := v.ensureDquot(m, id); err != nil {
+		return err
+	}
+	fb, off := quota.Locate(&v.geo, id)
+	now := time.Now().Unix()
+	return v.withDquotBlock(m, fb, func(b []byte) {
+		r := quota.Decode(b[off:])
+		r.BlkHard, r.BlkSoft, r.InoHard, r.InoSoft = l.BlkHard, l.BlkSoft, l.InoHard, l.InoSoft
+		m.Retime(&r, now)
+		r.Encode(b[off:])
+	})
+}
+
+// SetQuotaGrace sets the grace periods of soft limits (kept in project
+// 0's timers, as the kernel does); 0 keeps the current value.
+func (v *Volume) SetQuotaGrace(blocks, inodes time.Duration) (err error) {
+	defer v.settle(&err)
+	m, err := v.quotaManager()
+	if err != nil {
+		return err
+	}
+	if err := v.ensureDquot(m, 0); err != nil {
+		return err
+	}
+	return v.withDquotBlock(m, 0, func(b []byte) {
+		r := quota.Decode(b)
+		if blocks > 0 {
+			r.BTimer = int64(blocks / time.Second)
+		}
+		if inodes > 0 {
+			r.ITimer = int64(inodes / time.Second)
+		}
+		r.Encode(b)
+	})
+}
+
+// Quota returns project id's limits and usage, after freeing what deleted
+// files still hold so that the usage is current.
+func (v *Volume) Quota(id uint32) (ProjectQuota, error) {
+	qs, err := v.Quotas()
+	if err != nil {
+		return ProjectQuota{}, err
+	}
+	for _, q := range qs {
+		if q.ID == id {
+			return q, nil
+		}
+	}
+	return ProjectQuota{ID: id}, nil
+}
+
+// Quotas returns every project that has a record with usage or limits,
+// by ID, after flushing pending inactivation.
+func (v *Volume) Quotas() ([]ProjectQuota, error) {
+	v.flushInactive()
+	if v.w == nil {
+		return v.readQuotas()
+	}
+	m, err := v.quotaManager()
+	if err != nil {
+		return nil, err
+	}
+	var out []ProjectQuota
+	for _, d := range m.All() {
+		q := ProjectQuota{ID: d.ID(), Limits: d.Limits(), Effective: m.Effective(d.ID()), Usage: d.Usage()}
+		if q.ID == 0 || q.Limits != (quota.Limits{}) || q.Usage.Blocks != 0 || q.Usage.Inodes != 0 {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// readQuotas reads the records of a read-only volume.
+func (v *Volume) readQuotas() ([]ProjectQuota, error) {
+	if !quotaOn(v.sb) {
+		return nil, fmt.Errorf("%w: project quota is not on (or its counts are not checked)", ErrUnsupported)
+	}
+	m := quota.NewManager(&v.geo, false)
+	err := v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
+		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+			m.Add(quota.Decode(b[off:]), d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []ProjectQuota
+	for _, d := range m.All() {
+		q := ProjectQuota{ID: d.ID(), Limits: d.Limits(), Effective: m.Effective(d.ID()), Usage: d.Usage()}
+		if q.ID == 0 || q.Limits != (quota.Limits{}) || q.Usage.Blocks != 0 || q.Usage.Inodes != 0 {
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// CheckQuota tells, before anything is written, whether project id has
+// room for blocks more blocks and inodes more inodes: a write of known
+// size that cannot fit fails at once. Transactions check again, exactly.
+func (v *Volume) CheckQuota(id uint32, blocks, inodes int64) error {
+	if v.w == nil || v.w.quota == nil {
+		return nil
+	}
+	m := v.w.quota
+	if err := m.Reserve(id, blocks, inodes); err != nil {
+		if v.w.inactive == nil {
+			return err
+		}
+		v.w.inactive.Flush()
+		if err := m.Reserve(id, blocks, inodes); err != nil {
+			return err
+		}
+	}
+	m.Release(id, blocks, inodes)
+	return nil
+}
+
+// isQuotaOrSpace reports whether err is a full volume or a quota hit:
+// both may go away once deleted files are freed.
+func isQuotaOrSpace(err error) bool {
+	return errors.Is(err, ErrNoSpace) || errors.Is(err, ErrQuota)
+}

@@ -1,0 +1,183 @@
+package xfs_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/quota"
+)
+
+// dquotFields returns what xfs_db prints for project id's dquot.
+func dquotFields(t *testing.T, img string, id uint32) map[string]string {
+	t.Helper()
+	return oracle.ParseFields(oracle.DB(t, img, fmt.Sprintf("dquot -p %d", id), "print"))
+}
+
+// wantDquot requires xfs_db to show project id with the given usage and
+// block hard limit.
+func wantDquot(t *testing.T, img string, id uint32, blocks, inodes int64, bhard uint64) {
+	t.Helper()
+	f := dquotFields(t, img, id)
+	for field, want := range map[string]string{
+		"diskdq.bcount": strconv.FormatInt(blocks, 10), "diskdq.icount": strconv.FormatInt(inodes, 10),
+		"diskdq.blk_hardlimit": strconv.FormatUint(bhard, 10), "diskdq.id": strconv.FormatUint(uint64(id), 10),
+	} {
+		if f[field] != want {
+			t.Errorf("project %d: xfs_db %s = %q, want %s", id, field, f[field], want)
+		}
+	}
+}
+
+// TestProjectQuotaOracle: a fresh volume gains project quota at its first
+// open; files under a project directory are charged to it exactly;
+// writes past the hard limit fail with ErrQuota and leave nothing behind;
+// deletes give the usage back. xfs_repair checks every count against the
+// inodes, and xfs_db shows our limits and usage.
+func TestProjectQuotaOracle(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolDB)
+	img := filepath.Join(t.TempDir(), "q.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket, err := v.Mkdir(v.Root(), "bucket", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = 7
+	if err := v.SetProject(bucket, id); err != nil {
+		t.Fatal(err)
+	}
+	const limit = 64 // blocks
+	if err := v.SetQuotaLimits(id, quota.Limits{BlkHard: limit, InoHard: 10}); err != nil {
+		t.Fatal(err)
+	}
+	bs := v.Geometry().BlockSize
+	write := func(name string, blocks int) error {
+		ino, err := v.Create(bucket, name, xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			return err
+		}
+		_, err = v.WriteAt(ino, make([]byte, blocks*bs), 0)
+		return err
+	}
+	for i := 0; i < 4; i++ {
+		if err := write(fmt.Sprintf("f%d", i), 10); err != nil {
+			t.Fatalf("write f%d: %v", i, err)
+		}
+	}
+	q, err := v.Quota(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Usage.Blocks != 40 || q.Usage.Inodes != 5 {
+		t.Fatalf("usage %+v, want 40 blocks and 5 inodes (the directory and 4 files)", q.Usage)
+	}
+	err = write("big", 30)
+	if !errors.Is(err, xfs.ErrQuota) {
+		t.Fatalf("write past the hard limit: %v, want ErrQuota", err)
+	}
+	q, _ = v.Quota(id)
+	if q.Usage.Blocks > limit {
+		t.Fatalf("usage %d blocks passed the hard limit %d", q.Usage.Blocks, limit)
+	}
+	if err := v.Unlink(bucket, "big"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Unlink(bucket, "f0"); err != nil {
+		t.Fatal(err)
+	}
+	q, _ = v.Quota(id)
+	if q.Usage.Blocks != 30 || q.Usage.Inodes != 4 {
+		t.Fatalf("after deletes: usage %+v, want 30 blocks and 4 inodes", q.Usage)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	wantDquot(t, img, id, 30, 4, limit)
+	sb := oracle.DBSuperblock(t, img)
+	if sb["qflags"] != "0x608" {
+		t.Errorf("sb qflags %s, want 0x608 (project quota accounted, enforced, checked)", sb["qflags"])
+	}
+}
+
+// TestQuotacheck: counts on a volume whose flags say they cannot be
+// trusted (here: cleared with xfs_db, as a kernel without quota does) are
+// rebuilt at open, limits kept; xfs_repair agrees.
+func TestQuotacheck(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolDB)
+	img := filepath.Join(t.TempDir(), "qc.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	want := map[uint32][2]int64{}
+	for p := uint32(1); p <= 40; p += 13 { // ids in two quota file blocks
+		d, err := v.Mkdir(v.Root(), fmt.Sprintf("p%d", p), xfs.Attrs{Mode: 0o755})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.SetProject(d, p); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.SetQuotaLimits(p, quota.Limits{BlkHard: 1000 + uint64(p)}); err != nil {
+			t.Fatal(err)
+		}
+		blocks, inodes := int64(0), int64(1)
+		for i := 0; i < 1+rng.Intn(5); i++ {
+			ino, err := v.Create(d, fmt.Sprintf("f%d", i), xfs.Attrs{Mode: 0o644})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := rng.Intn(20)
+			if _, err := v.WriteAt(ino, make([]byte, n*v.Geometry().BlockSize), 0); err != nil {
+				t.Fatal(err)
+			}
+			blocks += int64(n)
+			inodes++
+		}
+		want[p] = [2]int64{blocks, inodes}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	// Spoil the counts and clear the checked flag.
+	oracle.DBWrite(t, img, "dquot -p 1", "write diskdq.bcount 999")
+	oracle.DBWrite(t, img, "sb 0", "write qflags 0")
+	v, err = xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := v.Quotas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if w, ok := want[q.ID]; ok && (q.Usage.Blocks != w[0] || q.Usage.Inodes != w[1]) {
+			t.Errorf("project %d after quotacheck: %+v, want %v", q.ID, q.Usage, w)
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	for p, w := range want {
+		wantDquot(t, img, p, w[0], w[1], 1000+uint64(p))
+	}
+}
