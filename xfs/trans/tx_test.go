@@ -3,6 +3,7 @@ package trans
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -166,12 +167,25 @@ func TestBusyUntilSync(t *testing.T) {
 func TestQuotaDeltas(t *testing.T) {
 	c, _ := newCache(t, 4)
 	tx, _ := c.Begin()
-	tx.ModQuota(7, 8, 1)
-	tx.ModQuota(7, -2, 0)
-	if d := tx.QuotaDeltas()[7]; d != (QuotaDelta{6, 1}) {
-		t.Fatalf("delta %+v", d)
+	d, first := tx.Quota(7)
+	d.Blocks += 8
+	if !first {
+		t.Fatal("first quota change not reported as first")
 	}
-	tx.Cancel()
+	d, first = tx.Quota(7)
+	d.Blocks -= 2
+	if first || *tx.QuotaDeltas()[7] != (QuotaDelta{Blocks: 6}) {
+		t.Fatalf("delta %+v, first %v", *tx.QuotaDeltas()[7], first)
+	}
+	var order []string
+	tx.OnPrepared(func() error { order = append(order, "prepared"); return nil })
+	tx.OnPrepare(func() error { order = append(order, "prepare"); return nil })
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(order) != "[prepare prepared]" {
+		t.Fatalf("hooks ran in order %v, want OnPrepare hooks before OnPrepared ones", order)
+	}
 }
 
 // TestConcurrentTransactions increments counters in shared blocks from
