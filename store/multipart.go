@@ -235,12 +235,15 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	if err := meta.check(); err != nil {
 		return UploadInfo{}, err
 	}
-	if _, err := s.bucket(bucket); err != nil {
+	project, err := s.bucketProject(bucket)
+	if err != nil {
 		return UploadInfo{}, err
 	}
 	info := UploadInfo{Bucket: bucket, Key: key, UploadID: newUploadID(), Initiated: time.Now().UTC(), Meta: meta}
 	name := randomName()
-	dir, err := s.v.Mkdir(s.tmp, name, sysAttrs)
+	a := sysAttrs
+	a.ProjID = project // its parts are charged to the bucket
+	dir, err := s.v.Mkdir(s.tmp, name, a)
 	if err != nil {
 		return UploadInfo{}, err
 	}
@@ -290,7 +293,14 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 		return PartInfo{}, err
 	}
 	u.mu.Unlock() // streaming needs no lock; the rename below retakes it
-	st, err := s.newStaging()
+	project, err := s.bucketProject(bucket)
+	if err != nil {
+		return PartInfo{}, err
+	}
+	if err := s.checkRoom(project, size); err != nil {
+		return PartInfo{}, err
+	}
+	st, err := s.newStaging(project)
 	if err != nil {
 		return PartInfo{}, err
 	}
@@ -370,7 +380,11 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 	if err := s.checkPlaceable(bucket, kp); err != nil {
 		return ObjectInfo{}, err
 	}
-	st, err := s.newStaging()
+	project, err := s.bucketProject(bucket)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	st, err := s.newStaging(project)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -53,13 +53,17 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if err := meta.check(); err != nil {
 		return ObjectInfo{}, err
 	}
-	if _, err := s.bucket(bucket); err != nil {
+	project, err := s.bucketProject(bucket)
+	if err != nil {
 		return ObjectInfo{}, err
 	}
 	if kp.folder {
 		return s.putFolder(bucket, kp, r, size, meta)
 	}
-	st, err := s.newStaging()
+	if err := s.checkRoom(project, size); err != nil {
+		return ObjectInfo{}, err
+	}
+	st, err := s.newStaging(project)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -88,9 +92,14 @@ type staging struct {
 	moved bool
 }
 
-func (s *Store) newStaging() (*staging, error) {
+// newStaging makes a staging file charged to the project of the bucket
+// it is for, so that its blocks count against that bucket's quota as they
+// are written.
+func (s *Store) newStaging(project uint32) (*staging, error) {
 	name := randomName()
-	ino, err := s.v.Create(s.tmp, name, fileAttrs)
+	a := fileAttrs
+	a.ProjID = project
+	ino, err := s.v.Create(s.tmp, name, a)
 	if err != nil {
 		return nil, err
 	}

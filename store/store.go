@@ -63,6 +63,9 @@ type Store struct {
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
 
+	// projects hands out the project IDs of new buckets (quota.go).
+	projects projects
+
 	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
 	// makes changes durable periodically until stopFlusher is closed.
 	ackEarly                 bool
@@ -190,7 +193,10 @@ func (s *Store) prepare() error {
 	} else if !errors.Is(err, xfs.ErrNotFound) {
 		return err
 	}
-	return s.loadUploads()
+	if err := s.loadUploads(); err != nil {
+		return err
+	}
+	return s.assignProjects()
 }
 
 // clearDir removes everything in the system directory d.
@@ -320,7 +326,9 @@ func (s *Store) CreateBucket(name string) (err error) {
 	}
 	s.ns.Lock()
 	defer s.ns.Unlock()
-	_, err = s.v.Mkdir(s.v.Root(), name, dirAttrs)
+	a := dirAttrs
+	a.ProjID = s.projects.last.Add(1)
+	_, err = s.v.Mkdir(s.v.Root(), name, a)
 	if errors.Is(err, xfs.ErrExist) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketExists)
 	}

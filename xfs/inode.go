@@ -189,6 +189,7 @@ func (v *Volume) rlock(ino format.Ino) func() {
 type newInodeAttrs struct {
 	Mode     uint16 // type and permission bits
 	UID, GID uint32
+	ProjID   uint32 // 0: the parent's, if it passes it on
 	Nlink    uint32
 	Now      time.Time
 }
@@ -204,11 +205,13 @@ func (v *Volume) initInodeCore(d *format.Dinode, a newInodeAttrs, parent *format
 	ts := format.TimestampOf(a.Now)
 	d.Atime, d.Mtime, d.Ctime, d.Crtime = ts, ts, ts, ts
 	d.ChangeCount = 1
-	if parent != nil && parent.Flags&format.DiflagProjInherit != 0 {
-		d.SetProjID(parent.ProjID())
-		if a.Mode&format.SIFMT == format.SIFDIR {
-			d.Flags |= format.DiflagProjInherit
-		}
+	projid, inherit := a.ProjID, a.ProjID != 0
+	if projid == 0 && parent != nil && parent.Flags&format.DiflagProjInherit != 0 {
+		projid, inherit = parent.ProjID(), true
+	}
+	d.SetProjID(projid)
+	if inherit && a.Mode&format.SIFMT == format.SIFDIR {
+		d.Flags |= format.DiflagProjInherit
 	}
 	switch a.Mode & format.SIFMT {
 	case format.SIFDIR, format.SIFLNK:

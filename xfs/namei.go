@@ -148,6 +148,9 @@ func allEmpty(parts []string) bool {
 type Attrs struct {
 	Mode     uint32 // permission bits (07777); the type comes from the call
 	UID, GID uint32
+	// ProjID charges the new inode to a project (a directory also gets
+	// the inherit flag); 0 takes the parent's if it passes it on.
+	ProjID uint32
 }
 
 // createReserve is the block reservation of a create: an inode chunk, a
@@ -188,6 +191,11 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	if err := dir.CheckName([]byte(name)); err != nil {
 		return 0, err
 	}
+	if m := v.w.quota; m != nil && a.ProjID != 0 {
+		if err := v.ensureDquot(m, a.ProjID); err != nil {
+			return 0, err
+		}
+	}
 	hd, unlock := v.lockInode(dirIno)
 	defer unlock()
 	err = v.runTx(v.createReserve()+int64(len(target)>>v.geo.BlockLog)+1, false, func(t *txn) error {
@@ -222,7 +230,7 @@ func (v *Volume) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 	if isDir {
 		nlink = 2
 	}
-	v.initInodeCore(c.core, newInodeAttrs{Mode: mode, UID: a.UID, GID: a.GID, Nlink: nlink, Now: time.Now()}, pc.core)
+	v.initInodeCore(c.core, newInodeAttrs{Mode: mode, UID: a.UID, GID: a.GID, ProjID: a.ProjID, Nlink: nlink, Now: time.Now()}, pc.core)
 	clear(c.forkBytes(DataFork))
 	switch {
 	case isDir:

@@ -309,11 +309,11 @@ func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byt
 // to its blocks and to the inode itself (allocated, freed, or moved to
 // another project). Growth is checked against the limits unless the
 // transaction frees space, which must never fail on a quota.
-func (c *inodeChange) chargeQuota() error {
+func (c *inodeChange) chargeQuota() {
 	v := c.t.v
 	m := v.w.quota
 	if m == nil || c.ino == v.sb.PQuotIno {
-		return nil
+		return
 	}
 	oldID, oldBlocks, oldInodes := uint32(0), int64(0), int64(0)
 	if c.base.core.Mode != 0 {
@@ -325,20 +325,18 @@ func (c *inodeChange) chargeQuota() error {
 	}
 	charge := m.Charge
 	if c.t.freeing {
-		charge = func(tx *trans.Tx, id uint32, blocks, inodes int64) error {
-			m.Force(tx, id, blocks, inodes)
-			return nil
-		}
+		charge = m.Force
 	}
 	if oldID == newID || oldInodes == 0 || newInodes == 0 {
 		id := newID
 		if newInodes == 0 {
 			id = oldID
 		}
-		return charge(c.t.Tx, id, newBlocks-oldBlocks, newInodes-oldInodes)
+		charge(c.t.Tx, id, newBlocks-oldBlocks, newInodes-oldInodes)
+		return
 	}
 	m.Force(c.t.Tx, oldID, -oldBlocks, -oldInodes)
-	return charge(c.t.Tx, newID, newBlocks, newInodes)
+	charge(c.t.Tx, newID, newBlocks, newInodes)
 }
 
 // quotaManager returns the volume's dquots, or an error when the volume

@@ -143,9 +143,7 @@ func (t *txn) flushInodes() error {
 
 // flush copies the inode into its block inside the transaction.
 func (c *inodeChange) flush() error {
-	if err := c.chargeQuota(); err != nil {
-		return err
-	}
+	c.chargeQuota()
 	g := &c.t.v.geo
 	c.core.Encode(c.raw)
 	format.SetCRC(c.raw, format.InodeCRCOff)

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -229,41 +230,37 @@ func reserve(c *atomic.Int64, n int64, hard, soft uint64, timer, now int64) bool
 }
 
 // Charge records in tx that project id gains blocks and inodes (either
-// may be negative). Gains are reserved at once against the project's
-// limits when enforcing (project 0 is never limited) and fail with
-// ErrExceeded; the reservation becomes usage when tx commits and is given
-// back if it is cancelled. A project with no record yet is not charged:
-// quotacheck counts it when it gets one.
-func (m *Manager) Charge(tx *trans.Tx, id uint32, blocks, inodes int64) error {
-	return m.charge(tx, id, blocks, inodes, m.enforce && id != 0)
+// may be negative). When tx commits, the project's net gain is checked
+// against its limits (with enforcement on; project 0 is never limited)
+// and the commit fails with ErrExceeded if it does not fit, so changes
+// that move blocks within a project (joining parts) never fail on it. A
+// project with no record yet is not charged: quotacheck counts it when it
+// gets one.
+func (m *Manager) Charge(tx *trans.Tx, id uint32, blocks, inodes int64) {
+	m.charge(tx, id, blocks, inodes, false)
 }
 
-// Force is Charge for a change that must not fail (space being freed, a
-// count moved by an administrator): no limit is checked.
+// Force is Charge for a change that must not fail on a quota (space being
+// freed, a count moved by an administrator): the project's limits are not
+// checked at commit.
 func (m *Manager) Force(tx *trans.Tx, id uint32, blocks, inodes int64) {
-	_ = m.charge(tx, id, blocks, inodes, false) // cannot fail unchecked
+	m.charge(tx, id, blocks, inodes, true)
 }
 
-func (m *Manager) charge(tx *trans.Tx, id uint32, blocks, inodes int64, check bool) error {
-	d := m.Lookup(id)
-	if d == nil || (blocks == 0 && inodes == 0) {
-		return nil
-	}
-	if err := m.reserve(d, max(blocks, 0), max(inodes, 0), check); err != nil {
-		return err
+func (m *Manager) charge(tx *trans.Tx, id uint32, blocks, inodes int64, force bool) {
+	if m.Lookup(id) == nil || (blocks == 0 && inodes == 0) {
+		return
 	}
 	delta, first := tx.Quota(id)
 	delta.Blocks += blocks
 	delta.Inodes += inodes
-	delta.ResBlocks += max(blocks, 0)
-	delta.ResInodes += max(inodes, 0)
+	delta.Unchecked = delta.Unchecked || force
 	if first {
 		c := &txCommit{m: m, tx: tx}
 		tx.OnPrepared(c.apply)
 		tx.OnCommit(c.committed)
 		tx.OnCancel(c.cancelled)
 	}
-	return nil
 }
 
 // reserve takes blocks and inodes from d's headroom.
@@ -344,6 +341,11 @@ func (c *txCommit) apply() error {
 		if delta.Blocks == 0 && delta.Inodes == 0 {
 			continue
 		}
+		check := m.enforce && d.id != 0 && !delta.Unchecked
+		if err := m.reserve(d, max(delta.Blocks, 0), max(delta.Inodes, 0), check); err != nil {
+			return fmt.Errorf("project %d: %w", d.id, err)
+		}
+		delta.ResBlocks, delta.ResInodes = max(delta.Blocks, 0), max(delta.Inodes, 0)
 		b, err := c.tx.Read(d.daddr, m.g.BlockSize, &m.ops)
 		if err != nil {
 			return err

@@ -38,6 +38,7 @@ type Tx struct {
 type QuotaDelta struct {
 	Blocks, Inodes       int64
 	ResBlocks, ResInodes int64
+	Unchecked            bool // not checked against the project's limits
 }
 
 type txBuf struct {

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/quota"
+)
+
+// ErrQuotaExceeded is the engine's: a write would pass its bucket's hard
+// limit (or its soft limit after the grace period). Writes that meet it
+// leave nothing behind.
+var ErrQuotaExceeded = xfs.ErrQuota
+
+// ErrNoQuota: the bucket has no limit set.
+var ErrNoQuota = errors.New("no quota configuration")
+
+// BucketQuota is a bucket's limits: bytes and objects (counted as inodes:
+// objects, prefix directories and the uploads in progress), each with a
+// hard limit and a soft limit that may be passed for the grace period.
+// Zero is no limit.
+type BucketQuota struct {
+	HardBytes, SoftBytes     uint64
+	HardObjects, SoftObjects uint64
+}
+
+// BucketUsage is a bucket's quota with its exact usage, as the engine
+// charges it in every transaction.
+type BucketUsage struct {
+	Bucket  string
+	Project uint32 // the XFS project ID of the bucket's directory
+	Quota   BucketQuota
+	Bytes   uint64 // blocks in use, in bytes
+	Objects uint64 // inodes in use
+	// BytesGraceEnds and ObjectsGraceEnds are when a passed soft limit
+	// starts refusing writes (zero: not running).
+	BytesGraceEnds, ObjectsGraceEnds time.Time
+}
+
+// projects hands out project IDs to new buckets: one past the highest in
+// use, found at open.
+type projects struct{ last atomic.Uint32 }
+
+// assignProjects gives every bucket its own project ID at open: buckets
+// made before quotas (or by another program) get the next free one,
+// with every inode below them, and so does a bucket sharing its ID with
+// another. Uploads in progress are charged to their bucket.
+func (s *Store) assignProjects() error {
+	bs, err := s.bucketDirs()
+	if err != nil {
+		return err
+	}
+	used := map[uint32]bool{0: true}
+	var todo []bucketDir
+	for _, b := range bs {
+		if used[b.project] {
+			todo = append(todo, b)
+			continue
+		}
+		used[b.project] = true
+		s.projects.last.Store(max(s.projects.last.Load(), b.project))
+	}
+	for _, b := range todo {
+		id := s.projects.last.Add(1)
+		if err := s.setProjectTree(b.ino, id); err != nil {
+			return fmt.Errorf("bucket %q: give it project %d: %w", b.name, id, err)
+		}
+	}
+	return nil
+}
+
+type bucketDir struct {
+	name    string
+	ino     format.Ino
+	project uint32
+}
+
+// bucketDirs lists the bucket directories with their project IDs.
+func (s *Store) bucketDirs() ([]bucketDir, error) {
+	ents, err := s.v.ReadDir(s.v.Root())
+	if err != nil {
+		return nil, err
+	}
+	var out []bucketDir
+	for _, e := range ents {
+		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
+			continue
+		}
+		st, err := s.v.Stat(e.Ino)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bucketDir{name: e.Name, ino: e.Ino, project: st.ProjID})
+	}
+	return out, nil
+}
+
+// setProjectTree charges dir and everything below it to project id.
+func (s *Store) setProjectTree(dir format.Ino, id uint32) error {
+	if err := s.v.SetProject(dir, id); err != nil {
+		return err
+	}
+	ents, err := s.v.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.Type == format.FTDir {
+			err = s.setProjectTree(e.Ino, id)
+		} else {
+			err = s.v.SetProject(e.Ino, id)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// project returns the project ID of a bucket directory.
+func (s *Store) project(bucketIno format.Ino) (uint32, error) {
+	st, err := s.v.Stat(bucketIno)
+	if err != nil {
+		return 0, err
+	}
+	return st.ProjID, nil
+}
+
+// bucketProject resolves a bucket to its project ID.
+func (s *Store) bucketProject(bucket string) (uint32, error) {
+	ino, err := s.bucket(bucket)
+	if err != nil {
+		return 0, err
+	}
+	return s.project(ino)
+}
+
+// checkRoom fails at once when size more bytes and one more object do
+// not fit the project's limits, before anything is written. Every
+// transaction checks again, exactly; this check only spares the work.
+func (s *Store) checkRoom(project uint32, size int64) error {
+	if project == 0 || size < 0 {
+		return nil
+	}
+	bs := int64(s.v.Geometry().BlockSize)
+	if err := s.v.CheckQuota(project, (size+bs-1)/bs, 1); err != nil {
+		return fmt.Errorf("%d bytes: %w", size, err)
+	}
+	return nil
+}
+
+// SetBucketQuota sets a bucket's limits; a zero BucketQuota clears them.
+// Byte limits are kept in filesystem blocks, rounded up.
+func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
+	defer s.settle(&err)
+	s.ns.RLock()
+	defer s.ns.RUnlock()
+	id, err := s.bucketProject(bucket)
+	if err != nil {
+		return err
+	}
+	bs := uint64(s.v.Geometry().BlockSize)
+	blocks := func(n uint64) uint64 { return (n + bs - 1) / bs }
+	return s.v.SetQuotaLimits(id, quota.Limits{
+		BlkHard: blocks(q.HardBytes), BlkSoft: blocks(q.SoftBytes),
+		InoHard: q.HardObjects, InoSoft: q.SoftObjects,
+	})
+}
+
+// BucketQuota returns a bucket's limits and usage. With no limit set it
+// still reports the usage, together with ErrNoQuota.
+func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
+	s.ns.RLock()
+	ino, err := s.bucket(bucket)
+	if err != nil {
+		s.ns.RUnlock()
+		return BucketUsage{}, err
+	}
+	id, err := s.project(ino)
+	s.ns.RUnlock()
+	if err != nil {
+		return BucketUsage{}, err
+	}
+	q, err := s.v.Quota(id)
+	if err != nil {
+		return BucketUsage{}, err
+	}
+	u := s.usage(bucket, q)
+	if u.Quota == (BucketQuota{}) {
+		return u, fmt.Errorf("bucket %q: %w", bucket, ErrNoQuota)
+	}
+	return u, nil
+}
+
+// BucketQuotas returns the limits and usage of every bucket, by name.
+func (s *Store) BucketQuotas() ([]BucketUsage, error) {
+	s.ns.RLock()
+	bs, err := s.bucketDirs()
+	s.ns.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	qs, err := s.v.Quotas()
+	if err != nil {
+		return nil, err
+	}
+	byID := map[uint32]xfs.ProjectQuota{}
+	for _, q := range qs {
+		byID[q.ID] = q
+	}
+	out := make([]BucketUsage, 0, len(bs))
+	for _, b := range bs {
+		q, ok := byID[b.project]
+		if !ok {
+			q = xfs.ProjectQuota{ID: b.project}
+		}
+		out = append(out, s.usage(b.name, q))
+	}
+	return out, nil
+}
+
+// usage turns a project's quota into a bucket's.
+func (s *Store) usage(bucket string, q xfs.ProjectQuota) BucketUsage {
+	bs := uint64(s.v.Geometry().BlockSize)
+	at := func(unix int64) time.Time {
+		if unix == 0 {
+			return time.Time{}
+		}
+		return time.Unix(unix, 0).UTC()
+	}
+	return BucketUsage{
+		Bucket: bucket, Project: q.ID,
+		Quota: BucketQuota{
+			HardBytes: q.Limits.BlkHard * bs, SoftBytes: q.Limits.BlkSoft * bs,
+			HardObjects: q.Limits.InoHard, SoftObjects: q.Limits.InoSoft,
+		},
+		Bytes: uint64(max(q.Usage.Blocks, 0)) * bs, Objects: uint64(max(q.Usage.Inodes, 0)),
+		BytesGraceEnds: at(q.Usage.BTimer), ObjectsGraceEnds: at(q.Usage.ITimer),
+	}
+}
+
+// SetQuotaGrace sets how long soft limits may be passed (0: unchanged).
+func (s *Store) SetQuotaGrace(bytes, objects time.Duration) (err error) {
+	defer s.settle(&err)
+	return s.v.SetQuotaGrace(bytes, objects)
+}
