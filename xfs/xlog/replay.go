@@ -245,9 +245,9 @@ func checkBufItem(it Item, where string) (*format.BufLogFormat, error) {
 	if err != nil {
 		return nil, format.Located(err, where)
 	}
-	if f.Flags&(format.BlfUDquot|format.BlfPDquot|format.BlfGDquot) != 0 {
-		return nil, fmt.Errorf("%s: dquot buffer: %w", where, ErrUnsupportedItem)
-	}
+	// Dquot buffers (BlfPDquot and friends) replay like any other: the
+	// engine keeps project quota whenever the superblock says so, and
+	// quotacheck rewrites every record when it does not.
 	if f.Flags&format.BlfCancel != 0 {
 		return f, nil
 	}
