@@ -20,14 +20,17 @@
 //     kept under testdata/golden;
 //   - UML, UMLConfig.Run and ParseQuotaReport: scripts run as root inside
 //     a user-mode Linux kernel that has XFS quota support, which the host's
-//     kernel lacks.
+//     kernel lacks;
+//   - LoadQuotaGolden and QuotaGoldenDquot: a volume whose project quotas
+//     that kernel set up (testdata/golden/prjquota.img.zst), with what
+//     xfs_db prints of its quota metadata (prjquota.txt).
 //
 // # User-mode Linux
 //
 // Debian's package user-mode-linux ships linux.uml, a 6.1 kernel that runs
 // as an ordinary process and whose XFS is built with quota ("SGI XFS with
 // ACLs, security attributes, realtime, quota"; XFS and hostfs are built
-// in, no modules needed). UMLConfig.Run boots it, as root or not, as
+// in, no modules needed). UMLConfig.Run boots it as
 //
 //	linux.uml ubd0=RUN/ubda root=/dev/root rootfstype=hostfs rootflags=/ rw \
 //	    mem=256M umid=xfs3 uml_dir=RUN/uml con=null con0=fd:0,fd:1 \
@@ -56,8 +59,8 @@
 //     namespace, whose end kills them all; Pdeathsig kills the kernel if
 //     the test binary dies. UML runs fine as process 1 of a namespace.
 //   - pty.legacy_count=0 saves about 1.3 s of boot (256 legacy ptys). The
-//     rest is mostly the raid6 benchmark of the built-in btrfs (about
-//     0.9 s), which no option skips.
+//     raid6 benchmark of the built-in btrfs takes about 0.9 s more, and no
+//     option skips it.
 //   - uml_dir (default ~/.uml) receives UML's pid file and mconsole
 //     socket; a path longer than about 100 bytes gives "umid_file_name :
 //     buffer too short" and no mconsole. Hence the short RUN.
@@ -77,9 +80,9 @@
 //     through the symlink RUN/ubda.
 //   - devtmpfs is mounted on /dev by the kernel (/dev/ubda is there);
 //     /proc and /sys are not.
-//   - Every program start inside is slow (ptrace): /bin/true about 10 ms
-//     idle, 90 ms on a loaded machine; xfs_db about 0.5 s loaded. Batch
-//     xfs_db commands into one run.
+//   - Every program start inside is slow (ptrace): /bin/true took 90 ms
+//     and xfs_db 0.5 s on a loaded machine. Batch xfs_db commands into
+//     one run.
 //   - Result and output files travel through hostfs; init syncs before
 //     powering off so that they, and the image, are on the host.
 //   - The script runs as root on the host's files: it must write only
@@ -87,8 +90,8 @@
 //
 // # Project quotas in the 6.1 kernel
 //
-// Recorded by TestUMLProjectQuota and TestUMLQuotaMounts (xfsprogs 6.1, a
-// 64 MiB mkfs.xfs default image):
+// Recorded by TestUMLProjectQuota, TestUMLQuotaMounts and the quota golden
+// image (xfsprogs 6.1, 64 MiB mkfs.xfs default images):
 //
 //   - The first prjquota mount logs "Quotacheck needed: Please wait." and
 //     "Quotacheck: Done.", allocates the project quota inode (131: the
@@ -107,6 +110,14 @@
 //     on device"), never EDQUOT, after writing exactly up to the limit;
 //     past a hard inode limit a create fails with ENOSPC too. The project
 //     directory itself counts one inode.
+//   - Delayed allocations are reserved against the limits at write(2),
+//     but d_bcount grows, and a block soft limit's timer starts, only when
+//     they are written back: xfs_quota shows no block grace before a sync.
+//   - The quota file holds 30 dquots a block, allocated block by block as
+//     IDs appear (ID 70000 is file block 2333; skipped blocks are holes,
+//     for which xfs_db says "no project quota data for id N"). Unused
+//     slots of an allocated block are initialised: magic, version, ID,
+//     type 0x82, CRC, UUID, LSN 0.
 //   - A mount without quota options logs "resetting quota flags" and
 //     writes sb_qflags = 0, even read-only (-o ro) in 6.1; the quota inode,
 //     the QUOTA bit and the dquots with their limits stay, and the next

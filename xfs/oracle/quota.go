@@ -15,9 +15,8 @@ type QuotaReportRow struct {
 
 	BlocksKiB, BlockSoftKiB, BlockHardKiB uint64
 	BlockWarns                            int
-	// BlockGrace is what the report shows between brackets when a
-	// timer runs ("2 days", "[0 days]" on ID 0: its grace period
-	// field), "" for "[--------]".
+	// BlockGrace is what the report shows between the brackets when a
+	// timer runs ("2 days"; ID 0 shows "0 days"), "" for "[--------]".
 	BlockGrace string
 
 	Inodes, InodeSoft, InodeHard uint64
@@ -46,7 +45,11 @@ func ParseQuotaReport(out string) (map[uint32]QuotaReportRow, error) {
 		}
 		var nums [9]uint64
 		for i, idx := range []int{1, 2, 3, 4, 5, 7, 8, 9, 10} {
-			n, err := strconv.ParseUint(m[idx], 10, 64)
+			bits := 64
+			if idx == 1 {
+				bits = 32 // a project ID
+			}
+			n, err := strconv.ParseUint(m[idx], 10, bits)
 			if err != nil {
 				return nil, fmt.Errorf("quota report: %q: %v", line, err)
 			}

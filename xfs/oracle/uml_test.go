@@ -148,7 +148,7 @@ q 'limit -p bhard=1m ihard=10 42'
 q 'limit -p ihard=3 43'
 xfs_io -c lsproj -c stat "$MNT/b42" | grep -E '^(projid|fsxattr.xflags) '
 if dd if=/dev/zero of="$MNT/b42/f" bs=64k count=100 2>dd.err; then echo "dd: no error"; fi
-grep -o 'error writing.*' dd.err
+grep -o 'error writing.*' dd.err | sed "s|$MNT|\$MNT|"
 echo "size=$(stat -c %s "$MNT/b42/f")"
 for i in 1 2 3 4; do touch "$MNT/b43/f$i" 2>&1 || true; done
 echo "created=$(ls "$MNT/b43" | tr '\n' ' ')"
@@ -164,11 +164,9 @@ umount "$MNT"
 		"prjquota",                 // the mount has the option
 		"projid = 42",              // project -s set the directory's ID...
 		"fsxattr.xflags = 0x200 [", // ...and PROJINHERIT (XFS_DIFLAG_PROJINHERIT)
-		"error writing '" + "",     // dd failed...
-		"No space left on device",  // ...with ENOSPC, not EDQUOT
-		"size=1048576",             // exactly the 1 MiB hard limit was written
-		"No space left on device",  // the fourth inode of project 43 too
-		"created=f1 f2 ",           // directory + 2 files = ihard 3
+		"error writing '$MNT/b42/f': No space left on device", // ENOSPC, not EDQUOT
+		"size=1048576",   // exactly the 1 MiB hard limit was written
+		"created=f1 f2 ", // directory + 2 files = ihard 3: f3 and f4 got ENOSPC
 		"Accounting: ON", "Enforcement: ON",
 	} {
 		if !strings.Contains(out, s) {
@@ -325,7 +323,11 @@ step pqnoenforce
 mount -o prjquota "$DEV" "$MNT"; umount "$MNT"
 step prjquota-after-pqnoenforce
 `)
-	steps := sections(out, "== ")
+	secs, err := ParseSections(out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	steps := sectionMap(secs)
 	type want struct {
 		qflags     string
 		quotacheck bool
@@ -380,18 +382,21 @@ step prjquota-after-pqnoenforce
 	Repair(t, img)
 }
 
-// sections splits out at lines starting with prefix into named sections.
-func sections(out, prefix string) map[string]string {
-	m := make(map[string]string)
-	name := ""
-	for _, line := range strings.Split(out, "\n") {
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
-			name = strings.TrimSpace(rest)
-			continue
-		}
-		if name != "" {
-			m[name] += line + "\n"
-		}
+// TestRequireUML checks the message for a missing linux.uml: a skip that
+// names the package, or a failure with XFS3_REQUIRE_ORACLES=1.
+func TestRequireUML(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // linux.uml lives in /usr/bin
+	const want = "linux.uml not found (user-mode Linux: Debian package user-mode-linux)"
+	t.Setenv(RequireEnv, "")
+	r := &recorder{TB: t}
+	Require(r, ToolUML)
+	if !strings.Contains(r.skipped, want) || r.failed != "" {
+		t.Errorf("skipped %q, failed %q; want a skip saying %q", r.skipped, r.failed, want)
 	}
-	return m
+	t.Setenv(RequireEnv, "1")
+	r = &recorder{TB: t}
+	Require(r, ToolUML)
+	if !strings.Contains(r.failed, want) || r.skipped != "" {
+		t.Errorf("with %s=1: skipped %q, failed %q; want a failure", RequireEnv, r.skipped, r.failed)
+	}
 }
