@@ -28,7 +28,7 @@ type UMLConfig struct {
 	// and the test fails with the tail of the console.
 	Timeout time.Duration
 	// ReadOnly attaches the image read-only (ubd0r=): the guest can
-	// still mount it with -o ro,norecovery.
+	// mount it with -o ro (and norecovery if its log is dirty).
 	ReadOnly bool
 }
 

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -66,9 +67,24 @@ echo not-reached
 		}
 	}
 
-	// An exit status other than 1 comes back too.
-	if r := (UMLConfig{}).Run(t, img, "exit 7"); r.Status != 7 {
-		t.Errorf("exit 7: status %d", r.Status)
+	// A read-only image: the guest sees a read-only device, can mount
+	// it read-only, and the image does not change. An exit status other
+	// than 1 comes back too.
+	before, err := os.ReadFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = UMLConfig{ReadOnly: true}.Run(t, img, `
+echo "ro=$(blockdev --getro "$DEV")"
+mount -o ro "$DEV" "$MNT"
+ls -A "$MNT"
+umount "$MNT"
+exit 7`)
+	if r.Status != 7 || strings.TrimSpace(r.Output) != "ro=1" {
+		t.Errorf("read-only run: status %d, output %q; want 7 and ro=1", r.Status, r.Output)
+	}
+	if after, err := os.ReadFile(img); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("a read-only run changed the image (%v)", err)
 	}
 }
 
