@@ -105,7 +105,9 @@
 //   - Limits are stored in filesystem blocks (bhard=1m -> 256) and in
 //     inodes; dquots of IDs other than 0 have d_type 0x82 (PROJ|BIGTIME),
 //     ID 0 has 0x2. ID 0's timer fields hold the grace periods in plain
-//     seconds; a running timer of another ID is a bigtime expiry.
+//     seconds; a running timer of another ID is a bigtime expiry: Unix
+//     seconds divided by 4, with no epoch offset (compare the raw bytes of
+//     the golden image with xfs_db's dates).
 //   - Past a hard block limit a write fails with ENOSPC ("No space left
 //     on device"), never EDQUOT, after writing exactly up to the limit;
 //     past a hard inode limit a create fails with ENOSPC too. The project
