@@ -39,15 +39,22 @@ func TestGenerateGolden(t *testing.T) {
 			if err := snap.WriteFile(js); err != nil {
 				t.Fatal(err)
 			}
-			st, err := os.Stat(zst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%s: %d bytes", filepath.Base(zst), st.Size())
-			if st.Size() > 1<<20 {
-				t.Errorf("%s is %d bytes, want well under 1 MiB", zst, st.Size())
-			}
+			checkGoldenSize(t, zst, 1<<20)
 		})
+	}
+}
+
+// checkGoldenSize logs the size of a new golden file and fails the test
+// if it exceeds limit bytes.
+func checkGoldenSize(t *testing.T, path string, limit int64) {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes", filepath.Base(path), st.Size())
+	if st.Size() > limit {
+		t.Errorf("%s is %d bytes, want well under %d KiB", path, st.Size(), limit>>10)
 	}
 }
 

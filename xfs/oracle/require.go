@@ -10,13 +10,24 @@ import (
 )
 
 // Names accepted by Require. ToolMount is a pseudo-tool: it stands for
-// "running as root with working loop mounts".
+// "running as root with working loop mounts". ToolUML is the user-mode
+// Linux kernel (Debian package user-mode-linux), whose XFS has quota
+// support; see UML.
 const (
 	ToolMkfs   = "mkfs.xfs"
 	ToolRepair = "xfs_repair"
 	ToolDB     = "xfs_db"
 	ToolMount  = "mount"
+	ToolUML    = "linux.uml"
 )
+
+// toolHints name what provides a tool, for the message of a missing one.
+var toolHints = map[string]string{
+	ToolMkfs:   "Debian package xfsprogs",
+	ToolRepair: "Debian package xfsprogs",
+	ToolDB:     "Debian package xfsprogs",
+	ToolUML:    "user-mode Linux: Debian package user-mode-linux",
+}
 
 // RequireEnv is the environment variable that turns a missing oracle from a
 // skipped test into a failed one when set to "1".
@@ -51,6 +62,9 @@ func Require(t testing.TB, tools ...string) {
 func unavailable(tool string) string {
 	if tool != ToolMount {
 		if _, err := lookTool(tool); err != nil {
+			if hint := toolHints[tool]; hint != "" {
+				return fmt.Sprintf("%s not found (%s)", tool, hint)
+			}
 			return fmt.Sprintf("%s not found", tool)
 		}
 		return ""
