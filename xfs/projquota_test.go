@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
@@ -180,4 +181,58 @@ func TestQuotacheck(t *testing.T) {
 	for p, w := range want {
 		wantDquot(t, img, p, w[0], w[1], 1000+uint64(p))
 	}
+}
+
+// TestQuotaGoldenDecode: the records of a volume whose quotas the kernel
+// set up (limits, usage, running grace timers, a hole in the quota file,
+// a project in a far block) read back as xfs_db prints them, on a
+// read-only open and on a writable one (which trusts the counts).
+func TestQuotaGoldenDecode(t *testing.T) {
+	img, sections := oracle.LoadQuotaGolden(t)
+	for _, ro := range []bool{true, false} {
+		v, err := xfs.Open(img, xfs.Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, err := v.Quotas()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, q := range qs {
+			f := oracle.QuotaGoldenDquot(sections, q.ID)
+			if f == nil {
+				continue
+			}
+			seen++
+			num := func(field string) string { return f["diskdq."+field] }
+			for field, got := range map[string]uint64{
+				"bcount": uint64(q.Usage.Blocks), "icount": uint64(q.Usage.Inodes),
+				"blk_hardlimit": q.Limits.BlkHard, "blk_softlimit": q.Limits.BlkSoft,
+				"ino_hardlimit": q.Limits.InoHard, "ino_softlimit": q.Limits.InoSoft,
+			} {
+				if num(field) != strconv.FormatUint(got, 10) {
+					t.Errorf("ro=%v project %d: %s = %d, xfs_db says %s", ro, q.ID, field, got, num(field))
+				}
+			}
+			for field, got := range map[string]int64{"btimer": q.Usage.BTimer, "itimer": q.Usage.ITimer} {
+				want := num(field)
+				if q.ID != 0 && got != 0 {
+					// xfs_db prints a running bigtime timer as a UTC date.
+					if s := time.Unix(got, 0).UTC().Format(time.ANSIC); s != want {
+						t.Errorf("ro=%v project %d: %s ends %s, xfs_db says %s", ro, q.ID, field, s, want)
+					}
+				} else if strconv.FormatInt(got, 10) != want {
+					t.Errorf("ro=%v project %d: %s = %d, xfs_db says %s", ro, q.ID, field, got, want)
+				}
+			}
+		}
+		if seen < 7 {
+			t.Errorf("ro=%v: only %d of the golden's projects were reported", ro, seen)
+		}
+		if err := v.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oracle.Repair(t, img)
 }
