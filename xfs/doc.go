@@ -12,6 +12,7 @@
 //	 │                  fork ───┤  fork.Reader/Writer: blocks of a fork
 //	 ├─> ialloc ──> alloc ──────┤  AGI, inode chunks, unlinked lists;
 //	 │                          │  AGF, AGFL, free-space trees
+//	 ├─> quota ─────────────────┤  project dquots: records, limits, charges
 //	 ├─> btree ─────────────────┤  generic B+tree cursor
 //	 ├─> trans ──> xlog, dev ───┤  buffer cache, transactions, the log
 //	 └─────────────────────────>format  on-disk layouts, CRCs, verifiers,
@@ -24,8 +25,9 @@
 // unlink, rename), data.go (file data read and write), xattr.go, fork.go
 // (the fork.Reader/Writer over an inode's forks), bmap.go (extent maps),
 // inode.go (the inode cache and new inodes), inactive.go (references,
-// releasing and freeing inodes), txn.go (the transaction glue), moveext.go,
-// stat.go and recover.go.
+// releasing and freeing inodes), txn.go (the transaction glue),
+// projquota.go (project quota: the quota inode, quotacheck, charging each
+// inode change to its project), moveext.go, stat.go and recover.go.
 //
 // A Volume is safe for use by many goroutines.
 //
@@ -70,10 +72,15 @@
 //	      tree blocks (under their AGI), directory, xattr and bmbt blocks
 //	      (under their inode's lock; freed blocks stay busy, so no other
 //	      owner can reach them before the free is durable).
-//	   d. Inode cluster buffers last: a transaction locks them only while
-//	      its commit copies inodes into them, in address order, after every
+//	   d. Inode cluster buffers: a transaction locks them only while its
+//	      commit copies inodes into them, in address order, after every
 //	      AG header it holds. Allocation reads a free inode without locking
 //	      its buffer; a new chunk's blocks are fresh and nobody else's.
+//	   e. Dquot blocks last: the commit writes each project's change into
+//	      its record after every other block is locked (OnPrepared), in
+//	      address order. Changing a record outside a commit's charge (a
+//	      new limit, a new quota file block) holds the quota inode's lock
+//	      and nothing else.
 //	5. Leaves, held briefly and never while waiting for anything above:
 //	   inodeCache.mu, writeState.sbMu, the buffer cache's and log's
 //	   internal mutexes, trans.Busy, the allocators' maps.
