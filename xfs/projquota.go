@@ -280,26 +280,32 @@ func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byt
 		if err != nil {
 			return err
 		}
-		var b []byte
 		var d format.Daddr
 		if fsb, _, ok, _ := mapBlock(ext, format.FileOff(fb)); ok {
 			d = v.geo.FsbToDaddr(fsb)
-			if b, err = t.Read(d, v.geo.BlockSize, m.Ops()); err != nil {
-				return err
-			}
 		} else {
-			if b, d, err = c.allocBlocks(DataFork, format.FileOff(fb), 1, m.Ops()); err != nil {
+			b, nd, err := c.allocBlocks(DataFork, format.FileOff(fb), 1, m.Ops())
+			if err != nil {
 				return err
 			}
 			// The quota file keeps di_size 0 (xfs_repair requires it).
 			quota.InitBlock(&v.geo, b, fb)
+			d = nd
 		}
-		change(b)
-		t.Dirty(d)
-		t.OnCommit(func() {
-			for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
-				m.Add(quota.Decode(b[off:]), d)
+		// The record changes last, like every dquot change (lock order).
+		t.OnPrepared(func() error {
+			b, err := t.Read(d, v.geo.BlockSize, m.Ops())
+			if err != nil {
+				return err
 			}
+			change(b)
+			t.Dirty(d)
+			t.OnCommit(func() {
+				for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+					m.Add(quota.Decode(b[off:]), d)
+				}
+			})
+			return nil
 		})
 		return nil
 	})
