@@ -50,6 +50,24 @@ func (v *Volume) recoverLog() error {
 	}
 	v.recovery = &RecoveryStats{Records: s.Records, Transactions: len(s.Trans),
 		Replayed: st.Replayed, Skipped: st.Skipped, Cancelled: st.Cancelled, unfree: st.Unfree}
+	return v.rereadSuperblock()
+}
+
+// rereadSuperblock takes the primary superblock again after a replay: a
+// transaction may have logged it (the quota inode and flags).
+func (v *Volume) rereadSuperblock() error {
+	sector := make([]byte, v.geo.SectSize)
+	if _, err := v.dev.ReadAt(sector, 0); err != nil {
+		return fmt.Errorf("read superblock: %w", err)
+	}
+	sb, err := format.DecodeSuperblock(sector)
+	if err == nil {
+		err = sb.Verify(sector)
+	}
+	if err != nil {
+		return format.Located(err, "daddr 0, after log recovery")
+	}
+	*v.sb = *sb
 	return nil
 }
 
