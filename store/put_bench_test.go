@@ -124,3 +124,45 @@ func runClients(b *testing.B, clients int, op func(i int64) error) {
 		b.ReportMetric(float64(done[len(done)*99/100].Microseconds()), "p99-µs")
 	}
 }
+
+// BenchmarkPut4KQuota is BenchmarkPut4K into a bucket with a hard limit
+// (never reached), against the same with quotas off altogether
+// (Options.NoQuota): what keeping and checking a bucket's quota costs.
+//
+//	go test -run '^$' -bench 'Put4KQuota' -benchtime 2000x ./store/
+func BenchmarkPut4KQuota(b *testing.B) {
+	for _, clients := range putClients {
+		for _, quota := range []bool{false, true} {
+			b.Run(fmt.Sprintf("clients=%d/quota=%v", clients, quota), func(b *testing.B) {
+				img := filepath.Join(b.TempDir(), "vol.xfs")
+				if _, err := mkfs.Format(img, mkfs.Options{Size: 4 << 30}); err != nil {
+					b.Fatal(err)
+				}
+				s, err := OpenWith(img, Options{NoQuota: !quota})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				if err := s.CreateBucket("bench"); err != nil {
+					b.Fatal(err)
+				}
+				if quota {
+					if err := s.SetBucketQuota("bench", BucketQuota{HardBytes: 3 << 30}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				data := bytes.Repeat([]byte("x"), 4096)
+				for d := 0; d < 10; d++ {
+					if _, err := s.PutObject("bench", fmt.Sprintf("d%d/first", d), bytes.NewReader(data), int64(len(data)), Meta{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runClients(b, clients, func(i int64) error {
+					key := fmt.Sprintf("d%d/k%d", i%10, i)
+					_, err := s.PutObject("bench", key, bytes.NewReader(data), int64(len(data)), Meta{ContentType: "text/plain"})
+					return err
+				})
+			})
+		}
+	}
+}

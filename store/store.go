@@ -84,6 +84,9 @@ type Options struct {
 	// objects' inodes and extents are freed (gc.PerCPU when Mode is
 	// empty).
 	GC gc.Options
+	// NoQuota runs without bucket quotas (xfs.Options.NoQuota): for
+	// measuring what they cost. The next open with quotas recounts.
+	NoQuota bool
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -99,7 +102,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	// The engine's commits are lazy: a store operation makes several,
 	// and forcing the log once at its end (settle) makes them all
 	// durable, sharing one log write with concurrent operations.
-	v, err := xfs.Open(path, xfs.Options{LazyCommits: true})
+	v, err := xfs.Open(path, xfs.Options{LazyCommits: true, NoQuota: o.NoQuota})
 	if err != nil {
 		return nil, err
 	}

@@ -232,7 +232,14 @@ func (m *model) step() {
 		if _, exists := d.dir[name]; exists {
 			return
 		}
-		ino, err := m.v.Mkdir(d.ino, name, xfs.Attrs{Mode: 0o755})
+		// Some directories start projects (ids over two quota file
+		// blocks); everything made below them is charged there, and
+		// xfs_repair checks every project's count at each checkpoint.
+		var project uint32
+		if m.rng.Intn(4) == 0 {
+			project = 1 + uint32(m.rng.Intn(40))
+		}
+		ino, err := m.v.Mkdir(d.ino, name, xfs.Attrs{Mode: 0o755, ProjID: project})
 		if err != nil {
 			m.fail("mkdir", err)
 		}

@@ -74,7 +74,9 @@ func (v *Volume) openWrite(o Options) error {
 	v.w.counters.fdblocks.Store(int64(st.FreeBlocks))
 	v.w.counters.icount.Store(int64(st.Inodes))
 	v.w.counters.ifree.Store(int64(st.FreeInodes))
-	if err := v.loadQuota(); err != nil {
+	if o.NoQuota {
+		v.sb.QFlags = 0
+	} else if err := v.loadQuota(); err != nil {
 		return err
 	}
 	if v.recovery != nil {

@@ -360,15 +360,17 @@ func (v *Volume) quotaManager() (*quota.Manager, error) {
 // SetProject charges inode ino (a bucket directory) to project id from
 // now on: it takes the ID and, if it is a directory, the inherit flag, so
 // that everything made below it is charged to id too. What ino already
-// holds moves to id. The project gets a record if it has none.
+// holds moves to id. The project gets a record if it has none (when the
+// volume keeps quota: Options.NoQuota).
 func (v *Volume) SetProject(ino format.Ino, id uint32) (err error) {
 	defer v.settle(&err)
-	m, err := v.quotaManager()
-	if err != nil {
+	if err := v.checkWritable(); err != nil {
 		return err
 	}
-	if err := v.ensureDquot(m, id); err != nil {
-		return err
+	if m := v.w.quota; m != nil {
+		if err := v.ensureDquot(m, id); err != nil {
+			return err
+		}
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()

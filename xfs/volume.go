@@ -25,6 +25,11 @@ type Options struct {
 	// yet durable, never the volume's consistency. Callers that
 	// acknowledge changes to others call Force first.
 	LazyCommits bool
+	// NoQuota opens without keeping project quota, as a kernel mount
+	// without quota options does: the superblock's quota flags are
+	// cleared, so the next open that keeps quota recounts (quotacheck).
+	// For comparisons; a store always keeps quota.
+	NoQuota bool
 }
 
 // Volume is an open XFS filesystem.
@@ -118,8 +123,10 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 				return nil, fmt.Errorf("after log recovery: %w", err)
 			}
 		}
-		if err := v.enableQuota(); err != nil {
-			return nil, fmt.Errorf("project quota: %w", err)
+		if !o.NoQuota {
+			if err := v.enableQuota(); err != nil {
+				return nil, fmt.Errorf("project quota: %w", err)
+			}
 		}
 	}
 	return v, nil
