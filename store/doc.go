@@ -155,6 +155,32 @@
 // completion, abort and part listing), then the namespace lock, then the
 // index and reader-count mutexes, then the engine's locks.
 //
+// # Quotas
+//
+// Every bucket is its own XFS project: its directory carries a project ID
+// (di_projid, with the inherit flag), and so does every inode below it,
+// so the engine charges each block and inode to the bucket's dquot in the
+// transaction that allocates or frees it. A new bucket gets one past the
+// highest ID in use; at open, a bucket without one (made before quotas,
+// or by the kernel) gets the next free ID for its whole tree. Staged
+// writes, parts and uploads in progress live in .xfs3 but carry their
+// bucket's ID, so they count too; a completed upload moves its parts'
+// blocks into the object without changing the usage.
+//
+// SetBucketQuota sets hard and soft limits on bytes (kept in filesystem
+// blocks, rounded up) and on objects (counted as inodes: objects, their
+// prefix directories, uploads in progress and their parts); a soft limit
+// may be passed for the grace period (SetQuotaGrace; 7 days unless set).
+// A write that would pass a limit fails with ErrQuotaExceeded: a PUT of
+// declared size before anything is written, others when the transaction
+// that would pass it commits; either way nothing of it remains and the
+// old object, if any, is untouched. Before failing, the engine waits once
+// for deleted objects' space to be freed. BucketQuota and BucketQuotas
+// report the exact usage from the dquots (after freeing what deleted
+// objects still hold). The limits are real XFS project quotas: xfs_quota
+// on a kernel with quota support reports and enforces them, and limits it
+// sets are enforced here.
+//
 // # Listing cost
 //
 // XFS directories are in hash order, so ListObjects walks the bucket
