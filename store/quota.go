@@ -55,6 +55,13 @@ func (s *Store) assignProjects() error {
 		return err
 	}
 	used := map[uint32]bool{0: true}
+	// IDs of deleted buckets that kept limits are never handed out again:
+	// a new bucket must not inherit them.
+	if qs, err := s.v.Quotas(); err == nil {
+		for _, q := range qs {
+			s.projects.last.Store(max(s.projects.last.Load(), q.ID))
+		}
+	}
 	var todo []bucketDir
 	for _, b := range bs {
 		if used[b.project] {

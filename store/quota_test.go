@@ -323,3 +323,34 @@ func TestQuotaKernelVolume(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotaBucketIDsNotReused: a deleted bucket's limits never pass to a
+// new bucket, even after a restart.
+func TestQuotaBucketIDsNotReused(t *testing.T) {
+	s, img := newTestStore(t)
+	for _, b := range []string{"first", "second"} {
+		if err := s.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SetBucketQuota("second", BucketQuota{HardBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket("second"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CreateBucket("third"); err != nil {
+		t.Fatal(err)
+	}
+	if u, err := s.BucketQuota("third"); !errors.Is(err, ErrNoQuota) {
+		t.Fatalf("new bucket has quota %+v (%v)", u.Quota, err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/quota"
 )
 
 // System directory layout (see the package doc).
@@ -358,11 +359,19 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	if len(ents) > 0 {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
+	project, err := s.project(ino)
+	if err != nil {
+		return err
+	}
 	err = s.v.Rmdir(s.v.Root(), name)
 	if errors.Is(err, xfs.ErrNotEmpty) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
-	return err
+	if err != nil || project == 0 || !s.v.QuotaOn() {
+		return err
+	}
+	// The project is gone with its bucket: its limits go too.
+	return s.v.SetQuotaLimits(project, quota.Limits{})
 }
 
 // HeadBucket returns the bucket's information, or ErrNoSuchBucket.

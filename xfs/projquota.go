@@ -345,6 +345,10 @@ func (c *inodeChange) chargeQuota() {
 	charge(c.t.Tx, newID, newBlocks, newInodes)
 }
 
+// QuotaOn reports whether the volume keeps project quota (a writable
+// volume not opened with NoQuota).
+func (v *Volume) QuotaOn() bool { return v.w != nil && v.w.quota != nil }
+
 // quotaManager returns the volume's dquots, or an error when the volume
 // keeps none (opened read-only).
 func (v *Volume) quotaManager() (*quota.Manager, error) {
