@@ -50,7 +50,7 @@ type projects struct{ last atomic.Uint32 }
 // with every inode below them, and so does a bucket sharing its ID with
 // another. Uploads in progress are charged to their bucket.
 func (s *Store) assignProjects() error {
-	bs, err := s.bucketDirs()
+	bs, err := bucketDirs(s.v)
 	if err != nil {
 		return err
 	}
@@ -79,9 +79,9 @@ type bucketDir struct {
 	project uint32
 }
 
-// bucketDirs lists the bucket directories with their project IDs.
-func (s *Store) bucketDirs() ([]bucketDir, error) {
-	ents, err := s.v.ReadDir(s.v.Root())
+// bucketDirs lists the bucket directories of v with their project IDs.
+func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
+	ents, err := v.ReadDir(v.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func (s *Store) bucketDirs() ([]bucketDir, error) {
 		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
 			continue
 		}
-		st, err := s.v.Stat(e.Ino)
+		st, err := v.Stat(e.Ino)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +189,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 	if err != nil {
 		return BucketUsage{}, err
 	}
-	u := s.usage(bucket, q)
+	u := usage(s.v, bucket, q)
 	if u.Quota == (BucketQuota{}) {
 		return u, fmt.Errorf("bucket %q: %w", bucket, ErrNoQuota)
 	}
@@ -199,7 +199,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 // BucketQuotas returns the limits and usage of every bucket, by name.
 func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	s.ns.RLock()
-	bs, err := s.bucketDirs()
+	bs, err := bucketDirs(s.v)
 	s.ns.RUnlock()
 	if err != nil {
 		return nil, err
@@ -208,6 +208,28 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return bucketUsages(s.v, bs, qs), nil
+}
+
+// ReadQuotas returns the limits and usage of every bucket of a volume no
+// store has open, read-only ones included (tools working offline), and
+// the grace periods. A volume whose quota counts are not kept (made
+// before quotas and never opened for writing since) gives an error of
+// kind xfs.ErrUnsupported.
+func ReadQuotas(v *xfs.Volume) ([]BucketUsage, QuotaGrace, error) {
+	bs, err := bucketDirs(v)
+	if err != nil {
+		return nil, QuotaGrace{}, err
+	}
+	qs, err := v.Quotas()
+	if err != nil {
+		return nil, QuotaGrace{}, err
+	}
+	return bucketUsages(v, bs, qs), graceOf(qs), nil
+}
+
+// bucketUsages pairs the buckets with their projects' quotas.
+func bucketUsages(v *xfs.Volume, bs []bucketDir, qs []xfs.ProjectQuota) []BucketUsage {
 	byID := map[uint32]xfs.ProjectQuota{}
 	for _, q := range qs {
 		byID[q.ID] = q
@@ -218,14 +240,14 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 		if !ok {
 			q = xfs.ProjectQuota{ID: b.project}
 		}
-		out = append(out, s.usage(b.name, q))
+		out = append(out, usage(v, b.name, q))
 	}
-	return out, nil
+	return out
 }
 
 // usage turns a project's quota into a bucket's.
-func (s *Store) usage(bucket string, q xfs.ProjectQuota) BucketUsage {
-	bs := uint64(s.v.Geometry().BlockSize)
+func usage(v *xfs.Volume, bucket string, q xfs.ProjectQuota) BucketUsage {
+	bs := uint64(v.Geometry().BlockSize)
 	at := func(unix int64) time.Time {
 		if unix == 0 {
 			return time.Time{}
@@ -241,6 +263,39 @@ func (s *Store) usage(bucket string, q xfs.ProjectQuota) BucketUsage {
 		Bytes: uint64(max(q.Usage.Blocks, 0)) * bs, Objects: uint64(max(q.Usage.Inodes, 0)),
 		BytesGraceEnds: at(q.Usage.BTimer), ObjectsGraceEnds: at(q.Usage.ITimer),
 	}
+}
+
+// QuotaGrace is how long a bucket may stay over a soft limit before
+// writes are refused: for bytes and for objects.
+type QuotaGrace struct {
+	Bytes, Objects time.Duration
+}
+
+// QuotaGrace returns the grace periods of soft limits.
+func (s *Store) QuotaGrace() (QuotaGrace, error) {
+	qs, err := s.v.Quotas()
+	if err != nil {
+		return QuotaGrace{}, err
+	}
+	return graceOf(qs), nil
+}
+
+// graceOf reads the grace periods where the kernel keeps them, in project
+// 0's timer fields (seconds; 0 is the kernel's default).
+func graceOf(qs []xfs.ProjectQuota) QuotaGrace {
+	g := QuotaGrace{Bytes: quota.DefaultGrace, Objects: quota.DefaultGrace}
+	for _, q := range qs {
+		if q.ID != 0 {
+			continue
+		}
+		if q.Usage.BTimer > 0 {
+			g.Bytes = time.Duration(q.Usage.BTimer) * time.Second
+		}
+		if q.Usage.ITimer > 0 {
+			g.Objects = time.Duration(q.Usage.ITimer) * time.Second
+		}
+	}
+	return g
 }
 
 // SetQuotaGrace sets how long soft limits may be passed (0: unchanged).

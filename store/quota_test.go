@@ -1,0 +1,65 @@
+package store
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/quota"
+)
+
+// TestReadQuotasOffline: what a running store reports of its buckets'
+// quotas and grace periods, a read-only open of the closed volume reports
+// too.
+func TestReadQuotasOffline(t *testing.T) {
+	s, img := newTestStore(t)
+	for _, b := range []string{"alpha", "beta"} {
+		if err := s.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(t, s, "alpha", "a/1", "one", Meta{})
+	put(t, s, "alpha", "2", "two", Meta{})
+	if g, err := s.QuotaGrace(); err != nil || g != (QuotaGrace{quota.DefaultGrace, quota.DefaultGrace}) {
+		t.Errorf("default grace = %+v, %v", g, err)
+	}
+	q := BucketQuota{HardBytes: 1 << 20, SoftBytes: 4096, HardObjects: 100, SoftObjects: 2}
+	if err := s.SetBucketQuota("alpha", q); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetQuotaGrace(time.Hour, 0); err != nil {
+		t.Fatal(err)
+	}
+	grace := QuotaGrace{Bytes: time.Hour, Objects: quota.DefaultGrace}
+	if g, err := s.QuotaGrace(); err != nil || g != grace {
+		t.Errorf("grace = %+v, %v; want %+v", g, err, grace)
+	}
+	online, err := s.BucketQuotas()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(online) != 2 || online[0].Bucket != "alpha" || online[0].Quota != q || online[0].Objects != 4 {
+		// alpha: its directory, the prefix "a" and two objects.
+		t.Fatalf("BucketQuotas = %+v", online)
+	}
+	if _, err := s.BucketQuota("beta"); !errors.Is(err, ErrNoQuota) {
+		t.Errorf("beta: %v, want ErrNoQuota", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	offline, g, err := ReadQuotas(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(offline, online) || g != grace {
+		t.Errorf("offline:\n %+v %+v\nonline:\n %+v %+v", offline, g, online, grace)
+	}
+}
