@@ -171,6 +171,26 @@ func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
 	})
 }
 
+// UpdateBucketQuota changes a bucket's limits to what change makes of the
+// current ones (zero when none are set), one update after another, and
+// returns the bucket's limits and usage after it.
+func (s *Store) UpdateBucketQuota(bucket string, change func(BucketQuota) BucketQuota) (BucketUsage, error) {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	u, err := s.BucketQuota(bucket)
+	if err != nil && !errors.Is(err, ErrNoQuota) {
+		return u, err
+	}
+	if err := s.SetBucketQuota(bucket, change(u.Quota)); err != nil {
+		return u, err
+	}
+	u, err = s.BucketQuota(bucket)
+	if errors.Is(err, ErrNoQuota) {
+		err = nil
+	}
+	return u, err
+}
+
 // BucketQuota returns a bucket's limits and usage. With no limit set it
 // still reports the usage, together with ErrNoQuota.
 func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {

@@ -63,3 +63,41 @@ func TestReadQuotasOffline(t *testing.T) {
 		t.Errorf("offline:\n %+v %+v\nonline:\n %+v %+v", offline, g, online, grace)
 	}
 }
+
+// TestUpdateBucketQuota: concurrent updates of different limits all land;
+// a missing bucket is ErrNoSuchBucket.
+func TestUpdateBucketQuota(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	setters := []func(*BucketQuota){
+		func(q *BucketQuota) { q.HardBytes = 1 << 20 },
+		func(q *BucketQuota) { q.SoftBytes = 1 << 19 },
+		func(q *BucketQuota) { q.HardObjects = 10 },
+		func(q *BucketQuota) { q.SoftObjects = 5 },
+	}
+	errs := make(chan error, len(setters))
+	for _, set := range setters {
+		go func() {
+			_, err := s.UpdateBucketQuota("bkt", func(q BucketQuota) BucketQuota { set(&q); return q })
+			errs <- err
+		}()
+	}
+	for range setters {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := BucketQuota{HardBytes: 1 << 20, SoftBytes: 1 << 19, HardObjects: 10, SoftObjects: 5}
+	if u, err := s.BucketQuota("bkt"); err != nil || u.Quota != want {
+		t.Errorf("after concurrent updates: %+v, %v", u.Quota, err)
+	}
+	u, err := s.UpdateBucketQuota("bkt", func(BucketQuota) BucketQuota { return BucketQuota{} })
+	if err != nil || u.Quota != (BucketQuota{}) || u.Bucket != "bkt" {
+		t.Errorf("clear: %+v, %v", u, err)
+	}
+	if _, err := s.UpdateBucketQuota("nothere", func(q BucketQuota) BucketQuota { return q }); !errors.Is(err, ErrNoSuchBucket) {
+		t.Errorf("missing bucket: %v", err)
+	}
+}
