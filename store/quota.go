@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -235,7 +236,8 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 // store has open, read-only ones included (tools working offline), and
 // the grace periods. A volume whose quota counts are not kept (made
 // before quotas and never opened for writing since) gives an error of
-// kind xfs.ErrUnsupported.
+// kind xfs.ErrUnsupported. A bucket no store has given a project yet
+// reports project 0 and no usage.
 func ReadQuotas(v *xfs.Volume) ([]BucketUsage, QuotaGrace, error) {
 	bs, err := bucketDirs(v)
 	if err != nil {
@@ -257,11 +259,16 @@ func bucketUsages(v *xfs.Volume, bs []bucketDir, qs []xfs.ProjectQuota) []Bucket
 	out := make([]BucketUsage, 0, len(bs))
 	for _, b := range bs {
 		q, ok := byID[b.project]
-		if !ok {
+		if !ok || b.project == 0 {
+			// Project 0 holds everything not charged to a bucket: a
+			// bucket in it (made by another program, and given its own
+			// project at the next writable open) has no usage of its own
+			// to show yet.
 			q = xfs.ProjectQuota{ID: b.project}
 		}
 		out = append(out, usage(v, b.name, q))
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Bucket < out[j].Bucket })
 	return out
 }
 

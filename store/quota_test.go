@@ -50,6 +50,19 @@ func TestReadQuotasOffline(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// A bucket made by another program is in project 0 until a store
+	// opens the volume: it shows no usage of its own.
+	w, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Mkdir(w.Root(), "gamma", xfs.Attrs{Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	online = append(online, BucketUsage{Bucket: "gamma"})
 	v, err := xfs.Open(img, xfs.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
