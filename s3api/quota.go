@@ -29,14 +29,20 @@ func adminBody(r *http.Request, rq *request) ([]byte, error) {
 	return readXMLBody(r, rq, maxAdminBody)
 }
 
+// quotaPut reads what a PUT on a bucket's quota carries: the bucket named
+// in ?bucket= and the body.
+func quotaPut(r *http.Request, rq *request) (bucket string, body []byte, err error) {
+	if bucket, err = quotaBucket(r); err != nil {
+		return "", nil, err
+	}
+	body, err = adminBody(r, rq)
+	return bucket, body, err
+}
+
 // setBucketQuota is MinIO's PUT set-bucket-quota?bucket=B (mc quota set,
 // mc quota clear): 200 with an empty body.
 func (s *server) setBucketQuota(w http.ResponseWriter, r *http.Request, rq *request) error {
-	bucket, err := quotaBucket(r)
-	if err != nil {
-		return err
-	}
-	body, err := adminBody(r, rq)
+	bucket, body, err := quotaPut(r, rq)
 	if err != nil {
 		return err
 	}
@@ -75,11 +81,7 @@ func (s *server) quotaReport(w http.ResponseWriter, r *http.Request, rq *request
 
 // setQuota is PUT /xfs3/quota?bucket=B: answers the bucket's quota after.
 func (s *server) setQuota(w http.ResponseWriter, r *http.Request, rq *request) error {
-	bucket, err := quotaBucket(r)
-	if err != nil {
-		return err
-	}
-	body, err := adminBody(r, rq)
+	bucket, body, err := quotaPut(r, rq)
 	if err != nil {
 		return err
 	}

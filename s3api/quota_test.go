@@ -36,6 +36,24 @@ func (ts *testServer) mcDo(t *testing.T, method, target string, body []byte) (*h
 	return send(t, req)
 }
 
+// adminCase is an admin request that must fail with status and code.
+type adminCase struct {
+	name, method, target, body string
+	status                     int
+	code                       string
+}
+
+func (c adminCase) check(t *testing.T, ts *testServer) {
+	t.Run(c.name, func(t *testing.T) {
+		var b []byte
+		if c.body != "" {
+			b = []byte(c.body)
+		}
+		resp, body := ts.mcDo(t, c.method, c.target, b)
+		wantJSONError(t, resp, body, c.status, c.code)
+	})
+}
+
 // mcQuotaBody is the body mc sends for "mc quota set --size N".
 func mcQuotaBody(n uint64) []byte {
 	return fmt.Appendf(nil, `{"quota":%d,"size":0,"rate":0,"requests":0,"quotatype":"hard"}`, n)
@@ -160,11 +178,7 @@ func TestMinioQuotaEndpoints(t *testing.T) {
 	resp, body = ts.mcDo(t, "GET", get+"?bucket=qta1", nil)
 	wantJSONError(t, resp, body, 404, "XMinioAdminNoSuchQuotaConfiguration")
 
-	for _, c := range []struct {
-		name, method, target, body string
-		status                     int
-		code                       string
-	}{
+	for _, c := range []adminCase{
 		{"set: no such bucket", "PUT", set + "?bucket=nothere", string(mcQuotaBody(1 << 20)), 404, "NoSuchBucket"},
 		{"get: no such bucket", "GET", get + "?bucket=nothere", "", 404, "NoSuchBucket"},
 		{"set: no bucket", "PUT", set, string(mcQuotaBody(1 << 20)), 400, "XMinioAdminInvalidArgument"},
@@ -178,14 +192,7 @@ func TestMinioQuotaEndpoints(t *testing.T) {
 		{"too large", "PUT", set + "?bucket=qta1", `{"size":18446744073709551615,"quotatype":"hard"}`, 400, "XMinioAdminInvalidArgument"},
 		{"wrong method", "POST", set + "?bucket=qta1", "", 501, "NotImplemented"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var b []byte
-			if c.body != "" {
-				b = []byte(c.body)
-			}
-			resp, body := ts.mcDo(t, c.method, c.target, b)
-			wantJSONError(t, resp, body, c.status, c.code)
-		})
+		c.check(t, ts)
 	}
 	// A refused set changed nothing.
 	if u := usageOf(t, ts, "qta1"); u.Quota != (store.BucketQuota{HardObjects: 1000}) {
@@ -287,11 +294,7 @@ func TestXfs3QuotaEndpoints(t *testing.T) {
 	}
 	mustPut(t, ts, "alpha", "d", "five", store.Meta{})
 
-	for _, c := range []struct {
-		name, method, target, body string
-		status                     int
-		code                       string
-	}{
+	for _, c := range []adminCase{
 		{"no such bucket", "GET", quota + "?bucket=nothere", "", 404, "NoSuchBucket"},
 		{"set: no such bucket", "PUT", quota + "?bucket=nothere", `{"hard_bytes":1}`, 404, "NoSuchBucket"},
 		{"set: no bucket", "PUT", quota, `{"hard_bytes":1}`, 400, "XMinioAdminInvalidArgument"},
@@ -304,14 +307,7 @@ func TestXfs3QuotaEndpoints(t *testing.T) {
 		{"grace: misspelt", "PUT", grace, `{"bytes_grace":60}`, 400, "XMinioAdminInvalidArgument"},
 		{"delete", "DELETE", quota + "?bucket=alpha", "", 501, "NotImplemented"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			var b []byte
-			if c.body != "" {
-				b = []byte(c.body)
-			}
-			resp, body := ts.mcDo(t, c.method, c.target, b)
-			wantJSONError(t, resp, body, c.status, c.code)
-		})
+		c.check(t, ts)
 	}
 	if u := usageOf(t, ts, "alpha"); u.Quota != (store.BucketQuota{HardBytes: 1 << 20, SoftBytes: 102400, SoftObjects: 4}) {
 		t.Errorf("limits after refused requests: %+v", u.Quota)

@@ -129,33 +129,28 @@ func withFace(face quotaFace, fn func() error) error {
 	return err
 }
 
-func quotaLs(t quotaTarget, args []string, e *env) error {
-	var out quotaOutput
-	fs := newFlags(t.name + " ls")
-	out.register(fs)
-	face, _, err := parseVerb(t, fs, args, false, 0, 0, "no BUCKET (get shows one)")
-	if err != nil {
-		return err
-	}
-	return withFace(face, func() error {
-		r, err := face.report("")
-		if err != nil {
-			return err
-		}
-		return out.report(e, r)
-	})
-}
+func quotaLs(t quotaTarget, args []string, e *env) error  { return quotaShow(t, "ls", args, e) }
+func quotaGet(t quotaTarget, args []string, e *env) error { return quotaShow(t, "get", args, e) }
 
-func quotaGet(t quotaTarget, args []string, e *env) error {
+// quotaShow is ls (every bucket) and get (the one named).
+func quotaShow(t quotaTarget, verb string, args []string, e *env) error {
 	var out quotaOutput
-	fs := newFlags(t.name + " get")
+	fs := newFlags(t.name + " " + verb)
 	out.register(fs)
-	face, pos, err := parseVerb(t, fs, args, false, 1, 1, "BUCKET")
+	n, shape := 0, "no BUCKET (get shows one)"
+	if verb == "get" {
+		n, shape = 1, "BUCKET"
+	}
+	face, pos, err := parseVerb(t, fs, args, false, n, n, shape)
 	if err != nil {
 		return err
 	}
 	return withFace(face, func() error {
-		r, err := face.report(pos[0])
+		bucket := ""
+		if n == 1 {
+			bucket = pos[0]
+		}
+		r, err := face.report(bucket)
 		if err != nil {
 			return err
 		}
