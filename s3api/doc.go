@@ -47,9 +47,65 @@
 //	                                errors are JSON {"Code": ..., "Message": ...}.
 //	                                GET /minio/admin/v3/info (mc admin info) and
 //	                                every endpoint not built yet: 501 NotImplemented
+//	GET  /minio/admin/v3/xfs3/gc    the inode garbage collector's counters
+//	/minio/admin/v3/set-bucket-quota, get-bucket-quota, xfs3/quota,
+//	xfs3/quota/grace                bucket quotas (below)
 //
 // Probes need no signature and are logged only when they fail. Any other
 // path under /minio/ is 404 XMinioUnknownAPIRequest, in JSON.
+//
+// # Bucket quotas
+//
+// Every bucket is an XFS project whose limits the engine enforces in the
+// transaction of each write (package store); a write over a limit is 400
+// XMinioAdminBucketQuotaExceeded ("Bucket quota exceeded", the code mc
+// and minio-go know) and leaves nothing behind. The documents and rules
+// are package admin's, shared with the xfs3 command. Byte limits are
+// kept in whole filesystem blocks, rounded up, and answered so. Objects
+// are counted as inodes: the bucket's directory, each object, each prefix
+// directory and each upload in progress.
+//
+// MinIO's endpoints, as mc sends them (admin-wire.md):
+//
+//	PUT /minio/admin/v3/set-bucket-quota?bucket=B     mc quota set / clear
+//	    {"quota":N,"size":N,"rate":0,"requests":0,"quotatype":"hard"}
+//	    The limit is size when non-zero, else quota; it becomes the hard
+//	    byte limit and the limits only xfs3 has (soft bytes, objects) stay.
+//	    Both zero clears every limit of the bucket. 200, empty body.
+//	    quotatype other than "hard" or empty, rate or requests other than
+//	    0, a limit above 1 EiB, or a body that is not such a JSON object:
+//	    400 XMinioAdminInvalidArgument. Unknown fields are ignored.
+//	GET /minio/admin/v3/get-bucket-quota?bucket=B     mc quota info
+//	    {"quota":N,"size":N,"rate":0,"requests":0,"quotatype":"hard"};
+//	    404 XMinioAdminNoSuchQuotaConfiguration without a hard byte limit.
+//
+// xfs3's own, for what MinIO's lack (soft limits, object limits, grace
+// periods, exact usage); their bodies refuse unknown fields:
+//
+//	GET /minio/admin/v3/xfs3/quota[?bucket=B]   the grace periods and every
+//	    bucket (or the one named), by name:
+//	    {"bytes_grace_seconds":604800,"objects_grace_seconds":604800,
+//	     "buckets":[{"bucket":"photos","project":3,"bytes":4202496,"objects":3,
+//	       "hard_bytes":8388608,"soft_bytes":4194304,"hard_objects":0,"soft_objects":0,
+//	       "bytes_grace_ends":"2026-12-08T18:00:00Z"}]}
+//	    bytes and objects are the usage the engine charges; a limit of 0 is
+//	    none; *_grace_ends (RFC 3339, absent when none runs) is when a passed
+//	    soft limit starts refusing writes; project is the XFS project ID
+//	    (xfs_quota and xfs_db show the same numbers).
+//	PUT /minio/admin/v3/xfs3/quota?bucket=B     change some limits:
+//	    {"hard_bytes":N,"soft_bytes":N,"hard_objects":N,"soft_objects":N}
+//	    An absent field keeps its limit, 0 removes it. Answers the bucket's
+//	    entry as GET shows it.
+//	PUT /minio/admin/v3/xfs3/quota/grace        how long a soft limit may be
+//	    passed: {"bytes_grace_seconds":N,"objects_grace_seconds":N}, 1 to
+//	    2^32-1 seconds; absent or 0 keeps one (the default is 7 days, as
+//	    the kernel's). Grace periods are the volume's, for every bucket.
+//	    Answers both.
+//
+// Errors: no ?bucket= where one is needed, or a bad body: 400
+// XMinioAdminInvalidArgument; a bucket that does not exist: 404
+// NoSuchBucket; an invalid bucket name: 400 InvalidBucketName; a body
+// that does not match X-Amz-Content-Sha256: 400 XAmzContentSHA256Mismatch.
 //
 // # Operations
 //
@@ -186,5 +242,5 @@
 // when the request failed. Panics are recovered, logged with their stack
 // and answered with InternalError.
 //
-// s3api imports only store and s3api/sigv4 from this module.
+// s3api imports only store, s3api/sigv4 and s3api/admin from this module.
 package s3api

@@ -2,11 +2,13 @@ package s3api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/gorilla/mux"
 
+	"github.com/xfs3/xfs3/s3api/admin"
 	"github.com/xfs3/xfs3/store"
 )
 
@@ -16,7 +18,7 @@ import (
 // can hide behind them.
 const (
 	systemPrefix = "/" + store.ReservedBucket
-	adminPrefix  = systemPrefix + "/admin/v3"
+	adminPrefix  = admin.Prefix
 )
 
 // isSystemPath reports whether p addresses the server rather than S3:
@@ -40,6 +42,11 @@ func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
+		{name: "AdminSetBucketQuota", method: http.MethodPut, path: admin.PathSetBucketQuota, handler: s.setBucketQuota},
+		{name: "AdminGetBucketQuota", method: http.MethodGet, path: admin.PathGetBucketQuota, handler: s.getBucketQuota},
+		{name: "AdminQuotaReport", method: http.MethodGet, path: admin.PathQuota, handler: s.quotaReport},
+		{name: "AdminSetQuota", method: http.MethodPut, path: admin.PathQuota, handler: s.setQuota},
+		{name: "AdminSetQuotaGrace", method: http.MethodPut, path: admin.PathQuotaGrace, handler: s.setQuotaGrace},
 	}
 }
 
@@ -74,8 +81,8 @@ func (s *server) healthLive(w http.ResponseWriter, r *http.Request, rq *request)
 // the reason, once a failed write has shut it down.
 func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request) error {
 	if err := s.store.Err(); err != nil {
-		return &adminError{status: http.StatusServiceUnavailable, code: "XMinioServerNotInitialized",
-			message: "The volume was shut down by a failed write: " + err.Error()}
+		return &admin.Error{Status: http.StatusServiceUnavailable, Code: "XMinioServerNotInitialized",
+			Message: "The volume was shut down by a failed write: " + err.Error()}
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
@@ -111,39 +118,31 @@ func writeJSON(w http.ResponseWriter, v any) error {
 }
 
 func (s *server) adminNotImplemented(w http.ResponseWriter, r *http.Request, rq *request) error {
-	return &adminError{status: http.StatusNotImplemented, code: "NotImplemented",
-		message: "This server does not implement " + r.Method + " " + r.URL.Path + "."}
+	return &admin.Error{Status: http.StatusNotImplemented, Code: "NotImplemented",
+		Message: "This server does not implement " + r.Method + " " + r.URL.Path + "."}
 }
 
 func (s *server) systemNotFound(w http.ResponseWriter, r *http.Request, rq *request) error {
-	return &adminError{status: http.StatusNotFound, code: "XMinioUnknownAPIRequest",
-		message: "No endpoint " + r.Method + " " + r.URL.Path + " under " + systemPrefix + "/; the bucket name " + store.ReservedBucket + " is reserved."}
+	return &admin.Error{Status: http.StatusNotFound, Code: "XMinioUnknownAPIRequest",
+		Message: "No endpoint " + r.Method + " " + r.URL.Path + " under " + systemPrefix + "/; the bucket name " + store.ReservedBucket + " is reserved."}
 }
 
-// adminError is an error answered as MinIO's admin API answers them: a
-// JSON object with Code and Message.
-type adminError struct {
-	status        int
-	code, message string
-}
-
-func (e *adminError) Error() string { return e.code + ": " + e.message }
-
-// writeAdminError sends err as a JSON error; an error that is not an
-// adminError (a failed signature check) keeps its S3 code and status.
+// writeAdminError sends err as MinIO's admin API sends errors: a JSON
+// object with Code and Message. An error that is not an *admin.Error (a
+// failed signature check, a missing bucket) keeps its S3 code and status.
 func writeAdminError(w http.ResponseWriter, r *http.Request, err error) (code string) {
-	ae, ok := err.(*adminError)
-	if !ok {
+	var ae *admin.Error
+	if !errors.As(err, &ae) {
 		se := toS3Error(err)
-		ae = &adminError{status: se.Status(), code: se.code, message: messageOf(se)}
+		ae = &admin.Error{Status: se.Status(), Code: se.code, Message: messageOf(se)}
 	}
 	if r.Method == http.MethodHead {
-		w.WriteHeader(ae.status)
-		return ae.code
+		w.WriteHeader(ae.Status)
+		return ae.Code
 	}
-	body, _ := json.Marshal(struct{ Code, Message string }{ae.code, ae.message})
+	body, _ := json.Marshal(struct{ Code, Message string }{ae.Code, ae.Message})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(ae.status)
+	w.WriteHeader(ae.Status)
 	w.Write(body)
-	return ae.code
+	return ae.Code
 }

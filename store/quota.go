@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"sync/atomic"
 	"time"
 
@@ -50,7 +51,7 @@ type projects struct{ last atomic.Uint32 }
 // with every inode below them, and so does a bucket sharing its ID with
 // another. Uploads in progress are charged to their bucket.
 func (s *Store) assignProjects() error {
-	bs, err := s.bucketDirs()
+	bs, err := bucketDirs(s.v)
 	if err != nil {
 		return err
 	}
@@ -86,9 +87,9 @@ type bucketDir struct {
 	project uint32
 }
 
-// bucketDirs lists the bucket directories with their project IDs.
-func (s *Store) bucketDirs() ([]bucketDir, error) {
-	ents, err := s.v.ReadDir(s.v.Root())
+// bucketDirs lists the bucket directories of v with their project IDs.
+func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
+	ents, err := v.ReadDir(v.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func (s *Store) bucketDirs() ([]bucketDir, error) {
 		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
 			continue
 		}
-		st, err := s.v.Stat(e.Ino)
+		st, err := v.Stat(e.Ino)
 		if err != nil {
 			return nil, err
 		}
@@ -178,6 +179,26 @@ func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
 	})
 }
 
+// UpdateBucketQuota changes a bucket's limits to what change makes of the
+// current ones (zero when none are set), one update after another, and
+// returns the bucket's limits and usage after it.
+func (s *Store) UpdateBucketQuota(bucket string, change func(BucketQuota) BucketQuota) (BucketUsage, error) {
+	s.quotaMu.Lock()
+	defer s.quotaMu.Unlock()
+	u, err := s.BucketQuota(bucket)
+	if err != nil && !errors.Is(err, ErrNoQuota) {
+		return u, err
+	}
+	if err := s.SetBucketQuota(bucket, change(u.Quota)); err != nil {
+		return u, err
+	}
+	u, err = s.BucketQuota(bucket)
+	if errors.Is(err, ErrNoQuota) {
+		err = nil
+	}
+	return u, err
+}
+
 // BucketQuota returns a bucket's limits and usage. With no limit set it
 // still reports the usage, together with ErrNoQuota.
 func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
@@ -196,7 +217,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 	if err != nil {
 		return BucketUsage{}, err
 	}
-	u := s.usage(bucket, q)
+	u := usage(s.v, bucket, q)
 	if u.Quota == (BucketQuota{}) {
 		return u, fmt.Errorf("bucket %q: %w", bucket, ErrNoQuota)
 	}
@@ -206,7 +227,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 // BucketQuotas returns the limits and usage of every bucket, by name.
 func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	s.ns.RLock()
-	bs, err := s.bucketDirs()
+	bs, err := bucketDirs(s.v)
 	s.ns.RUnlock()
 	if err != nil {
 		return nil, err
@@ -215,6 +236,29 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	if err != nil {
 		return nil, err
 	}
+	return bucketUsages(s.v, bs, qs), nil
+}
+
+// ReadQuotas returns the limits and usage of every bucket of a volume no
+// store has open, read-only ones included (tools working offline), and
+// the grace periods. A volume whose quota counts are not kept (made
+// before quotas and never opened for writing since) gives an error of
+// kind xfs.ErrUnsupported. A bucket no store has given a project yet
+// reports project 0 and no usage.
+func ReadQuotas(v *xfs.Volume) ([]BucketUsage, QuotaGrace, error) {
+	bs, err := bucketDirs(v)
+	if err != nil {
+		return nil, QuotaGrace{}, err
+	}
+	qs, err := v.Quotas()
+	if err != nil {
+		return nil, QuotaGrace{}, err
+	}
+	return bucketUsages(v, bs, qs), graceOf(qs), nil
+}
+
+// bucketUsages pairs the buckets with their projects' quotas.
+func bucketUsages(v *xfs.Volume, bs []bucketDir, qs []xfs.ProjectQuota) []BucketUsage {
 	byID := map[uint32]xfs.ProjectQuota{}
 	for _, q := range qs {
 		byID[q.ID] = q
@@ -222,17 +266,22 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	out := make([]BucketUsage, 0, len(bs))
 	for _, b := range bs {
 		q, ok := byID[b.project]
-		if !ok {
+		if !ok || b.project == 0 {
+			// Project 0 holds everything not charged to a bucket: a
+			// bucket in it (made by another program, and given its own
+			// project at the next writable open) has no usage of its own
+			// to show yet.
 			q = xfs.ProjectQuota{ID: b.project}
 		}
-		out = append(out, s.usage(b.name, q))
+		out = append(out, usage(v, b.name, q))
 	}
-	return out, nil
+	sort.Slice(out, func(i, j int) bool { return out[i].Bucket < out[j].Bucket })
+	return out
 }
 
 // usage turns a project's quota into a bucket's.
-func (s *Store) usage(bucket string, q xfs.ProjectQuota) BucketUsage {
-	bs := uint64(s.v.Geometry().BlockSize)
+func usage(v *xfs.Volume, bucket string, q xfs.ProjectQuota) BucketUsage {
+	bs := uint64(v.Geometry().BlockSize)
 	at := func(unix int64) time.Time {
 		if unix == 0 {
 			return time.Time{}
@@ -248,6 +297,39 @@ func (s *Store) usage(bucket string, q xfs.ProjectQuota) BucketUsage {
 		Bytes: uint64(max(q.Usage.Blocks, 0)) * bs, Objects: uint64(max(q.Usage.Inodes, 0)),
 		BytesGraceEnds: at(q.Usage.BTimer), ObjectsGraceEnds: at(q.Usage.ITimer),
 	}
+}
+
+// QuotaGrace is how long a bucket may stay over a soft limit before
+// writes are refused: for bytes and for objects.
+type QuotaGrace struct {
+	Bytes, Objects time.Duration
+}
+
+// QuotaGrace returns the grace periods of soft limits.
+func (s *Store) QuotaGrace() (QuotaGrace, error) {
+	qs, err := s.v.Quotas()
+	if err != nil {
+		return QuotaGrace{}, err
+	}
+	return graceOf(qs), nil
+}
+
+// graceOf reads the grace periods where the kernel keeps them, in project
+// 0's timer fields (seconds; 0 is the kernel's default).
+func graceOf(qs []xfs.ProjectQuota) QuotaGrace {
+	g := QuotaGrace{Bytes: quota.DefaultGrace, Objects: quota.DefaultGrace}
+	for _, q := range qs {
+		if q.ID != 0 {
+			continue
+		}
+		if q.Usage.BTimer > 0 {
+			g.Bytes = time.Duration(q.Usage.BTimer) * time.Second
+		}
+		if q.Usage.ITimer > 0 {
+			g.Objects = time.Duration(q.Usage.ITimer) * time.Second
+		}
+	}
+	return g
 }
 
 // SetQuotaGrace sets how long soft limits may be passed (0: unchanged).

@@ -66,6 +66,8 @@ type Store struct {
 
 	// projects hands out the project IDs of new buckets (quota.go).
 	projects projects
+	// quotaMu orders UpdateBucketQuota's read-modify-writes of limits.
+	quotaMu sync.Mutex
 
 	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
 	// makes changes durable periodically until stopFlusher is closed.

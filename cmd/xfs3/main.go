@@ -1,5 +1,6 @@
 // Command xfs3 is the xfs3 tool: it creates volumes (mkfs), inspects and
-// changes them (vol), and serves them over S3 (serve).
+// changes them (vol), serves them over S3 (serve) and administers a
+// running server (quota).
 //
 // All logic lives in run, which tests call directly; main only wires it to
 // the process.
@@ -24,6 +25,8 @@ Commands:
   mkfs    create a volume file ('xfs3 mkfs -h')
   vol     inspect a volume (ls, get, stat, getfattr, df) and change it
           (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
+  quota   bucket quotas of a running server: ls, get, set, clear
+          ('xfs3 quota -h'; on a stopped volume: 'xfs3 vol quota')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
   help    show this text, or 'xfs3 help <command> [subcommand]'
 
@@ -90,6 +93,8 @@ func dispatch(args []string, e *env) int {
 		return runVol(rest, e)
 	case "serve":
 		return runServe(rest, e)
+	case "quota":
+		return runQuota(rest, e)
 	case "bench":
 		return runBench(rest, e)
 	}
@@ -112,6 +117,8 @@ func help(args []string, e *env) int {
 		return volHelp(args[1:], e)
 	case "serve":
 		return runServe([]string{"-h"}, e)
+	case "quota":
+		return runQuota([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
 	case "help":

@@ -63,6 +63,8 @@ func TestHelp(t *testing.T) {
 		{"vol", "ls", "-h"}, {"vol", "get", "-h"}, {"vol", "stat", "-h"},
 		{"vol", "getfattr", "-h"}, {"vol", "df", "--help"}, {"vol", "df", "-help"},
 		{"vol", "ls", "img", "-h"},
+		{"quota", "-h"}, {"help", "quota"}, {"quota", "ls", "-h"}, {"quota", "--endpoint", "http://x", "set", "-h"},
+		{"vol", "quota", "--help"}, {"vol", "quota", "ls", "-h"},
 	} {
 		r := runCLI(t, args...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: xfs3") || r.stderr != "" {

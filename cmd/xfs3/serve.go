@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sort"
 	"syscall"
 	"time"
 
@@ -64,6 +65,11 @@ failed write has shut it down (no signature needed). The bucket name
 "minio" is reserved for these and the /minio/admin/v3/ endpoints. SIGINT or SIGTERM stops accepting
 connections, lets requests in flight finish (for up to 30 s) and closes
 the volume cleanly.
+
+Bucket quotas: each bucket's limits are enforced at every write; set them
+with 'xfs3 quota' or mc ('mc quota set ALIAS/BUCKET --size 1GiB'). At start
+the log has a "bucket quota" line per bucket (usage and limits) and a
+"bucket quotas" summary with the grace periods.
 `
 
 // credentialsFile is kept in the data directory: the volume's directory.
@@ -123,6 +129,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		}
 		return nil
 	}
+	logQuotas(log, st)
 	api, err := s3api.New(s3api.Config{
 		Store:       st,
 		Credentials: map[string]string{creds.AccessKey: creds.SecretKey},
@@ -188,6 +195,55 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	log.Info().Msg("volume closed cleanly")
 	return nil
+}
+
+// maxQuotaLines bounds the per-bucket quota lines logged at start.
+const maxQuotaLines = 1000
+
+// logQuotas logs every bucket's usage and limits (one line a bucket, for
+// the first maxQuotaLines, those with limits first) and a summary line
+// with the grace periods.
+func logQuotas(log zerolog.Logger, st *store.Store) {
+	us, err := st.BucketQuotas()
+	if err != nil {
+		log.Warn().Err(err).Msg("bucket quotas unreadable")
+		return
+	}
+	g, err := st.QuotaGrace()
+	if err != nil {
+		log.Warn().Err(err).Msg("quota grace periods unreadable")
+		return
+	}
+	sort.SliceStable(us, func(i, j int) bool {
+		return us[i].Quota != (store.BucketQuota{}) && us[j].Quota == (store.BucketQuota{})
+	})
+	var bytes, objects uint64
+	limited := 0
+	for i, u := range us {
+		bytes += u.Bytes
+		objects += u.Objects
+		if u.Quota != (store.BucketQuota{}) {
+			limited++
+		}
+		if i >= maxQuotaLines {
+			continue
+		}
+		ev := log.Info().Str("bucket", u.Bucket).Uint32("project", u.Project).
+			Uint64("bytes", u.Bytes).Uint64("objects", u.Objects).
+			Uint64("hard_bytes", u.Quota.HardBytes).Uint64("soft_bytes", u.Quota.SoftBytes).
+			Uint64("hard_objects", u.Quota.HardObjects).Uint64("soft_objects", u.Quota.SoftObjects)
+		if !u.BytesGraceEnds.IsZero() {
+			ev = ev.Time("bytes_grace_ends", u.BytesGraceEnds)
+		}
+		if !u.ObjectsGraceEnds.IsZero() {
+			ev = ev.Time("objects_grace_ends", u.ObjectsGraceEnds)
+		}
+		ev.Msg("bucket quota")
+	}
+	log.Info().Int("buckets", len(us)).Int("with_limits", limited).Int("not_listed", max(len(us)-maxQuotaLines, 0)).
+		Uint64("bytes", bytes).Uint64("objects", objects).
+		Int64("bytes_grace_seconds", int64(g.Bytes/time.Second)).Int64("objects_grace_seconds", int64(g.Objects/time.Second)).
+		Msg("bucket quotas")
 }
 
 // newLogger writes request and server logs to w.
@@ -287,37 +343,47 @@ func credentialsPath(cfg config.Config) string {
 
 // loadCredentials returns the configured credentials or, when none are
 // configured, those of the credentials file, generating it on first use.
-// A file others can read is refused, as ssh refuses a shared private key.
 func loadCredentials(cfg config.Config) (c credentials, generated bool, err error) {
 	if cfg.AccessKey != "" {
 		return credentials{cfg.AccessKey, cfg.SecretKey}, false, nil
 	}
 	path := credentialsPath(cfg)
+	c, err = readCredentials(path)
+	if !errors.Is(err, fs.ErrNotExist) {
+		return c, false, err
+	}
+	c = credentials{AccessKey: randomKey(20, upperAlnum), SecretKey: randomKey(40, secretAlphabet)}
+	data, _ := json.MarshalIndent(c, "", "  ")
+	err = createInPlace(path, 0o600, func(tmp string) error {
+		return os.WriteFile(tmp, append(data, '\n'), 0o600)
+	})
+	if err != nil {
+		return c, false, fmt.Errorf("save generated credentials: %w", err)
+	}
+	return c, true, nil
+}
+
+// readCredentials reads a credentials file (an error of kind
+// fs.ErrNotExist when there is none). A file others can read is refused,
+// as ssh refuses a shared private key.
+func readCredentials(path string) (c credentials, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		c = credentials{AccessKey: randomKey(20, upperAlnum), SecretKey: randomKey(40, secretAlphabet)}
-		data, _ := json.MarshalIndent(c, "", "  ")
-		err := createInPlace(path, 0o600, func(tmp string) error {
-			return os.WriteFile(tmp, append(data, '\n'), 0o600)
-		})
-		if err != nil {
-			return c, false, fmt.Errorf("save generated credentials: %w", err)
-		}
-		return c, true, nil
+		return c, err
 	}
 	if err != nil {
-		return c, false, fmt.Errorf("read credentials: %w", err)
+		return c, fmt.Errorf("read credentials: %w", err)
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 {
-		return c, false, fmt.Errorf("credentials file %s has mode %04o: others can read it; chmod 600 it", path, fi.Mode().Perm())
+		return c, fmt.Errorf("credentials file %s has mode %04o: others can read it; chmod 600 it", path, fi.Mode().Perm())
 	}
 	if err := json.Unmarshal(data, &c); err != nil {
-		return c, false, fmt.Errorf("credentials file %s: %w", path, err)
+		return c, fmt.Errorf("credentials file %s: %w", path, err)
 	}
 	if len(c.AccessKey) < 3 || len(c.SecretKey) < 8 {
-		return c, false, fmt.Errorf("credentials file %s: the access key needs 3 characters or more and the secret key 8", path)
+		return c, fmt.Errorf("credentials file %s: the access key needs 3 characters or more and the secret key 8", path)
 	}
-	return c, false, nil
+	return c, nil
 }
 
 const (

@@ -33,6 +33,9 @@ Commands that change the volume:
   rmfattr   remove an extended attribute, like setfattr -x NAME
   replay    replay a dirty metadata log (after a crash) and mark it clean
 
+Bucket quotas (ls and get read, set and clear change the volume):
+  quota     show and set buckets' limits and usage ('xfs3 vol quota -h')
+
 A command that changes the volume opens it for writing, which only one
 process at a time may do (another writer, such as a running server, makes
 it fail at once), and refuses a volume file without write permission
@@ -83,6 +86,8 @@ func runVol(args []string, e *env) int {
 		return exitOK
 	case "help":
 		return volHelp(rest, e)
+	case "quota":
+		return runQuotaTarget(volQuotaTarget, rest, e)
 	}
 	c, ok := volCommands[name]
 	if !ok {
@@ -97,6 +102,10 @@ func runVol(args []string, e *env) int {
 func volHelp(args []string, e *env) int {
 	if len(args) == 0 {
 		fmt.Fprint(e.stdout, volUsage)
+		return exitOK
+	}
+	if args[0] == "quota" {
+		fmt.Fprint(e.stdout, volQuotaUsage)
 		return exitOK
 	}
 	c, ok := volCommands[args[0]]

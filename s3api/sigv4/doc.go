@@ -26,4 +26,8 @@
 // when the chunk ends, so memory stays flat whatever the object size. A
 // failed check is returned instead of io.EOF: consumers must commit what
 // they read only after seeing io.EOF.
+//
+// Sign is the client side, for xfs3's own admin client: it signs a
+// request with the same canonical request the Verifier checks, over the
+// headers MinIO's admin client signs.
 package sigv4
