@@ -252,12 +252,11 @@ func (f *BufLogFormat) Runs() [][2]int {
 // runs given as [first, end) chunk indexes.
 func NewBufLogFormat(daddr Daddr, n int, blft uint16, runs [][2]int) *BufLogFormat {
 	chunks := (n + BlfChunk - 1) / BlfChunk
-	flags := blft << BlfTypeShift
-	if blft == BlftPDquot {
-		// Recovery replays dquot buffers only when that quota is on.
-		flags |= BlfPDquot
-	}
-	f := &BufLogFormat{Type: LogItemBuf, Size: uint16(1 + len(runs)), Flags: flags,
+	// Dquot blocks are logged without BlfPDquot on purpose: a kernel that
+	// replays the log without project quota on skips buffers carrying that
+	// flag, which would leave a quota file block made in the log as
+	// garbage (bad CRCs) on disk. Without it every kernel replays them.
+	f := &BufLogFormat{Type: LogItemBuf, Size: uint16(1 + len(runs)), Flags: blft << BlfTypeShift,
 		Len: uint16(n / BBSize), Blkno: int64(daddr)}
 	f.MapSize = uint32((chunks + 31) / 32)
 	f.DataMap = make([]uint32, f.MapSize)
