@@ -97,14 +97,13 @@ func (b *Busy) ClearDiscarding(exts []Extent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	drop := make(map[Extent]int, len(exts))
+	ags := map[format.AgNumber]bool{}
 	for _, e := range exts {
 		drop[e]++
+		ags[e.AG] = true
 	}
-	for _, e := range exts {
-		list, ok := b.byAG[e.AG]
-		if !ok {
-			continue
-		}
+	for ag := range ags {
+		list := b.byAG[ag]
 		kept := list[:0]
 		for _, x := range list {
 			if x.discarding && drop[x.Extent] > 0 {
@@ -115,9 +114,9 @@ func (b *Busy) ClearDiscarding(exts []Extent) {
 			kept = append(kept, x)
 		}
 		if len(kept) == 0 {
-			delete(b.byAG, e.AG)
+			delete(b.byAG, ag)
 		} else {
-			b.byAG[e.AG] = kept
+			b.byAG[ag] = kept
 		}
 	}
 	b.discardGen++
