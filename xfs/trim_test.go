@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
@@ -401,4 +402,98 @@ func writerLoop(v *xfs.Volume, dir format.Ino, w, rounds int, report func(name s
 		}
 	}
 	return nil
+}
+
+// blockingDiscard holds back discards of at least big bytes until
+// release is closed, announcing the first on started.
+type blockingDiscard struct {
+	*dev.File
+	big     int64
+	once    sync.Once
+	started chan struct{}
+	release chan struct{}
+}
+
+func (d *blockingDiscard) Discard(off, n int64) error {
+	if n >= d.big {
+		d.once.Do(func() { close(d.started) })
+		<-d.release
+	}
+	return d.File.Discard(off, n)
+}
+
+// TestAllocationWaitsForDiscard: on a full volume, the space a delete
+// gave back is being discarded (marked busy) when a write needs it; the
+// write waits for the discard instead of failing with ErrNoSpace.
+func TestAllocationWaitsForDiscard(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "full.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20, AgCount: 2}); err != nil {
+		t.Fatal(err)
+	}
+	fd, err := dev.Open(img, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := &blockingDiscard{File: fd, big: 512 << 10, started: make(chan struct{}), release: make(chan struct{})}
+	v, err := xfs.OpenDevice(bd, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(prefix string, size int) {
+		chunk := make([]byte, min(size, 64<<10))
+		for i := range chunk {
+			chunk[i] = 0x5A
+		}
+		for i := 0; ; i++ {
+			ino, err := v.Create(d, fmt.Sprintf("%s%d", prefix, i), xfs.Attrs{Mode: 0o644})
+			for off := 0; err == nil && off < size; off += len(chunk) {
+				_, err = v.WriteAt(ino, chunk, int64(off))
+			}
+			if errors.Is(err, xfs.ErrNoSpace) {
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fill("big", 1<<20)
+	fill("small", 4<<10)
+	if err := v.Unlink(d, "big3"); err != nil {
+		t.Fatal(err)
+	}
+	trimmed := make(chan error, 1)
+	go func() {
+		_, err := v.Trim(context.Background(), xfs.TrimOptions{})
+		trimmed <- err
+	}()
+	select {
+	case <-bd.started:
+	case err := <-trimmed:
+		t.Fatalf("trim ended (%v) without discarding the deleted file's megabyte", err)
+	}
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		close(bd.release)
+	}()
+	ino, err := v.Create(d, "after", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte{0xC3}, 512<<10)
+	if _, err := v.WriteAt(ino, data, 0); err != nil {
+		t.Fatalf("write into space being discarded: %v", err)
+	}
+	if err := <-trimmed; err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(data))
+	if _, err := v.ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("file written after the discard reads back wrong (%v)", err)
+	}
 }
