@@ -27,14 +27,7 @@ import (
 func TestTrimPowerCut(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
 	every := max(envInt("XFS3_TRIM_POWERCUT_EVERY", 1), 1)
-	base := filepath.Join(t.TempDir(), "base.img")
-	if _, err := mkfs.Format(base, mkfs.Options{Size: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(base, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, v := openImage(t, mkfs.Options{Size: 64 << 20})
 	f := writeFragmented(t, v, 16, 8, 8<<10, 4)
 	if err := v.Close(); err != nil {
 		t.Fatal(err)

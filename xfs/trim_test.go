@@ -121,13 +121,30 @@ func du(t testing.TB, path string) int64 {
 	return st.Blocks * 512
 }
 
-func freeBytes(t testing.TB, v *xfs.Volume) int64 {
+// freeBytes is what Statfs counts free, in bytes.
+func freeBytes(t *testing.T, v *xfs.Volume) int64 {
+	return int64(freeBlocks(t, v)) * int64(v.Geometry().BlockSize)
+}
+
+// formatImage makes a volume of o in a temporary directory of t.
+func formatImage(t testing.TB, o mkfs.Options) string {
 	t.Helper()
-	st, err := v.Statfs()
+	img := filepath.Join(t.TempDir(), "vol.img")
+	if _, err := mkfs.Format(img, o); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// openImage formats a volume of o and opens it for writing.
+func openImage(t testing.TB, o mkfs.Options) (string, *xfs.Volume) {
+	t.Helper()
+	img := formatImage(t, o)
+	v, err := xfs.Open(img, xfs.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return int64(st.FreeBlocks) * int64(st.BlockSize)
+	return img, v
 }
 
 // TestTrimReturnsFreedSpace: after deleting every other file of an
@@ -138,14 +155,7 @@ func freeBytes(t testing.TB, v *xfs.Volume) int64 {
 // finds nothing; after more deletes it finds just those.
 func TestTrimReturnsFreedSpace(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
-	img := filepath.Join(t.TempDir(), "trim.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, v := openImage(t, mkfs.Options{Size: 256 << 20})
 	defer v.Close()
 	f := writeFragmented(t, v, 48, 64, 16<<10, 1) // 48 MiB in 16 KiB pieces
 	if err := v.Sync(); err != nil {
@@ -209,14 +219,7 @@ func TestTrimReturnsFreedSpace(t *testing.T) {
 // ends it early with Next saying where, cancellation stops it between
 // batches, and a device that cannot discard is reported as such.
 func TestTrimRangeAndOptions(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "opts.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, v := openImage(t, mkfs.Options{Size: 64 << 20})
 	defer v.Close()
 	f := writeFragmented(t, v, 8, 32, 8<<10, 2)
 	f.remove(t, v, func(i int) bool { return i%2 == 0 })
@@ -291,14 +294,7 @@ func TestTrimRangeAndOptions(t *testing.T) {
 // engine and after a reopen), and xfs_repair is clean. Run with -race.
 func TestTrimWithConcurrentWriters(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
-	img := filepath.Join(t.TempDir(), "conc.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20, AgCount: 4}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	img, v := openImage(t, mkfs.Options{Size: 128 << 20, AgCount: 4})
 	f := writeFragmented(t, v, 32, 32, 16<<10, 3)
 	f.remove(t, v, func(i int) bool { return i%2 == 0 })
 
@@ -364,12 +360,12 @@ func TestTrimWithConcurrentWriters(t *testing.T) {
 		t.Fatal(err)
 	}
 	oracle.Repair(t, img)
-	v, err = xfs.Open(img, xfs.Options{ReadOnly: true})
+	ro, err := xfs.Open(img, xfs.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer v.Close()
-	f.check(t, v)
+	defer ro.Close()
+	f.check(t, ro)
 }
 
 // writerLoop creates, overwrites and deletes files named after writer w,
@@ -426,10 +422,7 @@ func (d *blockingDiscard) Discard(off, n int64) error {
 // gave back is being discarded (marked busy) when a write needs it; the
 // write waits for the discard instead of failing with ErrNoSpace.
 func TestAllocationWaitsForDiscard(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "full.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20, AgCount: 2}); err != nil {
-		t.Fatal(err)
-	}
+	img := formatImage(t, mkfs.Options{Size: 64 << 20, AgCount: 2})
 	fd, err := dev.Open(img, false)
 	if err != nil {
 		t.Fatal(err)

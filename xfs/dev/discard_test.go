@@ -211,19 +211,7 @@ func TestFaultDiscard(t *testing.T) {
 		{Crash{Keep: 1}, map[int64]byte{4096: 0, 8191: 0, 10239: 0, 10240: 7}},
 		{Crash{Keep: 1, Tear: true}, map[int64]byte{4096: 0, 9727: 0, 9728: 7}},
 	} {
-		path := filepath.Join(t.TempDir(), "img")
-		if err := os.WriteFile(path, base, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Image(path, c.crash); err != nil {
-			t.Fatal(err)
-		}
-		img, _ := os.ReadFile(path)
-		for off, b := range c.want {
-			if img[off] != b {
-				t.Errorf("%+v: byte %d is %d, want %d", c.crash, off, img[off], b)
-			}
-		}
+		checkCrashImage(t, f, base, c.crash, c.want)
 	}
 	f.CutAt(4)
 	if err := f.Discard(0, 4096); !errors.Is(err, ErrPowerCut) {

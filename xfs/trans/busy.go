@@ -48,43 +48,36 @@ func (b *Busy) init() {
 }
 
 // add records extents freed by the commit with log ticket seq.
-func (b *Busy) add(exts []Extent, seq uint64) {
+func (b *Busy) add(exts []Extent, seq uint64) { b.insert(exts, busyExtent{seq: seq}) }
+
+// insert records exts, each like proto.
+func (b *Busy) insert(exts []Extent, proto busyExtent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	touched := map[format.AgNumber]bool{}
 	for _, e := range exts {
-		b.byAG[e.AG] = append(b.byAG[e.AG], busyExtent{Extent: e, seq: seq})
+		x := proto
+		x.Extent = e
+		b.byAG[e.AG] = append(b.byAG[e.AG], x)
 		touched[e.AG] = true
+	}
+	if proto.discarding {
+		b.discarding += len(exts)
 	}
 	// One sort per AG and commit: an inactivation frees hundreds of
 	// extents at once, and a list may hold thousands until the log is
 	// forced.
 	for ag := range touched {
-		b.sortLocked(ag)
+		slices.SortStableFunc(b.byAG[ag], func(x, y busyExtent) int { return cmp.Compare(x.Start, y.Start) })
 	}
-}
-
-func (b *Busy) sortLocked(ag format.AgNumber) {
-	slices.SortStableFunc(b.byAG[ag], func(x, y busyExtent) int { return cmp.Compare(x.Start, y.Start) })
 }
 
 // MarkDiscarding makes free extents busy while trim discards them. The
 // caller holds the AGF of every AG involved, and has checked that none of
 // them overlaps a busy extent.
 func (b *Busy) MarkDiscarding(exts []Extent) {
-	if len(exts) == 0 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	touched := map[format.AgNumber]bool{}
-	for _, e := range exts {
-		b.byAG[e.AG] = append(b.byAG[e.AG], busyExtent{Extent: e, discarding: true})
-		touched[e.AG] = true
-	}
-	b.discarding += len(exts)
-	for ag := range touched {
-		b.sortLocked(ag)
+	if len(exts) > 0 {
+		b.insert(exts, busyExtent{discarding: true})
 	}
 }
 
