@@ -24,25 +24,35 @@ import (
 //     batching);
 //   - cntbt-batched: the by-size walk in batches of 100, restarting from
 //     the (length, block) key of the next record, as the kernel's whole-AG
-//     FITRIM does today.
+//     FITRIM does today;
 //
-// Discards are no-ops: only gathering holds the AGF. It reports the max
-// p99 and median hold, batches and the share of the free blocks the walk
-// covered (coverage-%). Run with
+// and, for a sixteenth of the AG (a window of a periodic pass), the
+// by-block walk against the batched by-size walk, which must examine
+// every record of the AG to find those in the window.
+//
+// Discards are no-ops: only gathering holds the AGF. It reports the max,
+// p99 and median hold, the batches, the records examined and the blocks
+// gathered. Run with
 //
 //	go test ./xfs/alloc/ -run '^$' -bench TrimLockHold -benchtime 3x
 func BenchmarkTrimLockHold(b *testing.B) {
 	for _, n := range []int{16 << 10, 64 << 10, 256 << 10} {
 		b.Run(fmt.Sprintf("free=%dk", n>>10), func(b *testing.B) {
 			h, ag := fragmentedAG(b, n)
+			size := format.AgBlock(h.geo.AgSize(ag))
 			for _, w := range []struct {
 				name string
 				walk func(h *harness, ag format.AgNumber) walkResult
 			}{
-				{"bnobt-sub-AG", walkByBlock},
-				{"cntbt-whole-AG", func(h *harness, ag format.AgNumber) walkResult { return walkBySize(h, ag, 0) }},
+				{"bnobt-sub-AG", func(h *harness, ag format.AgNumber) walkResult { return walkByBlock(h, ag, 0, size) }},
+				{"cntbt-whole-AG", func(h *harness, ag format.AgNumber) walkResult { return walkBySize(h, ag, 0, 0, size) }},
 				{"cntbt-batched", func(h *harness, ag format.AgNumber) walkResult {
-					return walkBySize(h, ag, DefaultTrimBatch)
+					return walkBySize(h, ag, DefaultTrimBatch, 0, size)
+				}},
+				// A sixteenth of the AG, as a periodic pass walks it.
+				{"window/bnobt-sub-AG", func(h *harness, ag format.AgNumber) walkResult { return walkByBlock(h, ag, size/2, size/2+size/16) }},
+				{"window/cntbt-batched", func(h *harness, ag format.AgNumber) walkResult {
+					return walkBySize(h, ag, DefaultTrimBatch, size/2, size/2+size/16)
 				}},
 			} {
 				b.Run(w.name, func(b *testing.B) {
@@ -55,18 +65,20 @@ func BenchmarkTrimLockHold(b *testing.B) {
 					b.ReportMetric(float64(res.quantile(0.99).Microseconds()), "p99-hold-µs")
 					b.ReportMetric(float64(res.quantile(0.5).Microseconds()), "p50-hold-µs")
 					b.ReportMetric(float64(len(res.holds)), "batches")
-					b.ReportMetric(100*float64(res.blocks)/float64(n), "coverage-%")
+					b.ReportMetric(float64(res.examined), "records")
+					b.ReportMetric(float64(res.blocks), "blocks")
 				})
 			}
 		})
 	}
 }
 
-// walkResult is one walk's sorted AGF hold times and the blocks it
-// gathered.
+// walkResult is one walk's sorted AGF hold times, the records it
+// examined and the blocks it gathered.
 type walkResult struct {
-	holds  []time.Duration
-	blocks uint64
+	holds    []time.Duration
+	examined int
+	blocks   uint64
 }
 
 // quantile returns the q-quantile of the holds (nearest rank).
@@ -77,13 +89,14 @@ func (r walkResult) quantile(q float64) time.Duration {
 
 func (r *walkResult) done() { slices.Sort(r.holds) }
 
-// walkByBlock runs Space.Trim over the whole AG with a discard that does
-// nothing.
-func walkByBlock(h *harness, ag format.AgNumber) walkResult {
+// walkByBlock runs Space.Trim over [start, end) of the AG with a discard
+// that does nothing.
+func walkByBlock(h *harness, ag format.AgNumber, start, end format.AgBlock) walkResult {
 	var res walkResult
-	r := TrimRange{AG: ag, End: format.AgBlock(h.geo.AgSize(ag))}
+	r := TrimRange{AG: ag, Start: start, End: end}
 	_, err := h.space.Trim(context.Background(), h.Cache, r, func([]trans.Extent) error { return nil }, func(b TrimBatch) {
 		res.holds = append(res.holds, b.Held)
+		res.examined += b.Records
 		res.blocks += b.Blocks()
 	})
 	if err != nil {
@@ -96,9 +109,10 @@ func walkByBlock(h *harness, ag format.AgNumber) walkResult {
 // walkBySize walks the cntbt from the longest extent down, batch records
 // per AGF hold (0: the whole AG in one hold), restarting each batch with
 // an LE lookup of the (length, block) key of the record after the last
-// one examined. Each batch's extents are marked and released as
-// Space.Trim does.
-func walkBySize(h *harness, ag format.AgNumber, batch int) walkResult {
+// one examined; it keeps what lies in [start, end), which it can only find by
+// examining every record. Each batch's extents are marked and released
+// as Space.Trim does.
+func walkBySize(h *harness, ag format.AgNumber, batch int, start, end format.AgBlock) walkResult {
 	var res walkResult
 	var key *format.AllocRec
 	for {
@@ -118,10 +132,13 @@ func walkBySize(h *harness, ag format.AgNumber, batch int) walkResult {
 		var exts []trans.Extent
 		for n := 0; ok && err == nil && (batch == 0 || n < batch); n++ {
 			rec := decodeRec(cur)
-			pos := len(exts)
-			tb := TrimBatch{}
-			h.space.gatherPiece(&tb, TrimRange{AG: ag, MinLen: 1}, rec.StartBlock, rec.StartBlock+format.AgBlock(rec.BlockCount))
-			exts = append(exts[:pos], tb.Extents...)
+			res.examined++
+			from, to := max(rec.StartBlock, start), min(rec.StartBlock+format.AgBlock(rec.BlockCount), end)
+			if to > from {
+				tb := TrimBatch{}
+				h.space.gatherPiece(&tb, TrimRange{AG: ag, MinLen: 1}, from, to)
+				exts = append(exts, tb.Extents...)
+			}
 			ok, err = cur.Decrement()
 		}
 		if err != nil {
