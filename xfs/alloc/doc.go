@@ -33,8 +33,10 @@
 //	  │ MarkDiscarding(pieces): busy to allocators from now on       │
 //	  │ cursor = end of the last record examined (restart cursor)    │
 //	  └─ cancel: AGF released ───────────────────────────────────────┘
-//	  wait for the previous batch's discard, TrimDone(it): allocatable
-//	  discard this batch on its own goroutine ── overlaps the next gather
+//	  wait for the previous batch's discard
+//	  discard this batch on its own goroutine ── overlaps the next gather;
+//	    TrimDone once the device returns: the pieces are allocatable
+//	  report the previous batch (a pacing caller may pause here)
 //
 // Why by block and not by size (the kernel's whole-AG walk of the cntbt
 // from the longest extent down): a bnobt cursor is a block number, which
