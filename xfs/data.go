@@ -206,6 +206,11 @@ func (v *Volume) retryBusy(fn func() error) error {
 		}
 		err = fn()
 	}
+	if b := v.w.cache.Busy(); errors.Is(err, alloc.ErrBusyOnly) && b.Discarding() > 0 {
+		// What is left is being discarded by trim: wait for that.
+		b.WaitDiscards()
+		err = fn()
+	}
 	if errors.Is(err, alloc.ErrBusyOnly) {
 		return fmt.Errorf("%w: only recently freed space is left", ErrNoSpace)
 	}

@@ -27,7 +27,9 @@
 // inode.go (the inode cache and new inodes), inactive.go (references,
 // releasing and freeing inodes), txn.go (the transaction glue),
 // projquota.go (project quota: the quota inode, quotacheck, charging each
-// inode change to its project), moveext.go, stat.go and recover.go.
+// inode change to its project), trim.go (giving free space back to the
+// storage: passes over AG ranges, the backlog freed since the last pass),
+// moveext.go, stat.go and recover.go.
 //
 // A Volume is safe for use by many goroutines.
 //
@@ -38,6 +40,13 @@
 //
 //	Taken top to bottom, never upwards:
 //
+//	0. writeState.trimMu: one trim pass at a time, held across the pass
+//	   by Trim and nothing else. The pass takes no inode lock; each batch
+//	   locks one AGF in a transaction of its own that changes nothing and
+//	   holds no other buffer, and discards run with no lock held. An
+//	   allocation that finds only space being discarded waits for a
+//	   discard (trans.Busy.WaitDiscards) with no lock of its own held
+//	   but the inode's.
 //	1. writeState.renameMu: cross-directory renames only.
 //	2. Inode locks (inodeHandle.lock): directories before the inodes they
 //	   name; two directories, or two inodes of one kind (AppendExtents),

@@ -3,6 +3,7 @@ package xfs
 import (
 	"errors"
 
+	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
@@ -30,4 +31,7 @@ var (
 	ErrNeedsRecovery = xlog.ErrNeedsRecovery
 	// ErrCorrupt is the kind of every *format.CorruptError.
 	ErrCorrupt = format.ErrCorrupt
+	// ErrDiscardUnsupported: the storage under the volume cannot discard
+	// (no hole punching, no BLKDISCARD), so trim has nothing to do there.
+	ErrDiscardUnsupported = dev.ErrDiscardUnsupported
 )

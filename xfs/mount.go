@@ -31,7 +31,8 @@ type writeState struct {
 
 	sbMu sync.Mutex // serialises superblock writes
 
-	space *alloc.Space // free space; its own locks
+	space  *alloc.Space // free space; its own locks
+	trimMu sync.Mutex   // one trim pass at a time (lock order: package doc)
 
 	inodes   *ialloc.Inodes // inode allocation and unlinked lists; its own locks
 	quota    *quota.Manager // project dquots; nil until loaded or enabled
@@ -60,6 +61,8 @@ func (v *Volume) openWrite(o Options) error {
 	}
 	v.w = &writeState{cache: trans.NewCache(v.dev, budget), lazy: o.LazyCommits}
 	v.w.space = alloc.NewSpace(&v.geo, v.w.cache.Busy())
+	logAG, logBno := v.geo.FsbToAg(v.sb.LogStart)
+	v.w.space.SetNeverFree(trans.Extent{AG: logAG, Start: logBno, Len: v.sb.LogBlocks})
 	v.w.inodes = ialloc.New(&v.geo, v.sb, v.readCommitted, &v.w.counters.icount, &v.w.counters.ifree)
 	lw, err := v.openLog()
 	if err != nil {

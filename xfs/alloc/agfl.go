@@ -87,7 +87,11 @@ func (a *AG) fixFreelist() error {
 		if err != nil {
 			return err
 		}
-		if err := a.freeToTrees(bno, 1, false); err != nil {
+		// Busy, as the kernel's deferred AGFL free makes it: the block
+		// may be a tree block freed by a commit that is not durable yet
+		// (tree blocks go to the AGFL unmarked), and until it is, neither
+		// new data nor a discard may overwrite what a crash brings back.
+		if err := a.freeToTrees(bno, 1, true); err != nil {
 			return err
 		}
 	}

@@ -2,7 +2,7 @@
 // free-space B+trees, with their codecs' callers, verifiers, searches and
 // frees. The engine root asks it for blocks inside a transaction.
 //
-//	Space (per volume: geometry, busy extents, tree buffer ops)
+//	Space (per volume: geometry, busy extents, tree buffer ops, untrimmed)
 //	  └─ Tx (per transaction: the AGFs it holds)
 //	       └─ AG (one locked AGF)
 //	            ├─ bnobt: free extents by start  ┐ both always describe
@@ -16,6 +16,50 @@
 // Searches skip extents freed by commits that are not durable yet (busy
 // extents); when only such extents would do, they fail with ErrBusyOnly
 // so that the caller can force the log and retry.
+//
+// # Trim: the sub-AG walk by block number
+//
+// Trim gives free space back to the storage (the engine discards what the
+// walk gathers). It walks one AG range at a time, by the bnobt, in
+// batches, as the kernel's sub-AG FITRIM does (xfs_discard.c):
+//
+//	cursor := range start
+//	loop:
+//	  GatherTrim ── own transaction, AGF locked ────────────────────┐
+//	  │ bnobt lookup: the extent holding cursor, or the next one     │
+//	  │ ≤ BatchRecords (100) records: clip to [cursor, end),         │ held
+//	  │ cut busy extents out (freed, not yet durable; or being       │ ≤ 100
+//	  │ discarded by another pass), drop pieces < MinLen,            │ records
+//	  │ MarkDiscarding(pieces): busy to allocators from now on       │
+//	  │ cursor = end of the last record examined (restart cursor)    │
+//	  └─ cancel: AGF released ───────────────────────────────────────┘
+//	  wait for the previous batch's discard
+//	  discard this batch on its own goroutine ── overlaps the next gather;
+//	    TrimDone once the device returns: the pieces are allocatable
+//	  report the previous batch (a pacing caller may pause here)
+//
+// Why by block and not by size (the kernel's whole-AG walk of the cntbt
+// from the longest extent down): a bnobt cursor is a block number, which
+// stays meaningful while the AGF is released and extents are allocated,
+// freed and merged; a batch costs the same however fragmented the AG is,
+// so the AGF hold time is bounded by the batch size alone
+// (BenchmarkTrimLockHold measures both walks). A by-size walk must either
+// hold the AGF for the whole AG or restart from a (length, block) key
+// that every allocation and merge moves.
+//
+// What the walk never discards: allocated blocks (they are not in the
+// trees, and the AGF is held while it reads them), extents freed by a
+// commit that is not durable yet (busy: after a crash the old owner still
+// holds them), the AG headers and the internal log (never in the trees;
+// a record over them is reported as corruption, SetNeverFree). Blocks a
+// tree gives back to the free list are not busy, so the free list's
+// surplus goes back to the trees busy, as the kernel's deferred AGFL free
+// does: such a block may still belong to the tree as of the last durable
+// commit.
+//
+// Space also keeps which parts of each AG were freed since they were last
+// walked (untrimmed.go: one bit per granule, set by every free and, at
+// open, everywhere), so a periodic pass can walk only those.
 //
 // Lock order: see package xfs doc.
 package alloc

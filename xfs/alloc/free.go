@@ -166,6 +166,7 @@ func (a *AG) freeToTrees(bno format.AgBlock, n uint32, busy bool) error {
 		return err
 	}
 	a.h.FreeBlks += n
+	a.t.Space.untrimmed.mark(a.ag, bno, n)
 	if busy {
 		a.t.FreeExtent(trans.Extent{AG: a.ag, Start: bno, Len: n})
 	}

@@ -20,12 +20,14 @@ type Space struct {
 	busy      *trans.Busy      // has its own lock
 	maxLevels uint32           // tallest a free-space tree can get; immutable
 	treeOps   sync.Map         // treeOpsKey -> *trans.Ops; safe for concurrent use
+	untrimmed *untrimmed       // freed since trimmed; has its own lock
+	neverFree []trans.Extent   // the internal log; set before sharing
 }
 
 // NewSpace returns the allocator of a volume whose transactions record
 // freed extents in busy.
 func NewSpace(geo *format.Geometry, busy *trans.Busy) *Space {
-	return &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo)}
+	return &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo), untrimmed: newUntrimmed(geo)}
 }
 
 // maxLevels is the tallest a free-space tree can get in an AG.

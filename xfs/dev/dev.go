@@ -2,6 +2,16 @@
 // device addressed by byte offset. The engine reads and writes whole
 // sectors and blocks through it and never seeks.
 //
+// Discard (discard.go) gives free ranges back to the storage: a hole
+// punched in a volume file, BLKDISCARD on a block device. Requests are
+// merged and shrunk to the storage's granularity first, so nothing
+// outside a range is ever touched; storage that cannot discard is
+// reported as ErrDiscardUnsupported, a kind and not a failure.
+//
+//	engine trim ──ranges──► DiscardRanges ──sort, merge, align──►
+//	    Discarder.Discard: File (fallocate PUNCH_HOLE|KEEP_SIZE, or
+//	    BLKDISCARD) │ Fault (zeros in its volatile cache)
+//
 // Fault (fault.go) is a test device with a volatile write cache: a power
 // cut drops every write not yet flushed, optionally tearing one.
 package dev
@@ -36,6 +46,8 @@ type File struct {
 	f        *os.File
 	size     int64
 	readOnly bool
+	blockDev bool  // a block device (discard is BLKDISCARD), not a file
+	gran     int64 // discard granularity in bytes
 }
 
 // Open opens path as a device. A block device's size comes from seeking to
@@ -65,7 +77,8 @@ func Open(path string, readOnly bool) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: size: %w", path, err)
 	}
-	return &File{f: f, size: size, readOnly: readOnly}, nil
+	blockDev, gran := probeDiscard(f)
+	return &File{f: f, size: size, readOnly: readOnly, blockDev: blockDev, gran: gran}, nil
 }
 
 // WriterActive reports whether a process has the volume open for writing

@@ -33,11 +33,23 @@ type Fault struct {
 	cutAt   int              // the write number that hits the cut (0: none)
 	cut     bool             // power is off
 	syncs   int              // completed syncs
+
+	noDiscard bool    // Discard fails with ErrDiscardUnsupported
+	discarded []Range // every range discarded, in order
 }
 
+// faultWrite is a write, or with data nil a discard of zero bytes.
 type faultWrite struct {
 	off  int64
 	data []byte
+	zero int64
+}
+
+func (w faultWrite) len() int64 {
+	if w.data == nil {
+		return w.zero
+	}
+	return int64(len(w.data))
 }
 
 // NewFault returns a device showing base (size bytes) with nothing written.
@@ -139,35 +151,56 @@ func (f *Fault) ReadAt(p []byte, off int64) (int, error) {
 
 // WriteAt writes p at off into the volatile cache.
 func (f *Fault) WriteAt(p []byte, off int64) (int, error) {
-	if off < 0 || off+int64(len(p)) > f.size {
-		return 0, fmt.Errorf("write of %d bytes at %d: %w (device has %d bytes)", len(p), off, io.ErrUnexpectedEOF, f.size)
+	if err := f.write(faultWrite{off: off, data: append([]byte(nil), p...)}); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// write applies w to the volatile cache and queues it for a crash.
+func (f *Fault) write(w faultWrite) error {
+	if w.off < 0 || w.off+w.len() > f.size {
+		return fmt.Errorf("write of %d bytes at %d: %w (device has %d bytes)", w.len(), w.off, io.ErrUnexpectedEOF, f.size)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.cut {
-		return 0, ErrPowerCut
+		return ErrPowerCut
 	}
 	f.writes++
 	if f.cutAt > 0 && f.writes >= f.cutAt {
 		f.cut = true
-		return 0, ErrPowerCut
+		return ErrPowerCut
 	}
-	if err := f.apply(f.current, f.durable, p, off); err != nil {
-		return 0, err
+	if err := f.apply(f.current, f.durable, w); err != nil {
+		return err
 	}
-	f.pending = append(f.pending, faultWrite{off, append([]byte(nil), p...)})
-	return len(p), nil
+	f.pending = append(f.pending, w)
+	return nil
 }
 
-// apply copies p into the pages of m, taking missing pages from fallback
-// or the base; pages it touches are private to m afterwards.
-func (f *Fault) apply(m, fallback map[int64][]byte, p []byte, off int64) error {
-	done := 0
-	for done < len(p) {
-		pos := off + int64(done)
+// zeroPage stands for every page a discard covered whole; it is shared
+// and never written (apply copies it first).
+var zeroPage = make([]byte, faultPage)
+
+func isZeroPage(p []byte) bool { return len(p) > 0 && &p[0] == &zeroPage[0] }
+
+// apply writes w into the pages of m, taking missing pages from fallback
+// or the base; pages it touches are private to m afterwards, except
+// whole pages a zero write covers, which become zeroPage.
+func (f *Fault) apply(m, fallback map[int64][]byte, w faultWrite) error {
+	n := w.len()
+	for done := int64(0); done < n; {
+		pos := w.off + done
 		pg := pos &^ (faultPage - 1)
+		span := min(faultPage-(pos-pg), n-done)
+		if w.data == nil && span == faultPage {
+			m[pg] = zeroPage
+			done += span
+			continue
+		}
 		dst, ok := m[pg]
-		if !ok {
+		if !ok || isZeroPage(dst) {
 			src, err := f.page(m, pg, fallback)
 			if err != nil {
 				return err
@@ -175,9 +208,57 @@ func (f *Fault) apply(m, fallback map[int64][]byte, p []byte, off int64) error {
 			dst = append([]byte(nil), src...)
 			m[pg] = dst
 		}
-		done += copy(dst[pos-pg:], p[done:])
+		if w.data == nil {
+			clear(dst[pos-pg : pos-pg+span])
+		} else {
+			copy(dst[pos-pg:], w.data[done:done+span])
+		}
+		done += span
 	}
 	return nil
+}
+
+// Discard zeros [off, off+n) in the volatile cache. It counts as one
+// write: a cut can hit it, and a crash may drop it like any write not yet
+// flushed (a disk may forget a discard too; either way the range held
+// nothing of value).
+func (f *Fault) Discard(off, n int64) error {
+	if f.refusesDiscard() {
+		return ErrDiscardUnsupported
+	}
+	if n <= 0 {
+		return fmt.Errorf("discard of %d bytes at %d: %w", n, off, io.ErrUnexpectedEOF)
+	}
+	if err := f.write(faultWrite{off: off, zero: n}); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.discarded = append(f.discarded, Range{off, n})
+	return nil
+}
+
+// DiscardGranularity is a sector.
+func (f *Fault) DiscardGranularity() int64 { return 512 }
+
+// RefuseDiscard makes the device one that cannot discard.
+func (f *Fault) RefuseDiscard() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.noDiscard = true
+}
+
+func (f *Fault) refusesDiscard() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.noDiscard
+}
+
+// Discarded returns every range discarded so far, in order.
+func (f *Fault) Discarded() []Range {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Range(nil), f.discarded...)
 }
 
 // Sync makes every write so far durable.
@@ -225,7 +306,10 @@ func (f *Fault) Image(path string, c Crash) error {
 	defer out.Close()
 	pages := make(map[int64][]byte, len(f.durable))
 	for pg, p := range f.durable {
-		pages[pg] = append([]byte(nil), p...) // Image may be called again
+		if !isZeroPage(p) {
+			p = append([]byte(nil), p...) // Image may be called again
+		}
+		pages[pg] = p
 	}
 	keep := min(c.Keep, len(f.pending))
 	var kept []faultWrite
@@ -235,14 +319,17 @@ func (f *Fault) Image(path string, c Crash) error {
 		}
 	}
 	for i, w := range kept {
-		data := w.data
 		if c.Tear && i == len(kept)-1 {
 			// The final sector never reaches the disk. Sectors are the
 			// unit a disk writes atomically (XFS relies on that for its
 			// one-sector headers), so a one-sector write is simply lost.
-			data = data[:max(len(data)-512, 0)]
+			if w.data == nil {
+				w.zero = max(w.zero-512, 0)
+			} else {
+				w.data = w.data[:max(len(w.data)-512, 0)]
+			}
 		}
-		if err := f.apply(pages, nil, data, w.off); err != nil {
+		if err := f.apply(pages, nil, w); err != nil {
 			return err
 		}
 	}

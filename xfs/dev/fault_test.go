@@ -48,18 +48,25 @@ func TestFaultPowerCut(t *testing.T) {
 		{Crash{Keep: 2, Tear: true}, map[int64]byte{4000: 2, 8192: 3, 8192 + 511: 3, 8192 + 512: 7}},
 		{Crash{Keep: 2, Subset: func(i int) bool { return i == 1 }}, map[int64]byte{4000: 7, 8192: 3, 9215: 3}},
 	} {
-		path := filepath.Join(t.TempDir(), "img")
-		if err := os.WriteFile(path, base, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := f.Image(path, tc.c); err != nil {
-			t.Fatal(err)
-		}
-		img, _ := os.ReadFile(path)
-		for off, b := range tc.want {
-			if img[off] != b {
-				t.Errorf("%+v: byte %d is %d, want %d", tc.c, off, img[off], b)
-			}
+		checkCrashImage(t, f, base, tc.c, tc.want)
+	}
+}
+
+// checkCrashImage builds f's post-crash image over a copy of base and
+// checks the bytes at the offsets of want.
+func checkCrashImage(t *testing.T, f *Fault, base []byte, c Crash, want map[int64]byte) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(path, base, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Image(path, c); err != nil {
+		t.Fatal(err)
+	}
+	img, _ := os.ReadFile(path)
+	for off, b := range want {
+		if img[off] != b {
+			t.Errorf("%+v: byte %d is %d, want %d", c, off, img[off], b)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -161,6 +162,45 @@ func TestBusyUntilSync(t *testing.T) {
 	}
 	if c.Busy().Len() != 0 {
 		t.Fatal("busy extents survive a sync")
+	}
+}
+
+// TestBusyDiscarding: extents trim marks are busy to allocators until
+// trim clears them; a sync (freed extents becoming durable) leaves them,
+// and WaitDiscards waits for the clear.
+func TestBusyDiscarding(t *testing.T) {
+	c, _ := newCache(t, 16)
+	b := c.Busy()
+	tx, _ := c.Begin()
+	tx.FreeExtent(Extent{AG: 1, Start: 100, Len: 10})
+	tx.Commit()
+	marked := []Extent{{AG: 1, Start: 200, Len: 5}, {AG: 1, Start: 50, Len: 5}, {AG: 2, Start: 7, Len: 1}}
+	b.MarkDiscarding(marked)
+	if got := b.Overlap(1, 0, 1000); len(got) != 3 || got[0].Start != 50 || got[2].Start != 200 {
+		t.Fatalf("overlap %v: want the three extents of AG 1 in block order", got)
+	}
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() != 3 || b.Discarding() != 3 {
+		t.Fatalf("after a sync %d busy, %d discarding: only the freed extent goes", b.Len(), b.Discarding())
+	}
+	waited := make(chan struct{})
+	go func() {
+		b.WaitDiscards()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("WaitDiscards returned before any discard completed")
+	case <-time.After(20 * time.Millisecond):
+	}
+	b.ClearDiscarding(marked[:2])
+	<-waited // one completed: the space it held is usable
+	b.ClearDiscarding(marked[2:])
+	b.WaitDiscards() // none left: returns at once
+	if b.Len() != 0 {
+		t.Fatalf("%d busy extents left", b.Len())
 	}
 }
 
