@@ -23,7 +23,8 @@ type Leaf interface {
 	// at least 25% of it to spare.
 	Fits(a, b []byte) bool
 	// Merge moves every entry of drop into save, at the end that keeps
-	// hash order, and marks both dirty. drop is freed afterwards.
+	// hash order, and sets both Hash fields. Join then marks save changed
+	// and frees drop.
 	Merge(drop, save *Blk)
 }
 
@@ -259,7 +260,7 @@ func (t *Tree) FixHash(p Path) {
 // after the root (xfs_da_grow_inode) and returns it, zeroed, with its
 // number. The caller formats it.
 func (t *Tree) Grow(ops *trans.Ops) (*Buf, error) {
-	blkno, err := t.C.FirstUnused(t.Root)
+	blkno, err := t.C.FirstUnused(t.Root, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -366,8 +367,11 @@ func (t *Tree) Walk(fn func(b *Buf) error) error {
 		if err != nil {
 			return err
 		}
-		if Magic(b.B) != t.Leaf.Magic() || Back(b.B) != leaf.Blkno {
-			return format.Corrupt(t.What, blockWhere(next), "bad leaf sibling (magic %#x, back %d, want %d)", Magic(b.B), Back(b.B), leaf.Blkno)
+		if m := Magic(b.B); m != t.Leaf.Magic() {
+			return format.Corrupt(t.What, blockWhere(next), "leaf sibling of block %d has magic %#x", leaf.Blkno, m)
+		}
+		if back := Back(b.B); back != leaf.Blkno {
+			return format.Corrupt(t.What, blockWhere(next), "back pointer %d, want %d", back, leaf.Blkno)
 		}
 		leaf = &Blk{Blkno: next, Buf: b, Leaf: true}
 	}
