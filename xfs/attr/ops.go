@@ -2,8 +2,8 @@ package attr
 
 import (
 	"encoding/binary"
+	"fmt"
 
-	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
@@ -11,42 +11,22 @@ import (
 // leafWhat names attribute leaves, and the attribute da-btree, in errors.
 const leafWhat = "attr3 leaf"
 
-// maxDepth is XFS_DA_NODE_MAXDEPTH: node levels plus the leaf level.
-const maxDepth = 5
+func blockWhere(no uint32) string { return fmt.Sprintf("attr block %d", no) }
 
-// blockOps holds the trans.Ops of the two block kinds of an attribute
-// fork, bound to one filesystem and owner (the verifiers need both).
-type blockOps struct {
-	da  trans.Ops // leaves and da nodes (both may sit at block 0)
-	rmt trans.Ops // remote value blocks
-}
-
-func newBlockOps(g *format.Geometry, owner format.Ino) *blockOps {
-	o := &blockOps{}
-	o.da = trans.Ops{
-		Name: "attr da block",
-		Verify: func(b []byte, daddr format.Daddr) error {
-			if err := dabtree.VerifyBlkinfo(leafWhat, b, daddr, format.Attr3LeafMagic, dabtree.NodeMagic); err != nil {
-				return err
-			}
-			if err := dabtree.CheckOwner(leafWhat, b, g.UUID, owner); err != nil {
-				return err
-			}
-			if dabtree.Magic(b) == dabtree.NodeMagic {
-				return dabtree.VerifyNode(b)
-			}
-			return verifyLeaf(b)
-		},
-		Finish: func(b []byte) { format.SetCRC(b, format.DaBlkinfoCRCOff) },
+// rmtOps verifies and finishes the remote value blocks of this operation's
+// fork (the verifier needs the filesystem and the owner).
+func (o *op) rmtOps() *trans.Ops {
+	if o.rmt == nil {
+		g, owner := o.g, o.owner
+		o.rmt = &trans.Ops{
+			Name: "attr remote block",
+			Verify: func(b []byte, daddr format.Daddr) error {
+				return verifyRmt(g, b, daddr, owner)
+			},
+			Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
+		}
 	}
-	o.rmt = trans.Ops{
-		Name: "attr remote block",
-		Verify: func(b []byte, daddr format.Daddr) error {
-			return verifyRmt(g, b, daddr, owner)
-		},
-		Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
-	}
-	return o
+	return o.rmt
 }
 
 // verifyLeaf checks an attribute leaf the way xfs_attr3_leaf_verify does:
@@ -56,6 +36,9 @@ func newBlockOps(g *format.Geometry, owner format.Ino) *blockOps {
 func verifyLeaf(b []byte) error {
 	const what = "attr3 leaf block"
 	bs := len(b)
+	if bs < leafHdrSize {
+		return format.Corrupt(what, "", "%d bytes is too short", bs)
+	}
 	if binary.BigEndian.Uint16(b[60:]) == 0 && bs < 1<<16 {
 		return format.Corrupt(what, "", "first used byte is 0")
 	}
@@ -111,13 +94,6 @@ func verifyLeaf(b []byte) error {
 	return nil
 }
 
-// nodeHdrSize is the size of xfs_da3_node_hdr; entries (hashval, before)
-// of 8 bytes follow.
-const nodeHdrSize = format.Da3NodeHdrSize
-
-// nodeEnts is geo->node_ents: entries a node block holds.
-func nodeEnts(bs int) int { return (bs - nodeHdrSize) / 8 }
-
 // verifyRmt checks one remote value block as xfs_attr3_rmt_verify does;
 // the caller checks offset and length against the leaf entry.
 func verifyRmt(g *format.Geometry, b []byte, daddr format.Daddr, owner format.Ino) error {
@@ -145,45 +121,4 @@ func verifyRmt(g *format.Geometry, b []byte, daddr format.Daddr, owner format.In
 		return format.Corrupt(what, "", "owner %d, want %d", be.Uint64(b[32:]), owner)
 	}
 	return nil
-}
-
-// Node accessors (xfs_da3_node_hdr after the blkinfo: count be16 @56,
-// level be16 @58; entries from 64).
-func nodeCount(b []byte) int { return int(binary.BigEndian.Uint16(b[56:])) }
-func nodeLevel(b []byte) int { return int(binary.BigEndian.Uint16(b[58:])) }
-func setNodeCount(b []byte, n int) {
-	binary.BigEndian.PutUint16(b[56:], uint16(n))
-}
-
-func nodeEnt(b []byte, i int) (hash, before uint32) {
-	o := nodeHdrSize + 8*i
-	return binary.BigEndian.Uint32(b[o:]), binary.BigEndian.Uint32(b[o+4:])
-}
-
-func putNodeEnt(b []byte, i int, hash, before uint32) {
-	o := nodeHdrSize + 8*i
-	binary.BigEndian.PutUint32(b[o:], hash)
-	binary.BigEndian.PutUint32(b[o+4:], before)
-}
-
-func setNodeHash(b []byte, i int, hash uint32) {
-	binary.BigEndian.PutUint32(b[nodeHdrSize+8*i:], hash)
-}
-
-func blkMagic(b []byte) uint16 { return binary.BigEndian.Uint16(b[leafMagicOff:]) }
-func blkForw(b []byte) uint32  { return binary.BigEndian.Uint32(b) }
-func blkBack(b []byte) uint32  { return binary.BigEndian.Uint32(b[4:]) }
-func setBlkForw(b []byte, v uint32) {
-	binary.BigEndian.PutUint32(b, v)
-}
-func setBlkBack(b []byte, v uint32) {
-	binary.BigEndian.PutUint32(b[4:], v)
-}
-
-// initNode formats b as an empty da node of level (xfs_da3_node_create).
-// Like the kernel it only clears the node header: when block 0 becomes a
-// node again (leaf to node, root split) the bytes past the new entries
-// keep what the block held before, and a new block is zero anyway.
-func initNode(b []byte, g *format.Geometry, daddr format.Daddr, owner format.Ino, level int) {
-	dabtree.InitNode(b, level, daddr, g.UUID, owner)
 }

@@ -32,41 +32,40 @@ func rmtBlocks(bs, n int) int {
 // the fork big enough for it, and returns the first block.
 func (o *op) writeRemote(value []byte) (uint32, error) {
 	n := rmtBlocks(o.bs, len(value))
-	first, err := o.firstUnused(n)
+	first, err := o.c.FirstUnused(0, n)
 	if err != nil {
 		return 0, err
 	}
 	per := format.RmtSpace(o.bs)
 	for i := 0; i < n; i++ {
-		b, daddr, err := o.alloc(first+format.FileOff(i), &o.ops.rmt)
+		buf, err := o.c.Alloc(first+uint32(i), o.rmtOps())
 		if err != nil {
 			return 0, err
 		}
 		piece := value[i*per : min(len(value), (i+1)*per)]
-		clear(b)
+		clear(buf.B)
 		h := format.RmtHdr{Magic: format.AttrRmtMagic, Offset: uint32(i * per), Bytes: uint32(len(piece)),
-			UUID: o.g.UUID, Owner: o.owner, Blkno: daddr, LSN: format.LSN(nullCommitLSN)}
-		h.Encode(b)
-		copy(b[format.RmtHdrSize:], piece)
-		o.w.Dirty(daddr)
+			UUID: o.g.UUID, Owner: o.owner, Blkno: buf.Daddr, LSN: format.LSN(nullCommitLSN)}
+		h.Encode(buf.B)
+		copy(buf.B[format.RmtHdrSize:], piece)
 	}
-	return uint32(first), nil
+	return first, nil
 }
 
 // readRemote reads a remote value of length bytes starting at block blk.
 func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 	out := make([]byte, 0, length)
 	per := format.RmtSpace(o.bs)
-	for i := 0; len(out) < length; i++ {
-		no := format.FileOff(blk) + format.FileOff(i)
-		b, daddr, err := o.r.Read(no, 1, &o.ops.rmt)
+	for no := blk; len(out) < length; no++ {
+		buf, err := o.c.Read(no, o.rmtOps())
 		if err != nil {
-			return nil, format.Located(err, fmt.Sprintf("attr remote block %d", no))
+			return nil, err
 		}
+		b := buf.B
 		want := min(per, length-len(out))
 		off, n := binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
 		if int(off) != len(out) || int(n) != want {
-			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d (daddr %d)", no, daddr),
+			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d (daddr %d)", no, buf.Daddr),
 				"holds offset %d (%d bytes), want offset %d (%d bytes)", off, n, len(out), want)
 		}
 		out = append(out, b[format.RmtHdrSize:format.RmtHdrSize+want]...)
@@ -78,7 +77,7 @@ func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 // a time like everything else (each block is its own buffer).
 func (o *op) freeRemote(blk uint32, length int) error {
 	for i := 0; i < rmtBlocks(o.bs, length); i++ {
-		if err := o.free(format.FileOff(blk) + format.FileOff(i)); err != nil {
+		if err := o.c.Free(blk + uint32(i)); err != nil {
 			return err
 		}
 	}
