@@ -197,12 +197,11 @@ func (c *checker) remote(leaf, blk uint32, length int) error {
 		if err := c.own(no, fmt.Sprintf("remote value of leaf %d", leaf)); err != nil {
 			return err
 		}
-		buf, err := c.o.c.Read(no, c.o.rmtOps())
+		b, daddr, err := c.o.rmtBlock(no)
 		if err != nil {
 			return err
 		}
-		b := buf.B
-		if _, err := format.VerifyRmtBlock(c.o.g, "attr remote block", format.AttrRmtMagic, b, buf.Daddr, c.o.owner, uint32(off)); err != nil {
+		if _, err := format.VerifyRmtBlock(c.o.g, "attr remote block", format.AttrRmtMagic, b, daddr, c.o.owner, uint32(off)); err != nil {
 			return format.Located(err, fmt.Sprintf("attr remote block %d", no))
 		}
 		want := min(per, length-off)

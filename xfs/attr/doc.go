@@ -45,10 +45,11 @@
 // di_forkoff goes (attr.go, fork.go).
 //
 // Every function works on one inode within one transaction that the caller
-// owns (Begin/Commit/Cancel) and serialises (the inode lock). All blocks
-// of an operation, leaves, nodes and remote values, go through one
-// dabtree.Blocks, one block per call to the fork: each is read and
-// verified (trans.Ops.Verify) once, and the changed ones are handed to the
-// transaction when the operation succeeds; they get their CRCs at commit
-// (trans.Ops.Finish). The package keeps no state between calls.
+// owns (Begin/Commit/Cancel) and serialises (the inode lock). Blocks are
+// allocated and freed one at a time through one dabtree.Blocks per
+// operation, which also keeps the fork's mapping; tree blocks are read
+// and verified (trans.Ops.Verify) once through it, remote values straight
+// from the fork. The changed blocks go to the transaction when the
+// operation succeeds and get their CRCs at commit (trans.Ops.Finish). The
+// package keeps no state between calls.
 package attr

@@ -27,8 +27,7 @@ func FuzzBlocks(f *testing.F) {
 		if len(b) < format.Da3NodeHdrSize {
 			return
 		}
-		o := newOp(fork.NewMem(testGeometry(4096, 512), 1<<10, 0))
 		_ = treeOps.Verify(b, 0)
-		_ = o.rmtOps().Verify(b, 0)
+		_ = rmtOps.Verify(b, 0)
 	})
 }

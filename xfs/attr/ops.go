@@ -13,20 +13,13 @@ const leafWhat = "attr3 leaf"
 
 func blockWhere(no uint32) string { return fmt.Sprintf("attr block %d", no) }
 
-// rmtOps verifies and finishes the remote value blocks of this operation's
-// fork (the verifier needs the filesystem and the owner).
-func (o *op) rmtOps() *trans.Ops {
-	if o.rmt == nil {
-		g, owner := o.g, o.owner
-		o.rmt = &trans.Ops{
-			Name: "attr remote block",
-			Verify: func(b []byte, daddr format.Daddr) error {
-				return verifyRmt(g, b, daddr, owner)
-			},
-			Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
-		}
-	}
-	return o.rmt
+// rmtOps verifies and finishes remote value blocks. The verifier knows
+// no filesystem, so rmtBlock checks UUID and owner after each read (as
+// dabtree.Tree.Read does for tree blocks).
+var rmtOps = &trans.Ops{
+	Name:   "attr remote block",
+	Verify: verifyRmt,
+	Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
 }
 
 // verifyLeaf checks an attribute leaf the way xfs_attr3_leaf_verify does:
@@ -94,31 +87,40 @@ func verifyLeaf(b []byte) error {
 	return nil
 }
 
-// verifyRmt checks one remote value block as xfs_attr3_rmt_verify does;
-// the caller checks offset and length against the leaf entry.
-func verifyRmt(g *format.Geometry, b []byte, daddr format.Daddr, owner format.Ino) error {
-	const what = "attr remote block"
+const rmtWhat = "attr remote block"
+
+// verifyRmt checks one remote value block as xfs_attr3_rmt_verify does,
+// but for UUID and owner (checkRmtOwner); the caller checks offset and
+// length against the leaf entry.
+func verifyRmt(b []byte, daddr format.Daddr) error {
 	be := binary.BigEndian
-	if be.Uint32(b) != format.AttrRmtMagic {
-		return format.Corrupt(what, "", "bad magic %#x", be.Uint32(b))
+	switch {
+	case len(b) < format.RmtHdrSize:
+		return format.Corrupt(rmtWhat, "", "%d bytes is too short", len(b))
+	case be.Uint32(b) != format.AttrRmtMagic:
+		return format.Corrupt(rmtWhat, "", "bad magic %#x", be.Uint32(b))
+	case !format.CRCOK(b, format.RmtCRCOff):
+		return format.Corrupt(rmtWhat, "", "bad CRC")
 	}
-	if !format.CRCOK(b, format.RmtCRCOff) {
-		return format.Corrupt(what, "", "bad CRC")
-	}
-	var uuid [16]byte
-	copy(uuid[:], b[16:32])
 	off, n := be.Uint32(b[4:]), be.Uint32(b[8:])
 	switch {
-	case uuid != g.UUID:
-		return format.Corrupt(what, "", "UUID does not match the superblock")
 	case format.Daddr(be.Uint64(b[40:])) != daddr:
-		return format.Corrupt(what, "", "block claims to live at daddr %d", be.Uint64(b[40:]))
+		return format.Corrupt(rmtWhat, "", "block claims to live at daddr %d", be.Uint64(b[40:]))
 	case int(n) > len(b)-format.RmtHdrSize:
-		return format.Corrupt(what, "", "%d payload bytes do not fit", n)
+		return format.Corrupt(rmtWhat, "", "%d payload bytes do not fit", n)
 	case uint64(off)+uint64(n) > format.MaxAttrValueLen:
-		return format.Corrupt(what, "", "piece %d+%d beyond the largest value", off, n)
-	case format.Ino(be.Uint64(b[32:])) != owner:
-		return format.Corrupt(what, "", "owner %d, want %d", be.Uint64(b[32:]), owner)
+		return format.Corrupt(rmtWhat, "", "piece %d+%d beyond the largest value", off, n)
+	}
+	return nil
+}
+
+// checkRmtOwner checks the UUID and owner of a remote value block.
+func checkRmtOwner(g *format.Geometry, b []byte, owner format.Ino) error {
+	if [16]byte(b[16:32]) != g.UUID {
+		return format.Corrupt(rmtWhat, "", "UUID does not match the superblock")
+	}
+	if o := format.Ino(binary.BigEndian.Uint64(b[32:])); o != owner {
+		return format.Corrupt(rmtWhat, "", "owner %d, want %d", o, owner)
 	}
 	return nil
 }

@@ -38,7 +38,7 @@ func (o *op) writeRemote(value []byte) (uint32, error) {
 	}
 	per := format.RmtSpace(o.bs)
 	for i := 0; i < n; i++ {
-		buf, err := o.c.Alloc(first+uint32(i), o.rmtOps())
+		buf, err := o.c.Alloc(first+uint32(i), rmtOps)
 		if err != nil {
 			return 0, err
 		}
@@ -57,20 +57,33 @@ func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 	out := make([]byte, 0, length)
 	per := format.RmtSpace(o.bs)
 	for no := blk; len(out) < length; no++ {
-		buf, err := o.c.Read(no, o.rmtOps())
+		b, daddr, err := o.rmtBlock(no)
 		if err != nil {
 			return nil, err
 		}
-		b := buf.B
 		want := min(per, length-len(out))
 		off, n := binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
 		if int(off) != len(out) || int(n) != want {
-			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d (daddr %d)", no, buf.Daddr),
+			return nil, format.Corrupt("attr remote block", fmt.Sprintf("attr remote block %d (daddr %d)", no, daddr),
 				"holds offset %d (%d bytes), want offset %d (%d bytes)", off, n, len(out), want)
 		}
 		out = append(out, b[format.RmtHdrSize:format.RmtHdrSize+want]...)
 	}
 	return out, nil
+}
+
+// rmtBlock reads remote value block no. A value is read once per
+// operation, so its blocks come straight from the fork rather than through
+// the operation's block cache.
+func (o *op) rmtBlock(no uint32) ([]byte, format.Daddr, error) {
+	b, daddr, err := o.r.Read(format.FileOff(no), 1, rmtOps)
+	if err == nil {
+		err = checkRmtOwner(o.g, b, o.owner)
+	}
+	if err != nil {
+		return nil, 0, format.Located(err, fmt.Sprintf("attr remote block %d", no))
+	}
+	return b, daddr, nil
 }
 
 // freeRemote unmaps the blocks of a remote value of length bytes, one at

@@ -4,7 +4,6 @@ import (
 	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
-	"github.com/xfs3/xfs3/xfs/trans"
 )
 
 // Leaf and node forms are one da-btree of package dabtree rooted at block
@@ -37,7 +36,6 @@ type op struct {
 	owner format.Ino
 	c     *dabtree.Blocks
 	t     *dabtree.Tree
-	rmt   *trans.Ops // remote value blocks; see rmtOps
 }
 
 func newOp(r fork.Reader) *op {

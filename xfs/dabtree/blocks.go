@@ -139,7 +139,10 @@ func (c *Blocks) Mapped() ([][2]format.FileOff, error) {
 		if err != nil {
 			return nil, err
 		}
-		c.mapping = append(m[:len(m):len(m)], [2]format.FileOff{})[:len(m)] // not nil once asked
+		if m == nil {
+			m = [][2]format.FileOff{} // not nil once asked
+		}
+		c.mapping = m
 	}
 	return c.mapping, nil
 }

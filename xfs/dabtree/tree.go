@@ -102,7 +102,12 @@ func (t *Tree) lastHash(b []byte) (uint32, int) {
 // leaves; callers shift forward while the leaf's last hash equals theirs.
 func (t *Tree) Lookup(hash uint32) (Path, error) {
 	blkno := t.Root
-	var p Path
+	// One allocation holds the whole path (lookups are the hot path).
+	mem := new(struct {
+		blks [MaxDepth]Blk
+		ptrs [MaxDepth]*Blk
+	})
+	p := Path(mem.ptrs[:0])
 	expected := 0
 	for depth := 0; ; depth++ {
 		if depth >= MaxDepth {
@@ -120,7 +125,8 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 				return nil, format.Corrupt(t.What, blockWhere(blkno), "leaf where a level-%d node belongs", expected)
 			}
 			_, last, _ := t.Leaf.Bounds(b.B)
-			return append(p, &Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}), nil
+			mem.blks[depth] = Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}
+			return append(p, &mem.blks[depth]), nil
 		}
 		level, count := NodeLevel(b.B), NodeCount(b.B)
 		if depth == 0 {
@@ -135,7 +141,8 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 			i = count - 1
 		}
 		_, child := NodeEntry(b.B, i)
-		p = append(p, &Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)})
+		mem.blks[depth] = Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)}
+		p = append(p, &mem.blks[depth])
 		if child == t.Root {
 			return nil, format.Corrupt(t.What, blockWhere(blkno), "level-%d node points back at the root", level)
 		}
@@ -349,17 +356,17 @@ func (t *Tree) Walk(fn func(b *Buf) error) error {
 	if err != nil {
 		return err
 	}
-	leaf := p.Bottom()
+	blkno, leaf := p.Bottom().Blkno, p.Bottom().Buf
 	seen := map[uint32]bool{}
 	for {
-		if seen[leaf.Blkno] {
-			return format.Corrupt(t.What, blockWhere(leaf.Blkno), "leaf sibling chain loops")
+		if seen[blkno] {
+			return format.Corrupt(t.What, blockWhere(blkno), "leaf sibling chain loops")
 		}
-		seen[leaf.Blkno] = true
-		if err := fn(leaf.Buf); err != nil {
+		seen[blkno] = true
+		if err := fn(leaf); err != nil {
 			return err
 		}
-		next := Forw(leaf.Buf.B)
+		next := Forw(leaf.B)
 		if next == 0 {
 			return nil
 		}
@@ -368,11 +375,11 @@ func (t *Tree) Walk(fn func(b *Buf) error) error {
 			return err
 		}
 		if m := Magic(b.B); m != t.Leaf.Magic() {
-			return format.Corrupt(t.What, blockWhere(next), "leaf sibling of block %d has magic %#x", leaf.Blkno, m)
+			return format.Corrupt(t.What, blockWhere(next), "leaf sibling of block %d has magic %#x", blkno, m)
 		}
-		if back := Back(b.B); back != leaf.Blkno {
-			return format.Corrupt(t.What, blockWhere(next), "back pointer %d, want %d", back, leaf.Blkno)
+		if back := Back(b.B); back != blkno {
+			return format.Corrupt(t.What, blockWhere(next), "back pointer %d, want %d", back, blkno)
 		}
-		leaf = &Blk{Blkno: next, Buf: b, Leaf: true}
+		blkno, leaf = next, b
 	}
 }
