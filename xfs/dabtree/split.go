@@ -121,9 +121,11 @@ func (t *Tree) Deepen() error {
 
 // rootSplit grows the tree by one level: the root's contents move to a new
 // block and the root becomes a node over that block and the blocks in adds
-// (xfs_da3_root_split), so the root block number never changes. Like the
-// kernel it copies a node's header and entries only (the bytes a rebalance
-// left behind them stay in the root) and a leaf whole.
+// (xfs_da3_root_split), so the root block number never changes. A node's
+// header and entries are copied, not the bytes a rebalance left behind
+// them, as the kernel does; a leaf is copied whole, as
+// xfs_attr3_leaf_to_node does (the kernel's split of a lone leafn root
+// copies its entries only; what follows them is never read).
 func (t *Tree) rootSplit(root *Blk, adds []*Blk) error {
 	moved, err := t.Grow(t.Ops)
 	if err != nil {
