@@ -34,15 +34,17 @@ type op struct {
 	g     *format.Geometry
 	bs    int
 	owner format.Ino
-	c     *dabtree.Blocks
-	t     *dabtree.Tree
+	c     *dabtree.Blocks // &blocks
+	t     dabtree.Tree
+	// blocks is kept here so that an operation costs one allocation.
+	blocks dabtree.Blocks
 }
 
 func newOp(r fork.Reader) *op {
 	g := r.Geometry()
-	c := dabtree.NewBlocks(r, 1)
-	o := &op{r: r, g: g, bs: g.BlockSize, owner: r.Owner(), c: c,
-		t: &dabtree.Tree{C: c, Root: 0, Ops: treeOps, Leaf: leafOps{}, What: leafWhat}}
+	o := &op{r: r, g: g, bs: g.BlockSize, owner: r.Owner(), blocks: *dabtree.NewBlocks(r, 1)}
+	o.c = &o.blocks
+	o.t = dabtree.Tree{C: o.c, Root: 0, Ops: treeOps, Leaf: leafOps{}, What: leafWhat}
 	if w, ok := r.(Fork); ok {
 		o.w = w
 	}

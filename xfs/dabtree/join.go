@@ -34,9 +34,9 @@ func (t *Tree) Join(p Path) (toRoot bool, err error) {
 		}
 		p = p[:len(p)-1]
 	}
-	t.nodeRemove(p[0])
+	t.nodeRemove(&p[0])
 	t.FixHash(p)
-	return true, t.rootJoin(p[0])
+	return true, t.rootJoin(&p[0])
 }
 
 // tooSmall decides what to do with the path's bottom block

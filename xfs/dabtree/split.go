@@ -14,7 +14,7 @@ func (t *Tree) Split(p Path, adds ...*Blk) error {
 	t.FixHash(p)
 	for i := len(p) - 2; i >= 0 && len(adds) > 0; i-- {
 		var err error
-		if adds, err = t.nodeSplit(p[i], adds, len(p)-1-i); err != nil {
+		if adds, err = t.nodeSplit(&p[i], adds, len(p)-1-i); err != nil {
 			return err
 		}
 		t.FixHash(p[:i+1])
@@ -22,7 +22,7 @@ func (t *Tree) Split(p Path, adds ...*Blk) error {
 	if len(adds) == 0 {
 		return nil
 	}
-	return t.rootSplit(p[0], adds)
+	return t.rootSplit(&p[0], adds)
 }
 
 // nodeSplit adds the blocks in adds after entry old.Index of node old,

@@ -47,21 +47,15 @@ type Blk struct {
 	Leaf  bool
 }
 
-// Path is a root-to-leaf path, root first.
-type Path []*Blk
+// Path is a root-to-leaf path, root first. Its blocks are values, so a
+// path is one allocation; change them through &p[i].
+type Path []Blk
 
 // Bottom returns the last block of the path (the leaf after Lookup).
-func (p Path) Bottom() *Blk { return p[len(p)-1] }
+func (p Path) Bottom() *Blk { return &p[len(p)-1] }
 
 // Clone copies the path's blocks (not their buffers).
-func (p Path) Clone() Path {
-	q := make(Path, len(p))
-	for i, b := range p {
-		c := *b
-		q[i] = &c
-	}
-	return q
-}
+func (p Path) Clone() Path { return append(Path(nil), p...) }
 
 func (t *Tree) g() *format.Geometry { return t.C.R.Geometry() }
 
@@ -102,12 +96,7 @@ func (t *Tree) lastHash(b []byte) (uint32, int) {
 // leaves; callers shift forward while the leaf's last hash equals theirs.
 func (t *Tree) Lookup(hash uint32) (Path, error) {
 	blkno := t.Root
-	// One allocation holds the whole path (lookups are the hot path).
-	mem := new(struct {
-		blks [MaxDepth]Blk
-		ptrs [MaxDepth]*Blk
-	})
-	p := Path(mem.ptrs[:0])
+	var path [MaxDepth]Blk // copied out at the leaf: one allocation
 	expected := 0
 	for depth := 0; ; depth++ {
 		if depth >= MaxDepth {
@@ -125,8 +114,8 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 				return nil, format.Corrupt(t.What, blockWhere(blkno), "leaf where a level-%d node belongs", expected)
 			}
 			_, last, _ := t.Leaf.Bounds(b.B)
-			mem.blks[depth] = Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}
-			return append(p, &mem.blks[depth]), nil
+			path[depth] = Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}
+			return append(Path(nil), path[:depth+1]...), nil
 		}
 		level, count := NodeLevel(b.B), NodeCount(b.B)
 		if depth == 0 {
@@ -141,8 +130,7 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 			i = count - 1
 		}
 		_, child := NodeEntry(b.B, i)
-		mem.blks[depth] = Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)}
-		p = append(p, &mem.blks[depth])
+		path[depth] = Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)}
 		if child == t.Root {
 			return nil, format.Corrupt(t.What, blockWhere(blkno), "level-%d node points back at the root", level)
 		}
@@ -171,7 +159,7 @@ func (t *Tree) Shift(p Path, forward bool) (bool, error) {
 	level := len(p) - 2
 	var blkno uint32
 	for ; level >= 0; level-- {
-		blk := p[level]
+		blk := &p[level]
 		count := NodeCount(blk.Buf.B)
 		if forward && blk.Index < count-1 {
 			blk.Index++
@@ -191,7 +179,7 @@ func (t *Tree) Shift(p Path, forward bool) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		blk := p[level]
+		blk := &p[level]
 		// Blocks of one level are all nodes or all leaves.
 		if isNode := Magic(b.B) == NodeMagic; isNode == blk.Leaf || !isNode && Magic(b.B) != t.Leaf.Magic() {
 			return false, format.Corrupt(t.What, blockWhere(blkno), "unexpected block (magic %#x) inside the tree", Magic(b.B))
@@ -245,14 +233,14 @@ func (t *Tree) CheckRightmost(p Path) error {
 // FixHash propagates the last hash of the path's bottom block up the
 // path, stopping where a parent already records it (xfs_da3_fixhashpath).
 func (t *Tree) FixHash(p Path) {
-	bottom := p[len(p)-1]
+	bottom := p.Bottom()
 	last, count := t.lastHash(bottom.Buf.B)
 	if count == 0 {
 		return
 	}
 	bottom.Hash = last
 	for l := len(p) - 2; l >= 0; l-- {
-		blk := p[l]
+		blk := &p[l]
 		if nodeHash(blk.Buf.B, blk.Index) == last {
 			break
 		}
