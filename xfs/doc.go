@@ -7,8 +7,9 @@
 // owning package below it.
 //
 //	xfs (Volume, inode cache, txn, forks and bmap, namespace ops)
-//	 ├─> dir ──> dabtree ───────┐  directories, xattrs, the da-btree
-//	 ├─> attr (own node form) ──┤  (attr's node form has its own copy)
+//	 ├─> dir ──┬─> dabtree ─────┐  directories, xattrs and the one
+//	 ├─> attr ─┘                │  da-btree under both (nodes, splits,
+//	 │                          │  joins, the per-operation block cache)
 //	 │                  fork ───┤  fork.Reader/Writer: blocks of a fork
 //	 ├─> ialloc ──> alloc ──────┤  AGI, inode chunks, unlinked lists;
 //	 │                          │  AGF, AGFL, free-space trees

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -55,19 +56,18 @@ func (f Form) String() string {
 
 // FormOf reports the format of the attribute fork behind r.
 func FormOf(r fork.Reader) (Form, error) {
-	o := newOp(r)
 	if r.Format() == format.FmtLocal {
 		return FormShort, nil
 	}
-	m, err := o.mapped()
-	if err != nil || len(m) == 0 {
+	o := newOp(r)
+	if blocks, err := o.hasBlocks(); err != nil || !blocks {
 		return FormNone, err
 	}
-	d, err := o.read(0)
+	root, err := o.t.Read(0)
 	if err != nil {
 		return FormNone, err
 	}
-	if blkMagic(d.b) == format.Da3NodeMagic {
+	if dabtree.Magic(root.B) == dabtree.NodeMagic {
 		return FormNode, nil
 	}
 	return FormLeaf, nil
@@ -87,7 +87,6 @@ func Get(r fork.Reader, ns uint8, name []byte) ([]byte, error) {
 	if err := checkName(ns, name); err != nil {
 		return nil, err
 	}
-	o := newOp(r)
 	if r.Format() == format.FmtLocal {
 		ents, err := shortForm(r)
 		if err != nil {
@@ -98,22 +97,22 @@ func Get(r fork.Reader, ns uint8, name []byte) ([]byte, error) {
 		}
 		return nil, ErrNoData
 	}
-	if m, err := o.mapped(); err != nil || len(m) == 0 {
+	o := newOp(r)
+	if blocks, err := o.hasBlocks(); err != nil || !blocks {
 		if err == nil {
 			err = ErrNoData
 		}
 		return nil, err
 	}
-	st := o.newState(format.DaHashName(name), ns, name)
-	found, err := st.lookup()
+	p, found, err := o.lookup(format.DaHashName(name), ns, name)
 	if err != nil {
 		return nil, err
 	}
 	if !found {
 		return nil, ErrNoData
 	}
-	blk := st.bottom()
-	return o.entValue(blk.d.b, blk.index)
+	leaf := p.Bottom()
+	return o.entValue(leaf.Buf.B, leaf.Index)
 }
 
 // entValue returns a copy of the value of entry i of leaf b.
@@ -132,7 +131,6 @@ func (o *op) entValue(b []byte, i int) ([]byte, error) {
 // fn stops the walk and is returned. Incomplete entries (left by a crash
 // of the kernel in the middle of a set) are skipped, as the kernel does.
 func List(r fork.Reader, fn func(ns uint8, name, value []byte) error) error {
-	o := newOp(r)
 	if r.Format() == format.FmtLocal {
 		ents, err := shortForm(r)
 		if err != nil {
@@ -145,61 +143,27 @@ func List(r fork.Reader, fn func(ns uint8, name, value []byte) error) error {
 		}
 		return nil
 	}
-	if m, err := o.mapped(); err != nil || len(m) == 0 {
+	o := newOp(r)
+	if blocks, err := o.hasBlocks(); err != nil || !blocks {
 		return err
 	}
-	return o.walkLeaves(func(d *dablk) error {
-		h := leafHdrOf(d.b)
-		for i := 0; i < h.count; i++ {
-			e := leafEntOf(d.b, i)
+	return o.t.Walk(func(leaf *dabtree.Buf) error {
+		b := leaf.B
+		for i, n := 0, leafCount(b); i < n; i++ {
+			e := leafEntOf(b, i)
 			if e.flags&format.AttrIncomplete != 0 {
 				continue
 			}
-			v, err := o.entValue(d.b, i)
+			v, err := o.entValue(b, i)
 			if err != nil {
 				return err
 			}
-			if err := fn(e.flags&format.AttrNSMask, entName(d.b, i), v); err != nil {
+			if err := fn(e.flags&format.AttrNSMask, entName(b, i), v); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// walkLeaves calls fn on every leaf from the leftmost along the forward
-// sibling chain.
-func (o *op) walkLeaves(fn func(d *dablk) error) error {
-	st := o.newState(0, 0, nil)
-	if _, err := st.lookup(); err != nil {
-		return err
-	}
-	d := st.bottom().d
-	seen := map[uint32]bool{}
-	for {
-		if seen[d.no] {
-			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", d.no), "leaf sibling chain loops")
-		}
-		seen[d.no] = true
-		if err := fn(d); err != nil {
-			return err
-		}
-		next := blkForw(d.b)
-		if next == 0 {
-			return nil
-		}
-		nd, err := o.read(next)
-		if err != nil {
-			return err
-		}
-		if blkMagic(nd.b) != format.Attr3LeafMagic {
-			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", next), "leaf sibling of block %d has magic %#x", d.no, blkMagic(nd.b))
-		}
-		if back := blkBack(nd.b); back != d.no {
-			return format.Corrupt(leafWhat, fmt.Sprintf("attr block %d", next), "back pointer %d, want %d", back, d.no)
-		}
-		d = nd
-	}
 }
 
 // Set creates or replaces attribute name in namespace ns with value.
@@ -240,7 +204,7 @@ func Set(f Fork, ns uint8, name, value []byte, flags int) error {
 		}
 	}
 	a.replace = found
-	return o.add(a)
+	return o.flush(o.add(a))
 }
 
 // Remove deletes attribute name of namespace ns, or returns ErrNoData.
@@ -256,13 +220,22 @@ func Remove(f Fork, ns uint8, name []byte) error {
 	if f.Format() == format.FmtLocal {
 		return o.sfRemove(a, false)
 	}
-	if m, err := o.mapped(); err != nil || len(m) == 0 {
+	if blocks, err := o.hasBlocks(); err != nil || !blocks {
 		if err == nil {
 			err = ErrNoData
 		}
 		return err
 	}
-	return o.removeBlocks(a, ns)
+	return o.flush(o.removeBlocks(a, ns))
+}
+
+// flush hands the blocks the operation changed to the transaction, unless
+// it failed (the caller then cancels the transaction).
+func (o *op) flush(err error) error {
+	if err == nil {
+		o.c.Flush()
+	}
+	return err
 }
 
 // args are the arguments of a set or remove.
@@ -283,10 +256,11 @@ func (o *op) exists(a *args) (bool, error) {
 		}
 		return sfFind(ents, a.ns, a.name) >= 0, nil
 	}
-	if m, err := o.mapped(); err != nil || len(m) == 0 {
+	if blocks, err := o.hasBlocks(); err != nil || !blocks {
 		return false, err
 	}
-	return o.newState(a.hash, a.ns, a.name).lookup()
+	_, found, err := o.lookup(a.hash, a.ns, a.name)
+	return found, err
 }
 
 // add runs the kernel's add (or replace) sequence: short form while the
@@ -397,23 +371,22 @@ func (o *op) sfToLeaf() error {
 	if err := o.setForkOff(resetForkOff(o.g, w.ForkOff(), dataFmt)); err != nil {
 		return err
 	}
-	d, err := o.grow()
+	leaf, err := o.t.Grow(treeOps)
 	if err != nil {
 		return err
 	}
-	if d.no != 0 {
-		return fmt.Errorf("attr: first leaf landed at block %d", d.no)
+	if leaf.Blkno != 0 {
+		return fmt.Errorf("attr: first leaf landed at block %d", leaf.Blkno)
 	}
-	initLeaf(d.b, o.g, d.daddr, o.owner)
+	initLeaf(leaf.B, o.g, leaf.Daddr, o.owner)
 	for _, e := range ents {
 		ne := &newEnt{hash: format.DaHashName(e.name), flags: e.flags, name: e.name, value: e.value, local: true,
 			size: entsizeLocal(len(e.name), len(e.value))}
-		idx, _ := leafLookup(d.b, ne.hash, e.flags, e.name)
-		if !leafAdd(d.b, ne, idx) {
+		idx, _ := leafLookup(leaf.B, ne.hash, e.flags, e.name)
+		if !leafAdd(leaf.B, ne, idx) {
 			return format.Corrupt("short-form attributes", "", "entries do not fit in one leaf")
 		}
 	}
-	o.dirty(d)
 	return nil
 }
 
@@ -426,30 +399,28 @@ func (o *op) addBlocks(a *args) error {
 	size, local := newEntsize(o.bs, len(a.name), len(a.value))
 	ne := &newEnt{hash: a.hash, flags: a.ns, name: a.name, value: a.value, size: size, local: local, incomplete: a.replace}
 	for {
-		st := o.newState(a.hash, a.ns, a.name)
-		if _, err := st.lookup(); err != nil {
+		p, _, err := o.lookup(a.hash, a.ns, a.name)
+		if err != nil {
 			return err
 		}
-		st.ne = ne
-		leaf := st.bottom()
-		added := leafAdd(leaf.d.b, ne, leaf.index)
-		o.dirty(leaf.d)
+		leaf := p.Bottom()
+		added := leafAdd(leaf.Buf.B, ne, leaf.Index)
+		o.c.Dirty(leaf.Buf) // leafAdd may have compacted it anyway
 		if added {
-			st.fixHashPath(&st.path)
+			o.t.FixHash(p)
 			break
 		}
-		if st.path.active == 1 {
-			// A single leaf (perhaps with remote value blocks): convert to
-			// node form and try again.
-			if err := o.leafToNode(); err != nil {
+		if len(p) > 1 {
+			if err := o.split(p, ne); err != nil {
 				return err
 			}
-			continue
+			break
 		}
-		if err := st.split(); err != nil {
+		// A single leaf (perhaps with remote value blocks): it moves under
+		// a new root node (xfs_attr3_leaf_to_node), then splits.
+		if err := o.t.Deepen(); err != nil {
 			return err
 		}
-		break
 	}
 
 	newFilter := a.ns
@@ -466,54 +437,58 @@ func (o *op) addBlocks(a *args) error {
 	if newFilter == a.ns {
 		return nil // a plain local add is complete
 	}
-	nst := o.newState(a.hash, newFilter, a.name)
-	if found, err := nst.lookup(); err != nil || !found {
-		if err == nil {
-			err = format.Corrupt(leafWhat, "", "new entry vanished")
-		}
+	nb, err := o.find(a.hash, newFilter, a.name, "new entry vanished")
+	if err != nil {
 		return err
 	}
-	nb := nst.bottom()
-	var ob *pathBlk
+	var ob *dabtree.Blk
 	if a.replace {
 		// Find the old entry while it is the only complete one.
-		ost := o.newState(a.hash, a.ns, a.name)
-		if found, err := ost.lookup(); err != nil || !found {
-			if err == nil {
-				err = format.Corrupt(leafWhat, "", "replaced entry vanished")
-			}
+		if ob, err = o.find(a.hash, a.ns, a.name, "replaced entry vanished"); err != nil {
 			return err
 		}
-		ob = ost.bottom()
 	}
 	if !local {
-		setEntRemote(nb.d.b, nb.index, rmtBlk, len(a.value))
+		setEntRemote(nb.Buf.B, nb.Index, rmtBlk, len(a.value))
 	}
-	clearIncomplete(nb.d.b, nb.index)
-	o.dirty(nb.d)
+	clearIncomplete(nb.Buf.B, nb.Index)
+	o.c.Dirty(nb.Buf)
 	if !a.replace {
 		return nil
 	}
 
 	// Flip: the old entry becomes the incomplete one, then goes with its
 	// value blocks.
-	oldFlags := leafEntOf(ob.d.b, ob.index).flags
+	oldFlags := leafEntOf(ob.Buf.B, ob.Index).flags
 	var oldBlk uint32
 	var oldLen int
 	if oldFlags&format.AttrLocal == 0 {
-		oldBlk, oldLen = entRemote(ob.d.b, ob.index)
-		setEntRemote(ob.d.b, ob.index, 0, 0)
+		oldBlk, oldLen = entRemote(ob.Buf.B, ob.Index)
+		setEntRemote(ob.Buf.B, ob.Index, 0, 0)
 	}
-	e := leafEntOf(ob.d.b, ob.index)
+	e := leafEntOf(ob.Buf.B, ob.Index)
 	e.flags |= format.AttrIncomplete
-	putLeafEnt(ob.d.b, ob.index, e)
-	o.dirty(ob.d)
+	putLeafEnt(ob.Buf.B, ob.Index, e)
+	o.c.Dirty(ob.Buf)
 	if oldFlags&format.AttrLocal == 0 {
 		if err := o.freeRemote(oldBlk, oldLen); err != nil {
 			return err
 		}
 	}
 	return o.removeEntry(a.hash, a.ns|format.AttrIncomplete, a.name)
+}
+
+// find returns the leaf holding the entry (filter, name), with its index;
+// the entry must exist (gone says what it means when it does not).
+func (o *op) find(hash uint32, filter uint8, name []byte, gone string) (*dabtree.Blk, error) {
+	p, found, err := o.lookup(hash, filter, name)
+	if err == nil && !found {
+		err = format.Corrupt(leafWhat, "", "%s", gone)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p.Bottom(), nil
 }
 
 func clearIncomplete(b []byte, i int) {
@@ -525,17 +500,16 @@ func clearIncomplete(b []byte, i int) {
 // removeBlocks is the pure remove in leaf or node form: the value blocks
 // go first, then the entry.
 func (o *op) removeBlocks(a *args, filter uint8) error {
-	st := o.newState(a.hash, filter, a.name)
-	found, err := st.lookup()
+	p, found, err := o.lookup(a.hash, filter, a.name)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return ErrNoData
 	}
-	b := st.bottom()
-	if leafEntOf(b.d.b, b.index).flags&format.AttrLocal == 0 {
-		blk, n := entRemote(b.d.b, b.index)
+	leaf := p.Bottom()
+	if leafEntOf(leaf.Buf.B, leaf.Index).flags&format.AttrLocal == 0 {
+		blk, n := entRemote(leaf.Buf.B, leaf.Index)
 		if err := o.freeRemote(blk, n); err != nil {
 			return err
 		}
@@ -547,24 +521,23 @@ func (o *op) removeBlocks(a *args, filter uint8) error {
 // remove the entry, join leaves and nodes that became too small, and go
 // back to short form when everything left fits in the inode.
 func (o *op) removeEntry(hash uint32, filter uint8, name []byte) error {
-	st := o.newState(hash, filter, name)
-	found, err := st.lookup()
+	p, found, err := o.lookup(hash, filter, name)
 	if err != nil {
 		return err
 	}
 	if !found {
 		return ErrNoData
 	}
-	b := st.bottom()
-	leafRemove(b.d.b, b.index)
-	o.dirty(b.d)
-	st.fixHashPath(&st.path)
+	leaf := p.Bottom()
+	leafRemove(leaf.Buf.B, leaf.Index)
+	o.c.Dirty(leaf.Buf)
+	o.t.FixHash(p)
 	// The kernel tries a join after every removal below a node, not only
 	// when the leaf fell under 37% (xfs_attr_node_remove_attr tests the
-	// lookup's result, not xfs_attr3_leaf_remove's); leafTooSmall then
-	// decides.
-	if st.path.active > 1 {
-		if err := st.join(); err != nil {
+	// lookup's result, not xfs_attr3_leaf_remove's); the leaf's Usage
+	// then decides.
+	if len(p) > 1 {
+		if _, err := o.t.Join(p); err != nil {
 			return err
 		}
 	}
@@ -574,28 +547,27 @@ func (o *op) removeEntry(hash uint32, filter uint8, name []byte) error {
 // leafShrink is xfs_attr_leaf_shrink: a fork that is a single leaf goes
 // back to short form when all its entries fit there.
 func (o *op) leafShrink() error {
-	leaf, err := o.isLeaf()
-	if err != nil || !leaf {
+	if single, err := o.isLeaf(); err != nil || !single {
 		return err
 	}
-	d, err := o.read(0)
+	leaf, err := o.t.Read(0)
 	if err != nil {
 		return err
 	}
-	off := allFit(d.b, o.w)
+	off := allFit(leaf.B, o.w)
 	if off == 0 {
 		return nil
 	}
-	return o.leafToShortform(d, off)
+	return o.leafToShortform(leaf.B, off)
 }
 
 // leafToShortform is xfs_attr3_leaf_to_shortform: free the leaf and store
 // its entries in the inode at fork offset off; off -1 means nothing is
 // left and the fork goes.
-func (o *op) leafToShortform(d *dablk, off int) error {
+func (o *op) leafToShortform(leaf []byte, off int) error {
 	w := o.w
-	src := bytes.Clone(d.b)
-	if err := o.shrink(0); err != nil {
+	src := bytes.Clone(leaf)
+	if err := o.c.Free(0); err != nil {
 		return err
 	}
 	if off == -1 {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -25,22 +26,26 @@ import (
 //   - remote values: every block mapped, headers with the right offset,
 //     length, owner, daddr and the all-ones LSN, the tail of the last block
 //     zero;
-//   - da nodes: levels decreasing by one, keys == the last hash of each
-//     child and not decreasing, sibling chains complete at every level
-//     (block 0 has none), the rightmost node of each level with a first key
-//     below its last (as xfs_repair demands);
+//   - the tree: every block accepted by the read verifiers, and the shape
+//     dabtree.Tree.Check requires (levels, keys, sibling chains);
 //   - no name twice, and no mapped block that nothing uses.
 func Check(r fork.Reader) error {
 	if r.Format() == format.FmtLocal {
 		return checkShort(r.Inline())
 	}
 	c := &checker{o: newOp(r), names: map[string]bool{}, owner: map[uint32]string{}}
-	m, err := c.o.mapped()
+	m, err := c.o.c.Mapped()
 	if err != nil || len(m) == 0 {
 		return err
 	}
-	if err := c.tree(); err != nil {
+	shape, err := c.o.t.Check(c.leaf)
+	if err != nil {
 		return err
+	}
+	for _, no := range shape.Nodes {
+		if err := c.own(no, "node"); err != nil {
+			return err
+		}
 	}
 	for _, rg := range m {
 		for no := rg[0]; no < rg[1]; no++ {
@@ -86,128 +91,24 @@ func (c *checker) own(no uint32, what string) error {
 	return nil
 }
 
-// tree walks the da-btree from block 0 level by level.
-func (c *checker) tree() error {
-	root, err := c.o.read(0)
-	if err != nil {
+// leaf checks one leaf as xfs_repair's process_leaf_attr_block does.
+func (c *checker) leaf(buf *dabtree.Buf) error {
+	no, b, bs := buf.Blkno, buf.B, len(buf.B)
+	if err := c.own(no, "leaf"); err != nil {
 		return err
 	}
-	if blkForw(root.b) != 0 || blkBack(root.b) != 0 {
-		return c.errorf(0, "root block has siblings %d/%d", blkForw(root.b), blkBack(root.b))
-	}
-	level := []*dablk{root}
-	depth := -1 // node level expected at this depth (-1: unknown yet)
-	for {
-		isLeaf := blkMagic(level[0].b) == format.Attr3LeafMagic
-		for _, d := range level {
-			if (blkMagic(d.b) == format.Attr3LeafMagic) != isLeaf {
-				return c.errorf(d.no, "leaves and nodes mixed on one level")
-			}
-			// The engine's read path must accept every block too.
-			if err := c.o.ops.da.Verify(d.b, d.daddr); err != nil {
-				return format.Located(err, fmt.Sprintf("attr block %d", d.no))
-			}
-			what := "leaf"
-			if !isLeaf {
-				what = "node"
-			}
-			if err := c.own(d.no, what); err != nil {
-				return err
-			}
-		}
-		if err := c.siblings(level); err != nil {
-			return err
-		}
-		if isLeaf {
-			if depth > 0 {
-				return c.errorf(level[0].no, "leaves at node level %d", depth)
-			}
-			for _, d := range level {
-				if err := c.leaf(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		var next []*dablk
-		for _, d := range level {
-			lv := nodeLevel(d.b)
-			if depth >= 0 && lv != depth {
-				return c.errorf(d.no, "node level %d, want %d", lv, depth)
-			}
-			depth = lv
-			n := nodeCount(d.b)
-			var prev uint32
-			for i := 0; i < n; i++ {
-				h, child := nodeEnt(d.b, i)
-				if h < prev {
-					return c.errorf(d.no, "keys out of order at entry %d", i)
-				}
-				prev = h
-				if child == 0 {
-					return c.errorf(d.no, "entry %d points at block 0", i)
-				}
-				cd, err := c.o.read(child)
-				if err != nil {
-					return err
-				}
-				var last uint32
-				if blkMagic(cd.b) == format.Attr3LeafMagic {
-					last, _ = leafLastHash(cd.b)
-				} else {
-					last, _ = nodeEnt(cd.b, nodeCount(cd.b)-1)
-				}
-				if h != last {
-					return c.errorf(d.no, "entry %d key %#x, child %d ends at %#x", i, h, child, last)
-				}
-				next = append(next, cd)
-			}
-		}
-		// xfs_repair's check of the right edge: the rightmost node of a
-		// level must span more than one hash.
-		rm := level[len(level)-1]
-		first, _ := nodeEnt(rm.b, 0)
-		last, _ := nodeEnt(rm.b, nodeCount(rm.b)-1)
-		if first >= last {
-			return c.errorf(rm.no, "rightmost node of level %d has first key %#x, last %#x", depth, first, last)
-		}
-		depth--
-		level = next
-	}
-}
-
-// siblings checks the forw/back chain of one level, left to right.
-func (c *checker) siblings(level []*dablk) error {
-	for i, d := range level {
-		var back, forw uint32
-		if i > 0 {
-			back = level[i-1].no
-		}
-		if i+1 < len(level) {
-			forw = level[i+1].no
-		}
-		if blkBack(d.b) != back || blkForw(d.b) != forw {
-			return c.errorf(d.no, "siblings %d/%d, want %d/%d", blkBack(d.b), blkForw(d.b), back, forw)
-		}
-	}
-	return nil
-}
-
-// leaf checks one leaf as xfs_repair's process_leaf_attr_block does.
-func (c *checker) leaf(d *dablk) error {
-	b, bs := d.b, len(d.b)
 	h := leafHdrOf(b)
 	if h.count == 0 {
-		return c.errorf(d.no, "empty leaf")
+		return c.errorf(no, "empty leaf")
 	}
 	used := make([]bool, bs)
 	mark := func(start, end int, what string) error {
 		if end > bs {
-			return c.errorf(d.no, "%s runs past the block", what)
+			return c.errorf(no, "%s runs past the block", what)
 		}
 		for i := start; i < end; i++ {
 			if used[i] {
-				return c.errorf(d.no, "%s overlaps used bytes at %d", what, i)
+				return c.errorf(no, "%s overlaps used bytes at %d", what, i)
 			}
 			used[i] = true
 		}
@@ -221,20 +122,20 @@ func (c *checker) leaf(d *dablk) error {
 		e := leafEntOf(b, i)
 		what := fmt.Sprintf("entry %d", i)
 		if e.flags&format.AttrIncomplete != 0 {
-			return c.errorf(d.no, "%s is incomplete", what)
+			return c.errorf(no, "%s is incomplete", what)
 		}
 		if err := mark(entOff(i), entOff(i+1), what+" slot"); err != nil {
 			return err
 		}
 		name := entName(b, i)
 		if len(name) == 0 || bytes.IndexByte(name, 0) >= 0 {
-			return c.errorf(d.no, "%s has a bad name %q", what, name)
+			return c.errorf(no, "%s has a bad name %q", what, name)
 		}
 		if e.hash != format.DaHashName(name) {
-			return c.errorf(d.no, "%s hash %#x is not the hash of %q", what, e.hash, name)
+			return c.errorf(no, "%s hash %#x is not the hash of %q", what, e.hash, name)
 		}
 		if e.hash < c.last {
-			return c.errorf(d.no, "%s hash %#x below the previous %#x", what, e.hash, c.last)
+			return c.errorf(no, "%s hash %#x below the previous %#x", what, e.hash, c.last)
 		}
 		c.last = e.hash
 		sz := entsize(b, i)
@@ -245,40 +146,40 @@ func (c *checker) leaf(d *dablk) error {
 		firstb = min(firstb, e.idx)
 		k := string(rune(e.flags&format.AttrNSMask)) + string(name)
 		if c.names[k] {
-			return c.errorf(d.no, "%s: %s.%q appears twice", what, format.NamespaceName(e.flags), name)
+			return c.errorf(no, "%s: %s.%q appears twice", what, format.NamespaceName(e.flags), name)
 		}
 		c.names[k] = true
 		nl := len(name)
 		if e.flags&format.AttrLocal != 0 {
 			if vl := binary.BigEndian.Uint16(b[e.idx:]); entsizeLocal(nl, int(vl)) >= localMax(bs) {
-				return c.errorf(d.no, "%s keeps a %d-byte value local", what, vl)
+				return c.errorf(no, "%s keeps a %d-byte value local", what, vl)
 			}
 			continue
 		}
 		blk, vl := entRemote(b, i)
 		if entsizeLocal(nl, vl) < localMax(bs) {
-			return c.errorf(d.no, "%s keeps a %d-byte value remote", what, vl)
+			return c.errorf(no, "%s keeps a %d-byte value remote", what, vl)
 		}
-		if err := c.remote(d.no, blk, vl); err != nil {
+		if err := c.remote(no, blk, vl); err != nil {
 			return err
 		}
 	}
 	if (!h.holes && firstb != h.firstused) || h.firstused > firstb {
-		return c.errorf(d.no, "first used byte %d, lowest record at %d", h.firstused, firstb)
+		return c.errorf(no, "first used byte %d, lowest record at %d", h.firstused, firstb)
 	}
 	if usedbytes != h.usedbytes {
-		return c.errorf(d.no, "usedbytes %d, records hold %d", h.usedbytes, usedbytes)
+		return c.errorf(no, "usedbytes %d, records hold %d", h.usedbytes, usedbytes)
 	}
 	for i, r := range h.freemap {
 		for p := r.base; p < r.base+r.size; p++ {
 			if used[p] {
-				return c.errorf(d.no, "freemap %d (%d, %d) covers used byte %d", i, r.base, r.size, p)
+				return c.errorf(no, "freemap %d (%d, %d) covers used byte %d", i, r.base, r.size, p)
 			}
 		}
 		for j := i + 1; j < len(h.freemap); j++ {
 			q := h.freemap[j]
 			if r.size > 0 && q.size > 0 && r.base < q.base+q.size && q.base < r.base+r.size {
-				return c.errorf(d.no, "freemap %d (%d, %d) overlaps freemap %d (%d, %d)", i, r.base, r.size, j, q.base, q.size)
+				return c.errorf(no, "freemap %d (%d, %d) overlaps freemap %d (%d, %d)", i, r.base, r.size, j, q.base, q.size)
 			}
 		}
 	}
@@ -296,9 +197,9 @@ func (c *checker) remote(leaf, blk uint32, length int) error {
 		if err := c.own(no, fmt.Sprintf("remote value of leaf %d", leaf)); err != nil {
 			return err
 		}
-		b, daddr, err := c.o.r.Read(format.FileOff(no), 1, &c.o.ops.rmt)
+		b, daddr, err := c.o.rmtBlock(no)
 		if err != nil {
-			return format.Located(err, fmt.Sprintf("attr remote block %d", no))
+			return err
 		}
 		if _, err := format.VerifyRmtBlock(c.o.g, "attr remote block", format.AttrRmtMagic, b, daddr, c.o.owner, uint32(off)); err != nil {
 			return format.Located(err, fmt.Sprintf("attr remote block %d", no))

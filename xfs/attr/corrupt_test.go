@@ -51,14 +51,12 @@ func TestCorruption(t *testing.T) {
 				if pos >= 12 && pos < 16 {
 					continue // the CRC itself
 				}
-				old := b[pos]
-				b[pos] ^= byte(1 + rng.IntN(255))
-				format.SetCRC(b, 12) // leaves, nodes and remote blocks all keep it there
+				old, flip := b[pos], byte(1+rng.IntN(255))
+				rewrite(f, off, func(b []byte) { b[pos] ^= flip })
 				if survive(t, f, names[rng.IntN(len(names))], fmt.Sprintf("block %d byte %d", off, pos)) {
 					caught++
 				}
-				b[pos] = old
-				format.SetCRC(b, 12)
+				rewrite(f, off, func(b []byte) { b[pos] = old })
 			}
 			if err := Check(f); err != nil {
 				t.Fatalf("repaired fork: %v", err)
@@ -66,6 +64,18 @@ func TestCorruption(t *testing.T) {
 			t.Logf("%d of 1500 single-byte corruptions caught by Check", caught)
 		})
 	}
+}
+
+// rewrite changes committed block off with fn and fixes its CRC (leaves,
+// nodes and remote blocks all keep it at 12), in a transaction of its
+// own, so that the next read verifies it again as one from disk would.
+func rewrite(f *memFork, off format.FileOff, fn func(b []byte)) {
+	f.Begin()
+	b, d, _ := f.Read(off, 1, nil)
+	fn(b)
+	format.SetCRC(b, 12)
+	f.Dirty(d)
+	f.Commit()
 }
 
 // TestCorruptShortForm does the same to short-form forks.

@@ -15,7 +15,8 @@
 //	|   values local while their record stays below 3/4 of a block     |
 //	|     | the leaf is full        ^ joins leave a single leaf        |
 //	|     v                         |                                  |
-//	| node form: block 0 is a da node (0x3EBE) over leaves and nodes   |
+//	| node form: block 0 is a da node (0x3EBE) over leaves and nodes:  |
+//	|   the same xfs/dabtree tree, one level deeper (tree.go)          |
 //	|                                                                  |
 //	| remote values (leaf and node forms): blocks at a hole of the     |
 //	|   fork, each with a 56-byte XARM header, freed with the value    |
@@ -33,15 +34,22 @@
 // writes its remote value, flips the flags, then removes the old entry and
 // its value blocks, so no INCOMPLETE entry survives a Set.
 //
+// Leaf and node forms are one da-btree of package xfs/dabtree, rooted at
+// block 0. dabtree owns the da nodes, lookups and path shifts, sibling
+// links, the splits and joins above the leaves, the root's moves
+// (Tree.Deepen is xfs_attr3_leaf_to_node) and the block cache of an
+// operation; this package owns what a leaf holds (leafblk.go, and its
+// halves of a split and a merge in tree.go, given to dabtree as a
+// dabtree.Leaf), the short form (sf.go), remote values (remote.go), the
+// checker (check.go) and the policy: when a fork changes form and where
+// di_forkoff goes (attr.go, fork.go).
+//
 // Every function works on one inode within one transaction that the caller
 // owns (Begin/Commit/Cancel) and serialises (the inode lock). Blocks are
-// read, allocated and freed one at a time through the fork; they are
-// verified on read (trans.Ops.Verify) and get their CRCs at commit
-// (trans.Ops.Finish). The package keeps no state between calls.
-//
-// The da-btree code (node.go) is written for attributes only; the
-// generic xfs/dabtree package did not exist yet. Its split and join
-// logic calls the leaf format through a handful of functions (leafSplit,
-// leafRebalance, leafTooSmall, leafUnbalance, leafLookup) so that the two
-// can be unified later.
+// allocated and freed one at a time through one dabtree.Blocks per
+// operation, which also keeps the fork's mapping; tree blocks are read
+// and verified (trans.Ops.Verify) once through it, remote values straight
+// from the fork. The changed blocks go to the transaction when the
+// operation succeeds and get their CRCs at commit (trans.Ops.Finish). The
+// package keeps no state between calls.
 package attr

@@ -24,12 +24,10 @@ func FuzzShortForm(f *testing.F) {
 // FuzzBlocks feeds arbitrary bytes to the attribute block verifiers.
 func FuzzBlocks(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
-		g := testGeometry(4096, 512)
-		ops := newBlockOps(&g, 1<<10)
-		if len(b) < nodeHdrSize {
+		if len(b) < format.Da3NodeHdrSize {
 			return
 		}
-		_ = ops.da.Verify(b, 0)
-		_ = ops.rmt.Verify(b, 0)
+		_ = treeOps.Verify(b, 0)
+		_ = rmtOps.Verify(b, 0)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -79,8 +80,8 @@ func TestKernelLayout(t *testing.T) {
 				}
 				compareLayout(t, sc.name, kf, ours)
 				if strings.HasPrefix(sc.name, "long-names") {
-					if d, err := newOp(ours).read(0); err == nil && blkMagic(d.b) == format.Da3NodeMagic {
-						t.Logf("%s: %d levels of nodes above the leaves", sc.name, nodeLevel(d.b))
+					if root, err := newOp(ours).t.Read(0); err == nil && dabtree.Magic(root.B) == dabtree.NodeMagic {
+						t.Logf("%s: %d levels of nodes above the leaves", sc.name, dabtree.NodeLevel(root.B))
 					}
 				}
 			}

@@ -22,11 +22,10 @@ import (
 // name record that is not the lowest one leaves a hole: holes is set and
 // the next add that does not find room in the freemap compacts the block.
 const (
-	leafHdrSize  = format.Attr3LeafHdrSize
-	leafEntSize  = 8
-	leafMapSize  = 3 // XFS_ATTR_LEAF_MAPSIZE
-	leafMagicOff = 8
-	sfEntMax     = 255 // XFS_ATTR_SF_ENTSIZE_MAX: short form needs namelen and valuelen below it
+	leafHdrSize = format.Attr3LeafHdrSize
+	leafEntSize = 8
+	leafMapSize = 3   // XFS_ATTR_LEAF_MAPSIZE
+	sfEntMax    = 255 // XFS_ATTR_SF_ENTSIZE_MAX: short form needs namelen and valuelen below it
 )
 
 type freeRegion struct{ base, size int }
@@ -99,8 +98,11 @@ func putLeafEnt(b []byte, i int, e leafEnt) {
 	b[o+6], b[o+7] = e.flags, 0
 }
 
+// leafCount is the header's count, without decoding the rest.
+func leafCount(b []byte) int { return int(binary.BigEndian.Uint16(b[56:])) }
+
 func leafLastHash(b []byte) (uint32, int) {
-	n := int(binary.BigEndian.Uint16(b[56:]))
+	n := leafCount(b)
 	if n == 0 {
 		return 0, 0
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -405,8 +406,8 @@ func (m *model) verify() {
 	}
 	m.forms[form] = true
 	if form == FormNode {
-		d, _ := newOp(m.f).read(0)
-		m.depth = max(m.depth, nodeLevel(d.b)+1)
+		root, _ := newOp(m.f).t.Read(0)
+		m.depth = max(m.depth, dabtree.NodeLevel(root.B)+1)
 	}
 	m.checkThresholds(form)
 }
@@ -445,11 +446,11 @@ func (m *model) checkThresholds(form Form) {
 		// A single leaf whose entries all fit in the inode should have gone
 		// back to short form on the removal that made them fit.
 		if leaf, _ := newOp(m.f).isLeaf(); leaf && form == FormLeaf {
-			d, err := newOp(m.f).read(0)
+			leaf, err := newOp(m.f).t.Read(0)
 			if err != nil {
 				m.fatalf("read leaf: %v", err)
 			}
-			if off := allFit(d.b, m.f); off != 0 && sfOK && !remote {
+			if off := allFit(leaf.B, m.f); off != 0 && sfOK && !remote {
 				dataFmt, _ := m.f.DataFork()
 				if dataFmt != format.FmtBtree || len(m.attrs) > 0 {
 					m.fatalf("leaf form although all %d attributes fit in short form (forkoff %d)", len(m.attrs), off)

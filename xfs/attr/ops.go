@@ -2,8 +2,8 @@ package attr
 
 import (
 	"encoding/binary"
+	"fmt"
 
-	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
@@ -11,42 +11,15 @@ import (
 // leafWhat names attribute leaves, and the attribute da-btree, in errors.
 const leafWhat = "attr3 leaf"
 
-// maxDepth is XFS_DA_NODE_MAXDEPTH: node levels plus the leaf level.
-const maxDepth = 5
+func blockWhere(no uint32) string { return fmt.Sprintf("attr block %d", no) }
 
-// blockOps holds the trans.Ops of the two block kinds of an attribute
-// fork, bound to one filesystem and owner (the verifiers need both).
-type blockOps struct {
-	da  trans.Ops // leaves and da nodes (both may sit at block 0)
-	rmt trans.Ops // remote value blocks
-}
-
-func newBlockOps(g *format.Geometry, owner format.Ino) *blockOps {
-	o := &blockOps{}
-	o.da = trans.Ops{
-		Name: "attr da block",
-		Verify: func(b []byte, daddr format.Daddr) error {
-			if err := dabtree.VerifyBlkinfo(leafWhat, b, daddr, format.Attr3LeafMagic, dabtree.NodeMagic); err != nil {
-				return err
-			}
-			if err := dabtree.CheckOwner(leafWhat, b, g.UUID, owner); err != nil {
-				return err
-			}
-			if dabtree.Magic(b) == dabtree.NodeMagic {
-				return dabtree.VerifyNode(b)
-			}
-			return verifyLeaf(b)
-		},
-		Finish: func(b []byte) { format.SetCRC(b, format.DaBlkinfoCRCOff) },
-	}
-	o.rmt = trans.Ops{
-		Name: "attr remote block",
-		Verify: func(b []byte, daddr format.Daddr) error {
-			return verifyRmt(g, b, daddr, owner)
-		},
-		Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
-	}
-	return o
+// rmtOps verifies and finishes remote value blocks. The verifier knows
+// no filesystem, so rmtBlock checks UUID and owner after each read (as
+// dabtree.Tree.Read does for tree blocks).
+var rmtOps = &trans.Ops{
+	Name:   "attr remote block",
+	Verify: verifyRmt,
+	Finish: func(b []byte) { format.SetCRC(b, format.RmtCRCOff) },
 }
 
 // verifyLeaf checks an attribute leaf the way xfs_attr3_leaf_verify does:
@@ -56,6 +29,9 @@ func newBlockOps(g *format.Geometry, owner format.Ino) *blockOps {
 func verifyLeaf(b []byte) error {
 	const what = "attr3 leaf block"
 	bs := len(b)
+	if bs < leafHdrSize {
+		return format.Corrupt(what, "", "%d bytes is too short", bs)
+	}
 	if binary.BigEndian.Uint16(b[60:]) == 0 && bs < 1<<16 {
 		return format.Corrupt(what, "", "first used byte is 0")
 	}
@@ -111,79 +87,40 @@ func verifyLeaf(b []byte) error {
 	return nil
 }
 
-// nodeHdrSize is the size of xfs_da3_node_hdr; entries (hashval, before)
-// of 8 bytes follow.
-const nodeHdrSize = format.Da3NodeHdrSize
+const rmtWhat = "attr remote block"
 
-// nodeEnts is geo->node_ents: entries a node block holds.
-func nodeEnts(bs int) int { return (bs - nodeHdrSize) / 8 }
-
-// verifyRmt checks one remote value block as xfs_attr3_rmt_verify does;
-// the caller checks offset and length against the leaf entry.
-func verifyRmt(g *format.Geometry, b []byte, daddr format.Daddr, owner format.Ino) error {
-	const what = "attr remote block"
+// verifyRmt checks one remote value block as xfs_attr3_rmt_verify does,
+// but for UUID and owner (checkRmtOwner); the caller checks offset and
+// length against the leaf entry.
+func verifyRmt(b []byte, daddr format.Daddr) error {
 	be := binary.BigEndian
-	if be.Uint32(b) != format.AttrRmtMagic {
-		return format.Corrupt(what, "", "bad magic %#x", be.Uint32(b))
+	switch {
+	case len(b) < format.RmtHdrSize:
+		return format.Corrupt(rmtWhat, "", "%d bytes is too short", len(b))
+	case be.Uint32(b) != format.AttrRmtMagic:
+		return format.Corrupt(rmtWhat, "", "bad magic %#x", be.Uint32(b))
+	case !format.CRCOK(b, format.RmtCRCOff):
+		return format.Corrupt(rmtWhat, "", "bad CRC")
 	}
-	if !format.CRCOK(b, format.RmtCRCOff) {
-		return format.Corrupt(what, "", "bad CRC")
-	}
-	var uuid [16]byte
-	copy(uuid[:], b[16:32])
 	off, n := be.Uint32(b[4:]), be.Uint32(b[8:])
 	switch {
-	case uuid != g.UUID:
-		return format.Corrupt(what, "", "UUID does not match the superblock")
 	case format.Daddr(be.Uint64(b[40:])) != daddr:
-		return format.Corrupt(what, "", "block claims to live at daddr %d", be.Uint64(b[40:]))
+		return format.Corrupt(rmtWhat, "", "block claims to live at daddr %d", be.Uint64(b[40:]))
 	case int(n) > len(b)-format.RmtHdrSize:
-		return format.Corrupt(what, "", "%d payload bytes do not fit", n)
+		return format.Corrupt(rmtWhat, "", "%d payload bytes do not fit", n)
 	case uint64(off)+uint64(n) > format.MaxAttrValueLen:
-		return format.Corrupt(what, "", "piece %d+%d beyond the largest value", off, n)
-	case format.Ino(be.Uint64(b[32:])) != owner:
-		return format.Corrupt(what, "", "owner %d, want %d", be.Uint64(b[32:]), owner)
+		return format.Corrupt(rmtWhat, "", "piece %d+%d beyond the largest value", off, n)
 	}
 	return nil
 }
 
-// Node accessors (xfs_da3_node_hdr after the blkinfo: count be16 @56,
-// level be16 @58; entries from 64).
-func nodeCount(b []byte) int { return int(binary.BigEndian.Uint16(b[56:])) }
-func nodeLevel(b []byte) int { return int(binary.BigEndian.Uint16(b[58:])) }
-func setNodeCount(b []byte, n int) {
-	binary.BigEndian.PutUint16(b[56:], uint16(n))
-}
-
-func nodeEnt(b []byte, i int) (hash, before uint32) {
-	o := nodeHdrSize + 8*i
-	return binary.BigEndian.Uint32(b[o:]), binary.BigEndian.Uint32(b[o+4:])
-}
-
-func putNodeEnt(b []byte, i int, hash, before uint32) {
-	o := nodeHdrSize + 8*i
-	binary.BigEndian.PutUint32(b[o:], hash)
-	binary.BigEndian.PutUint32(b[o+4:], before)
-}
-
-func setNodeHash(b []byte, i int, hash uint32) {
-	binary.BigEndian.PutUint32(b[nodeHdrSize+8*i:], hash)
-}
-
-func blkMagic(b []byte) uint16 { return binary.BigEndian.Uint16(b[leafMagicOff:]) }
-func blkForw(b []byte) uint32  { return binary.BigEndian.Uint32(b) }
-func blkBack(b []byte) uint32  { return binary.BigEndian.Uint32(b[4:]) }
-func setBlkForw(b []byte, v uint32) {
-	binary.BigEndian.PutUint32(b, v)
-}
-func setBlkBack(b []byte, v uint32) {
-	binary.BigEndian.PutUint32(b[4:], v)
-}
-
-// initNode formats b as an empty da node of level (xfs_da3_node_create).
-// Like the kernel it only clears the node header: when block 0 becomes a
-// node again (leaf to node, root split) the bytes past the new entries
-// keep what the block held before, and a new block is zero anyway.
-func initNode(b []byte, g *format.Geometry, daddr format.Daddr, owner format.Ino, level int) {
-	dabtree.InitNode(b, level, daddr, g.UUID, owner)
+// checkRmtOwner checks the UUID and owner of a remote value block.
+func checkRmtOwner(g *format.Geometry, b []byte, owner format.Ino) error {
+	if [16]byte(b[16:32]) != g.UUID {
+		return format.Corrupt(rmtWhat, "", "UUID does not match the superblock")
+	}
+	if o := format.Ino(binary.BigEndian.Uint64(b[32:])); o != owner {
+		return format.Corrupt(rmtWhat, "", "owner %d, want %d", o, owner)
+	}
+	return nil
 }

@@ -32,36 +32,34 @@ func rmtBlocks(bs, n int) int {
 // the fork big enough for it, and returns the first block.
 func (o *op) writeRemote(value []byte) (uint32, error) {
 	n := rmtBlocks(o.bs, len(value))
-	first, err := o.firstUnused(n)
+	first, err := o.c.FirstUnused(0, n)
 	if err != nil {
 		return 0, err
 	}
 	per := format.RmtSpace(o.bs)
 	for i := 0; i < n; i++ {
-		b, daddr, err := o.alloc(first+format.FileOff(i), &o.ops.rmt)
+		buf, err := o.c.Alloc(first+uint32(i), rmtOps)
 		if err != nil {
 			return 0, err
 		}
 		piece := value[i*per : min(len(value), (i+1)*per)]
-		clear(b)
+		clear(buf.B)
 		h := format.RmtHdr{Magic: format.AttrRmtMagic, Offset: uint32(i * per), Bytes: uint32(len(piece)),
-			UUID: o.g.UUID, Owner: o.owner, Blkno: daddr, LSN: format.LSN(nullCommitLSN)}
-		h.Encode(b)
-		copy(b[format.RmtHdrSize:], piece)
-		o.w.Dirty(daddr)
+			UUID: o.g.UUID, Owner: o.owner, Blkno: buf.Daddr, LSN: format.LSN(nullCommitLSN)}
+		h.Encode(buf.B)
+		copy(buf.B[format.RmtHdrSize:], piece)
 	}
-	return uint32(first), nil
+	return first, nil
 }
 
 // readRemote reads a remote value of length bytes starting at block blk.
 func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 	out := make([]byte, 0, length)
 	per := format.RmtSpace(o.bs)
-	for i := 0; len(out) < length; i++ {
-		no := format.FileOff(blk) + format.FileOff(i)
-		b, daddr, err := o.r.Read(no, 1, &o.ops.rmt)
+	for no := blk; len(out) < length; no++ {
+		b, daddr, err := o.rmtBlock(no)
 		if err != nil {
-			return nil, format.Located(err, fmt.Sprintf("attr remote block %d", no))
+			return nil, err
 		}
 		want := min(per, length-len(out))
 		off, n := binary.BigEndian.Uint32(b[4:]), binary.BigEndian.Uint32(b[8:])
@@ -74,11 +72,25 @@ func (o *op) readRemote(blk uint32, length int) ([]byte, error) {
 	return out, nil
 }
 
+// rmtBlock reads remote value block no. A value is read once per
+// operation, so its blocks come straight from the fork rather than through
+// the operation's block cache.
+func (o *op) rmtBlock(no uint32) ([]byte, format.Daddr, error) {
+	b, daddr, err := o.r.Read(format.FileOff(no), 1, rmtOps)
+	if err == nil {
+		err = checkRmtOwner(o.g, b, o.owner)
+	}
+	if err != nil {
+		return nil, 0, format.Located(err, fmt.Sprintf("attr remote block %d", no))
+	}
+	return b, daddr, nil
+}
+
 // freeRemote unmaps the blocks of a remote value of length bytes, one at
 // a time like everything else (each block is its own buffer).
 func (o *op) freeRemote(blk uint32, length int) error {
 	for i := 0; i < rmtBlocks(o.bs, length); i++ {
-		if err := o.free(format.FileOff(blk) + format.FileOff(i)); err != nil {
+		if err := o.c.Free(blk + uint32(i)); err != nil {
 			return err
 		}
 	}

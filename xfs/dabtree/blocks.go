@@ -28,6 +28,9 @@ type Blocks struct {
 	Fsbs int         // filesystem blocks per block
 	bufs map[uint32]*Buf
 	dirt []*Buf // dirty buffers in the order they were first dirtied
+	// mapping caches R.Mapped between this cache's own Allocs and Frees
+	// (nil: ask the fork).
+	mapping [][2]format.FileOff
 }
 
 // ErrReadOnly is returned by changes through a Blocks made over a Reader.
@@ -53,6 +56,9 @@ func (c *Blocks) Read(blkno uint32, ops *trans.Ops) (*Buf, error) {
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("fork block %d", blkno))
 	}
+	if want := c.Fsbs << c.R.Geometry().BlockLog; len(data) != want {
+		return nil, fmt.Errorf("fork block %d: read %d bytes, want %d", blkno, len(data), want)
+	}
 	b := &Buf{Blkno: blkno, Daddr: daddr, B: data}
 	c.bufs[blkno] = b
 	return b, nil
@@ -67,6 +73,7 @@ func (c *Blocks) Alloc(blkno uint32, ops *trans.Ops) (*Buf, error) {
 	if _, ok := c.bufs[blkno]; ok {
 		return nil, format.Corrupt("fork", fmt.Sprintf("fork block %d", blkno), "allocating a block that is in use")
 	}
+	c.mapping = nil
 	data, daddr, err := c.W.Alloc(format.FileOff(blkno), c.Fsbs, ops)
 	if err != nil {
 		return nil, err
@@ -85,16 +92,19 @@ func (c *Blocks) Dirty(b *Buf) {
 	}
 }
 
-// Free unmaps the block b and forgets it.
-func (c *Blocks) Free(b *Buf) error {
+// Free unmaps the block at blkno and forgets it, whether or not it was
+// read through c.
+func (c *Blocks) Free(blkno uint32) error {
 	if c.W == nil {
 		return ErrReadOnly
 	}
-	if err := c.W.Free(format.FileOff(b.Blkno), c.Fsbs); err != nil {
+	c.mapping = nil
+	if err := c.W.Free(format.FileOff(blkno), c.Fsbs); err != nil {
 		return err
 	}
-	delete(c.bufs, b.Blkno)
-	if b.dirty {
+	b, ok := c.bufs[blkno]
+	delete(c.bufs, blkno)
+	if ok && b.dirty {
 		b.dirty = false
 		for i, d := range c.dirt {
 			if d == b {
@@ -116,10 +126,31 @@ func (c *Blocks) Flush() {
 	c.dirt = c.dirt[:0]
 }
 
+// Mapped returns the fork's mapped ranges of filesystem blocks, in
+// order. The answer is kept until the next Alloc or Free through c, which
+// must then be the only way the mapping changes. A local fork maps
+// nothing.
+func (c *Blocks) Mapped() ([][2]format.FileOff, error) {
+	if c.R.Format() == format.FmtLocal {
+		return nil, nil
+	}
+	if c.mapping == nil {
+		m, err := c.R.Mapped()
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			m = [][2]format.FileOff{} // not nil once asked
+		}
+		c.mapping = m
+	}
+	return c.mapping, nil
+}
+
 // IsHole reports whether no filesystem block of the unit at blkno is
-// mapped. It reads the fork's mapping, so use it sparingly.
+// mapped.
 func (c *Blocks) IsHole(blkno uint32) (bool, error) {
-	m, err := c.R.Mapped()
+	m, err := c.Mapped()
 	if err != nil {
 		return false, err
 	}
@@ -133,25 +164,27 @@ func (c *Blocks) IsHole(blkno uint32) (bool, error) {
 }
 
 // FirstUnused returns the first unit-aligned offset at or after from where
-// Fsbs blocks are unmapped (xfs_bmap_first_unused). from must be aligned.
-func (c *Blocks) FirstUnused(from uint32) (uint32, error) {
-	m, err := c.R.Mapped()
+// n units (n×Fsbs filesystem blocks) are unmapped (xfs_bmap_first_unused).
+// from must be aligned.
+func (c *Blocks) FirstUnused(from uint32, n int) (uint32, error) {
+	m, err := c.Mapped()
 	if err != nil {
 		return 0, err
 	}
 	pos := format.FileOff(from)
-	n := format.FileOff(c.Fsbs)
+	unit := format.FileOff(c.Fsbs)
+	need := format.FileOff(n) * unit
 	for _, r := range m {
 		if r[1] <= pos {
 			continue
 		}
-		if r[0] >= pos+n {
+		if r[0] >= pos+need {
 			break
 		}
 		// Overlap: continue after this range, rounded up to a unit.
-		pos = (r[1] + n - 1) / n * n
+		pos = (r[1] + unit - 1) / unit * unit
 	}
-	if pos > 1<<32-format.FileOff(c.Fsbs) {
+	if pos > 1<<32-need {
 		return 0, format.Corrupt("fork", "", "no unmapped block left below 2^32")
 	}
 	return uint32(pos), nil
@@ -160,7 +193,7 @@ func (c *Blocks) FirstUnused(from uint32) (uint32, error) {
 // LastBefore returns the end of the last mapped range that starts below
 // off (xfs_bmap_last_before), or 0 when nothing is mapped there.
 func (c *Blocks) LastBefore(off uint32) (uint32, error) {
-	m, err := c.R.Mapped()
+	m, err := c.Mapped()
 	if err != nil {
 		return 0, err
 	}

@@ -9,13 +9,15 @@ type Shape struct {
 	Leaves []uint32 // leaves in hash order
 }
 
-// Check walks the whole tree level by level and verifies what the kernel's
-// verifiers and xfs_repair require of its shape: node levels decrease by
-// one towards leaves of the tree's leaf magic, node counts within bounds,
-// hashes ordered within and across blocks, every key equal to the last
-// hash of its child, sibling links that chain each level from left to
-// right with no link leaving it, and no block reached twice. It calls leaf
-// for every leaf, in hash order, so the caller can check its contents.
+// Check walks the whole tree level by level and verifies every block with
+// the tree's Ops (as a first read would, cached or not), then what the
+// kernel's verifiers and xfs_repair require of its shape: node levels
+// decrease by one towards leaves of the tree's leaf magic, node counts
+// within bounds, hashes ordered within and across blocks, every key equal
+// to the last hash of its child, sibling links that chain each level from
+// left to right with no link leaving it, and no block reached twice. It
+// calls leaf for every leaf, in hash order, so the caller can check its
+// contents.
 func (t *Tree) Check(leaf func(b *Buf) error) (Shape, error) {
 	var s Shape
 	seen := map[uint32]bool{}
@@ -40,6 +42,10 @@ func (t *Tree) Check(leaf func(b *Buf) error) (Shape, error) {
 				return s, err
 			}
 			bb := b.B
+			// The read path must accept every block, cached or not.
+			if err := t.Ops.Verify(bb, b.Daddr); err != nil {
+				return s, format.Located(err, where)
+			}
 			// Sibling links chain the level exactly.
 			wantBack, wantForw := uint32(0), uint32(0)
 			if i > 0 {
@@ -54,7 +60,7 @@ func (t *Tree) Check(leaf func(b *Buf) error) (Shape, error) {
 			var first, last uint32
 			var count int
 			if Magic(bb) == NodeMagic {
-				if err := VerifyNode(bb); err != nil {
+				if err := VerifyNode(bb); err != nil { // whatever Ops checks
 					return s, format.Located(err, where)
 				}
 				lv := NodeLevel(bb)

@@ -18,8 +18,9 @@
 // @56 and level be16 @58 (leaves are level 0), then count entries of
 // (hashval be32, before be32) sorted by hashval; an entry's hashval is the
 // largest hash stored under its child. Block numbers are fork offsets in
-// filesystem blocks; 0 means "none" in sibling links, so the root of a
-// directory tree can never be a sibling.
+// filesystem blocks; 0 means "none" in sibling links, which block 0 can
+// afford: it is a directory's first data block (outside the tree) or an
+// attribute tree's root (never anyone's sibling once a split is done).
 //
 // The algorithms follow the kernel's xfs_da_btree.c: lookups descend to the
 // first child whose key is >= the hash; splits move the upper half of a
@@ -30,12 +31,19 @@
 // the lower-numbered block, and a root left with one child absorbs it
 // (xfs_da3_root_join).
 //
-// All block I/O of one operation goes through a Blocks cache over a fork,
-// so every block is read once per operation and every change lands in the
-// caller's transaction.
+// All block I/O of one operation goes through a Blocks cache over a fork:
+// the tree's blocks and the caller's other blocks of that fork (directory
+// data and free-index blocks, remote attribute values). Every block is
+// read and verified once per operation, the fork's mapping is asked once
+// between the operation's own allocations and frees, and every change
+// lands in the caller's transaction at Flush.
 //
-// Using it (package dir does this for leafn leaves; an attribute fork
-// would root its tree at block 0):
+// The two users: package dir roots a tree of leafn leaves at the start of
+// the leaf space (32 GiB), where a lone leafn block splits into a node
+// over two leaves; package attr roots a tree of attr3 leaves at block 0,
+// where a lone leaf is the attribute fork's leaf form until Deepen puts a
+// node above it (xfs_attr3_leaf_to_node), and splits a full leaf twice
+// when a big entry fits neither half.
 //
 //	t := &Tree{C: NewBlocks(fork, fsbs), Root: root, Ops: TreeOps(...), Leaf: myLeaf}
 //	p, _ := t.Lookup(hash)        // root-to-leaf path; Shift(p, true) walks right

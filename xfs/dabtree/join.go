@@ -29,14 +29,14 @@ func (t *Tree) Join(p Path) (toRoot bool, err error) {
 		if err := t.Unlink(drop, save); err != nil {
 			return false, err
 		}
-		if err := t.C.Free(drop.Buf); err != nil {
+		if err := t.C.Free(drop.Blkno); err != nil {
 			return false, err
 		}
 		p = p[:len(p)-1]
 	}
-	t.nodeRemove(p[0])
+	t.nodeRemove(&p[0])
 	t.FixHash(p)
-	return true, t.rootJoin(p[0])
+	return true, t.rootJoin(&p[0])
 }
 
 // tooSmall decides what to do with the path's bottom block
@@ -113,6 +113,9 @@ func (t *Tree) nodeRemove(blk *Blk) {
 	b := blk.Buf.B
 	count := NodeCount(b)
 	i := blk.Index
+	if i >= count {
+		return // only in a damaged tree; the root join reports it
+	}
 	copy(b[HdrSize+i*entrySize:], b[HdrSize+(i+1)*entrySize:HdrSize+count*entrySize])
 	clear(b[HdrSize+(count-1)*entrySize : HdrSize+count*entrySize])
 	setNodeCount(b, count-1)
@@ -162,5 +165,5 @@ func (t *Tree) rootJoin(root *Blk) error {
 	copy(b, c.B)
 	SetBlkno(b, root.Buf.Daddr)
 	t.dirty(root.Buf)
-	return t.C.Free(c)
+	return t.C.Free(child)
 }

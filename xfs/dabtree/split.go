@@ -14,7 +14,7 @@ func (t *Tree) Split(p Path, adds ...*Blk) error {
 	t.FixHash(p)
 	for i := len(p) - 2; i >= 0 && len(adds) > 0; i-- {
 		var err error
-		if adds, err = t.nodeSplit(p[i], adds, len(p)-1-i); err != nil {
+		if adds, err = t.nodeSplit(&p[i], adds, len(p)-1-i); err != nil {
 			return err
 		}
 		t.FixHash(p[:i+1])
@@ -22,7 +22,7 @@ func (t *Tree) Split(p Path, adds ...*Blk) error {
 	if len(adds) == 0 {
 		return nil
 	}
-	return t.rootSplit(p[0], adds)
+	return t.rootSplit(&p[0], adds)
 }
 
 // nodeSplit adds the blocks in adds after entry old.Index of node old,
@@ -107,20 +107,37 @@ func (t *Tree) nodeAdd(blk, a *Blk) {
 	t.dirty(blk.Buf)
 }
 
+// Deepen moves the contents of the root, a leaf or a node, to a new block
+// and makes the root a node with that block as its only child, one level
+// up (xfs_attr3_leaf_to_node for an attribute fork's single leaf). A
+// split below it then has a parent to record the new block in.
+func (t *Tree) Deepen() error {
+	b, err := t.Read(t.Root)
+	if err != nil {
+		return err
+	}
+	return t.rootSplit(&Blk{Blkno: t.Root, Buf: b, Leaf: Magic(b.B) != NodeMagic}, nil)
+}
+
 // rootSplit grows the tree by one level: the root's contents move to a new
 // block and the root becomes a node over that block and the blocks in adds
-// (xfs_da3_root_split), so the root block number never changes.
+// (xfs_da3_root_split), so the root block number never changes. A node's
+// header and entries are copied, not the bytes a rebalance left behind
+// them, as the kernel does; a leaf is copied whole, as
+// xfs_attr3_leaf_to_node does (the kernel's split of a lone leafn root
+// copies its entries only; what follows them is never read).
 func (t *Tree) rootSplit(root *Blk, adds []*Blk) error {
 	moved, err := t.Grow(t.Ops)
 	if err != nil {
 		return err
 	}
-	copy(moved.B, root.Buf.B)
-	SetBlkno(moved.B, moved.Daddr)
-	level := 1
-	if Magic(root.Buf.B) == NodeMagic {
-		level = NodeLevel(root.Buf.B) + 1
+	rb := root.Buf.B
+	level, used := 1, len(rb)
+	if Magic(rb) == NodeMagic {
+		level, used = NodeLevel(rb)+1, min(HdrSize+NodeCount(rb)*entrySize, len(rb))
 	}
+	copy(moved.B, rb[:used])
+	SetBlkno(moved.B, moved.Daddr)
 	// The moved block's siblings can only be blocks just split off; they
 	// pointed back at the root's number (which may be 0, the "none" of
 	// sibling links in an attribute tree, so go by the moved block's
@@ -145,7 +162,6 @@ func (t *Tree) rootSplit(root *Blk, adds []*Blk) error {
 		}
 		t.dirty(a.Buf)
 	}
-	rb := root.Buf.B
 	g := t.g()
 	InitNode(rb, level, root.Buf.Daddr, g.UUID, t.C.R.Owner())
 	h, _ := t.lastHash(moved.B)

@@ -23,7 +23,8 @@ type Leaf interface {
 	// at least 25% of it to spare.
 	Fits(a, b []byte) bool
 	// Merge moves every entry of drop into save, at the end that keeps
-	// hash order, and marks both dirty. drop is freed afterwards.
+	// hash order, and sets both Hash fields. Join then marks save changed
+	// and frees drop.
 	Merge(drop, save *Blk)
 }
 
@@ -46,21 +47,15 @@ type Blk struct {
 	Leaf  bool
 }
 
-// Path is a root-to-leaf path, root first.
-type Path []*Blk
+// Path is a root-to-leaf path, root first. Its blocks are values, so a
+// path is one allocation; change them through &p[i].
+type Path []Blk
 
 // Bottom returns the last block of the path (the leaf after Lookup).
-func (p Path) Bottom() *Blk { return p[len(p)-1] }
+func (p Path) Bottom() *Blk { return &p[len(p)-1] }
 
 // Clone copies the path's blocks (not their buffers).
-func (p Path) Clone() Path {
-	q := make(Path, len(p))
-	for i, b := range p {
-		c := *b
-		q[i] = &c
-	}
-	return q
-}
+func (p Path) Clone() Path { return append(Path(nil), p...) }
 
 func (t *Tree) g() *format.Geometry { return t.C.R.Geometry() }
 
@@ -101,7 +96,7 @@ func (t *Tree) lastHash(b []byte) (uint32, int) {
 // leaves; callers shift forward while the leaf's last hash equals theirs.
 func (t *Tree) Lookup(hash uint32) (Path, error) {
 	blkno := t.Root
-	var p Path
+	var path [MaxDepth]Blk // copied out at the leaf: one allocation
 	expected := 0
 	for depth := 0; ; depth++ {
 		if depth >= MaxDepth {
@@ -119,7 +114,8 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 				return nil, format.Corrupt(t.What, blockWhere(blkno), "leaf where a level-%d node belongs", expected)
 			}
 			_, last, _ := t.Leaf.Bounds(b.B)
-			return append(p, &Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}), nil
+			path[depth] = Blk{Blkno: blkno, Buf: b, Hash: last, Leaf: true}
+			return append(Path(nil), path[:depth+1]...), nil
 		}
 		level, count := NodeLevel(b.B), NodeCount(b.B)
 		if depth == 0 {
@@ -134,7 +130,7 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 			i = count - 1
 		}
 		_, child := NodeEntry(b.B, i)
-		p = append(p, &Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)})
+		path[depth] = Blk{Blkno: blkno, Buf: b, Index: i, Hash: nodeHash(b.B, count-1)}
 		if child == t.Root {
 			return nil, format.Corrupt(t.What, blockWhere(blkno), "level-%d node points back at the root", level)
 		}
@@ -163,7 +159,7 @@ func (t *Tree) Shift(p Path, forward bool) (bool, error) {
 	level := len(p) - 2
 	var blkno uint32
 	for ; level >= 0; level-- {
-		blk := p[level]
+		blk := &p[level]
 		count := NodeCount(blk.Buf.B)
 		if forward && blk.Index < count-1 {
 			blk.Index++
@@ -183,7 +179,7 @@ func (t *Tree) Shift(p Path, forward bool) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		blk := p[level]
+		blk := &p[level]
 		// Blocks of one level are all nodes or all leaves.
 		if isNode := Magic(b.B) == NodeMagic; isNode == blk.Leaf || !isNode && Magic(b.B) != t.Leaf.Magic() {
 			return false, format.Corrupt(t.What, blockWhere(blkno), "unexpected block (magic %#x) inside the tree", Magic(b.B))
@@ -237,14 +233,14 @@ func (t *Tree) CheckRightmost(p Path) error {
 // FixHash propagates the last hash of the path's bottom block up the
 // path, stopping where a parent already records it (xfs_da3_fixhashpath).
 func (t *Tree) FixHash(p Path) {
-	bottom := p[len(p)-1]
+	bottom := p.Bottom()
 	last, count := t.lastHash(bottom.Buf.B)
 	if count == 0 {
 		return
 	}
 	bottom.Hash = last
 	for l := len(p) - 2; l >= 0; l-- {
-		blk := p[l]
+		blk := &p[l]
 		if nodeHash(blk.Buf.B, blk.Index) == last {
 			break
 		}
@@ -259,7 +255,7 @@ func (t *Tree) FixHash(p Path) {
 // after the root (xfs_da_grow_inode) and returns it, zeroed, with its
 // number. The caller formats it.
 func (t *Tree) Grow(ops *trans.Ops) (*Buf, error) {
-	blkno, err := t.C.FirstUnused(t.Root)
+	blkno, err := t.C.FirstUnused(t.Root, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -348,17 +344,17 @@ func (t *Tree) Walk(fn func(b *Buf) error) error {
 	if err != nil {
 		return err
 	}
-	leaf := p.Bottom()
+	blkno, leaf := p.Bottom().Blkno, p.Bottom().Buf
 	seen := map[uint32]bool{}
 	for {
-		if seen[leaf.Blkno] {
-			return format.Corrupt(t.What, blockWhere(leaf.Blkno), "leaf sibling chain loops")
+		if seen[blkno] {
+			return format.Corrupt(t.What, blockWhere(blkno), "leaf sibling chain loops")
 		}
-		seen[leaf.Blkno] = true
-		if err := fn(leaf.Buf); err != nil {
+		seen[blkno] = true
+		if err := fn(leaf); err != nil {
 			return err
 		}
-		next := Forw(leaf.Buf.B)
+		next := Forw(leaf.B)
 		if next == 0 {
 			return nil
 		}
@@ -366,9 +362,12 @@ func (t *Tree) Walk(fn func(b *Buf) error) error {
 		if err != nil {
 			return err
 		}
-		if Magic(b.B) != t.Leaf.Magic() || Back(b.B) != leaf.Blkno {
-			return format.Corrupt(t.What, blockWhere(next), "bad leaf sibling (magic %#x, back %d, want %d)", Magic(b.B), Back(b.B), leaf.Blkno)
+		if m := Magic(b.B); m != t.Leaf.Magic() {
+			return format.Corrupt(t.What, blockWhere(next), "leaf sibling of block %d has magic %#x", blkno, m)
 		}
-		leaf = &Blk{Blkno: next, Buf: b, Leaf: true}
+		if back := Back(b.B); back != blkno {
+			return format.Corrupt(t.What, blockWhere(next), "back pointer %d, want %d", back, blkno)
+		}
+		blkno, leaf = next, b
 	}
 }

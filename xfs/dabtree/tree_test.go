@@ -103,7 +103,9 @@ func (tt *toyTree) tree() *dabtree.Tree {
 }
 
 // insert puts (h, v) after every entry with hash <= h, in the last leaf
-// holding h, splitting a full leaf like a directory leaf split.
+// holding h, splitting a full leaf like a directory leaf split. Rooted at
+// block 0, a full lone leaf first moves under a root node, as an
+// attribute fork's leaf does.
 func (tt *toyTree) insert(h, v uint32) error {
 	tr := tt.tree()
 	p, err := tr.Lookup(h)
@@ -120,6 +122,13 @@ func (tt *toyTree) insert(h, v uint32) error {
 	leaf := p.Bottom()
 	b := leaf.Buf.B
 	n := count(b)
+	if 64+8*(n+1) > len(b) && len(p) == 1 && tt.root == 0 {
+		if err := tr.Deepen(); err != nil {
+			return err
+		}
+		tr.C.Flush()
+		return tt.insert(h, v)
+	}
 	i := sort.Search(n, func(i int) bool { return hashAt(b, i) > h })
 	if 64+8*(n+1) <= len(b) {
 		put(b, i, h, v)

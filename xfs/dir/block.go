@@ -271,7 +271,7 @@ func (o *op) blockReplace(name []byte, ino format.Ino, ftype uint8) (format.Ino,
 // its old place becomes free space (xfs_dir2_block_to_leaf).
 func (o *op) blockToLeaf(buf *dabtree.Buf) error {
 	b := dblock(buf.B)
-	da, err := o.c.FirstUnused(o.d.leafBlk)
+	da, err := o.c.FirstUnused(o.d.leafBlk, 1)
 	if err != nil {
 		return err
 	}

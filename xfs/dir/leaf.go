@@ -275,7 +275,7 @@ func (o *op) leafToBlock(lbuf *dabtree.Buf) error {
 		b.freeScan()
 	}
 	o.c.Dirty(dbuf)
-	if err := o.c.Free(lbuf); err != nil {
+	if err := o.c.Free(lbuf.Blkno); err != nil {
 		return err
 	}
 	s, ok, err := o.blockSF(b)
@@ -309,7 +309,7 @@ func (o *op) leafTrimData(l lblock, db uint32) error {
 // table to the first free-index block (xfs_dir2_leaf_to_node).
 func (o *op) leafToNode(lbuf *dabtree.Buf) error {
 	l := lblock(lbuf.B)
-	da, err := o.c.FirstUnused(o.d.freeBlk)
+	da, err := o.c.FirstUnused(o.d.freeBlk, 1)
 	if err != nil {
 		return err
 	}

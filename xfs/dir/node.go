@@ -331,7 +331,7 @@ func (o *op) nodeAddDataBlock() (*dabtree.Buf, *dabtree.Buf, int, error) {
 		return nil, nil, 0, err
 	}
 	if hole {
-		da, err := o.c.FirstUnused(o.d.freeBlk)
+		da, err := o.c.FirstUnused(o.d.freeBlk, 1)
 		if err != nil {
 			return nil, nil, 0, err
 		}
@@ -535,7 +535,7 @@ func (o *op) dataBlockFree(fbuf *dabtree.Buf, findex int, gone bool, longest int
 		f.setBest(findex, nullOff)
 	}
 	if f.nused() == 0 {
-		return o.c.Free(fbuf)
+		return o.c.Free(fbuf.Blkno)
 	}
 	return nil
 }
@@ -572,7 +572,7 @@ func (o *op) nodeToLeaf() error {
 		l.setBest(i, f.best(i))
 	}
 	o.c.Dirty(root)
-	if err := o.c.Free(fbuf); err != nil {
+	if err := o.c.Free(fbuf.Blkno); err != nil {
 		return err
 	}
 	return o.leafToBlock(root)

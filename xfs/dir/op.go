@@ -168,7 +168,7 @@ func (o *op) entryAt(b dblock, off int, name []byte) (bool, error) {
 // growData maps the first unused data block and extends di_size over it
 // (xfs_dir2_grow_inode for the data space).
 func (o *op) growData() (*dabtree.Buf, error) {
-	da, err := o.c.FirstUnused(0)
+	da, err := o.c.FirstUnused(0, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (o *op) growData() (*dabtree.Buf, error) {
 // at the last data block left (xfs_dir2_shrink_inode).
 func (o *op) freeData(buf *dabtree.Buf) error {
 	da := buf.Blkno
-	if err := o.c.Free(buf); err != nil {
+	if err := o.c.Free(buf.Blkno); err != nil {
 		return err
 	}
 	if o.r.Size() > int64(da+uint32(o.d.fsbs))<<o.g.BlockLog {

@@ -368,7 +368,7 @@ func (o *op) blockSF(b dblock) (*sfDir, bool, error) {
 // blockToSF turns a block directory that fits the inode back into short
 // form (xfs_dir2_block_to_sf).
 func (o *op) blockToSF(buf *dabtree.Buf, s *sfDir) error {
-	if err := o.c.Free(buf); err != nil {
+	if err := o.c.Free(buf.Blkno); err != nil {
 		return err
 	}
 	o.w.SetSize(0)
