@@ -217,9 +217,16 @@ func (t *Trimmer) Close() {
 	t.wg.Wait()
 }
 
-// Status returns the pass under way, the last one and the counters.
+// Status returns the pass under way, the last one and the counters
+// (after Close, without the backlog: the volume may be closed).
 func (t *Trimmer) Status() TrimStatus {
-	backlog := t.vol.TrimBacklog()
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	var backlog []int64
+	if !closed {
+		backlog = t.vol.TrimBacklog()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	st := TrimStatus{Counters: t.counters}
