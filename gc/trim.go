@@ -350,8 +350,8 @@ func (t *Trimmer) Run(ctx context.Context, req TrimRequest, progress func(TrimPa
 }
 
 // Start starts an on-demand pass in the background and returns it as it
-// is after its first batch (or its end, if it ended sooner): so a device
-// that cannot discard is reported to the caller. Cancel stops it; Status
+// is after its first batch, or its error if it failed sooner (a range
+// outside the volume, a device that cannot discard). Cancel stops it; Status
 // follows it.
 func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	p, ctx, err := t.begin(t.base, false, req)
@@ -373,7 +373,7 @@ func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	<-first
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !p.Running && errors.Is(res, xfs.ErrDiscardUnsupported) {
+	if !p.Running && res != nil && !errors.Is(res, context.Canceled) {
 		return *p, res
 	}
 	return *p, nil
