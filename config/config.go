@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Config is everything `xfs3 serve` needs.
@@ -46,6 +47,15 @@ type Config struct {
 	// default: per-CPU background queues), GCSync (inside the request) or
 	// GCSweep (a background walker per allocation group).
 	GCMode string `json:"gc_mode"`
+	// TrimInterval is how often freed space is given back to the storage
+	// under the volume (a Go duration; 0 turns periodic trim off).
+	// TrimIntervalText is it as written.
+	TrimInterval     time.Duration `json:"-"`
+	TrimIntervalText string        `json:"trim_interval"`
+	// TrimPassBytes bounds what one periodic pass discards;
+	// TrimPassText is it as written ("4G").
+	TrimPassBytes int64  `json:"-"`
+	TrimPassText  string `json:"trim_pass_bytes"`
 }
 
 // Inode garbage collection modes (package gc's names; config imports
@@ -71,6 +81,12 @@ func Defaults() Config {
 		LogFormat:  "console",
 		Durability: DurableOnAck,
 		GCMode:     GCPerCPU,
+		// A minute: freed space is back with the host (or the SSD) soon
+		// after a delete, while a pass with nothing freed costs nothing
+		// (the backlog is kept in memory) and one that has work discards
+		// at most TrimPassText, pausing for foreground writes.
+		TrimIntervalText: "1m",
+		TrimPassText:     "4G",
 	}
 }
 
@@ -84,6 +100,9 @@ var envNames = map[string]string{
 	"log_format": "XFS3_LOG_FORMAT",
 	"durability": "XFS3_DURABILITY",
 	"gc_mode":    "XFS3_GC_MODE",
+
+	"trim_interval":   "XFS3_TRIM_INTERVAL",
+	"trim_pass_bytes": "XFS3_TRIM_PASS_BYTES",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -105,6 +124,10 @@ func (c *Config) field(name string) *string {
 		return &c.Durability
 	case "gc_mode":
 		return &c.GCMode
+	case "trim_interval":
+		return &c.TrimIntervalText
+	case "trim_pass_bytes":
+		return &c.TrimPassText
 	}
 	return nil
 }
@@ -124,6 +147,9 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
 		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
 		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),
+
+		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
+		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -205,6 +231,16 @@ func (c *Config) Validate() error {
 	case GCPerCPU, GCSync, GCSweep:
 	default:
 		bad("gc mode: %q is none of %s, %s, %s", c.GCMode, GCPerCPU, GCSync, GCSweep)
+	}
+	if d, err := time.ParseDuration(c.TrimIntervalText); err != nil || d < 0 {
+		bad("trim interval: %q is not a duration of 0 or more, such as 1m, 30s or 0 (off)", c.TrimIntervalText)
+	} else {
+		c.TrimInterval = d
+	}
+	if n, err := ParseSize(c.TrimPassText); err != nil || n <= 0 {
+		bad("trim pass bytes: %q is not a size above 0, such as 4G", c.TrimPassText)
+	} else {
+		c.TrimPassBytes = n
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))

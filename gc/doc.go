@@ -1,8 +1,8 @@
-// Package gc holds the background work of a store: today inode garbage
-// collection ("inodegc"); the sub-AG trim scheduler and the single-runner
-// cache reclaimer come next (design.md section 6). It speaks to the engine
-// through small interfaces (Inactivator, Sweepable) and knows nothing of
-// S3.
+// Package gc holds the background work of a store: inode garbage
+// collection ("inodegc") and the trim scheduler; the single-runner cache
+// reclaimer comes next (design.md section 6). It speaks to the engine
+// through small interfaces (Inactivator, Sweepable, Trimmable) and knows
+// nothing of S3.
 //
 // # Inode garbage collection
 //
@@ -41,4 +41,24 @@
 // Every worker has the same shape: counters in atomics, a kick channel of
 // capacity one, Close that marks the collector closed, drains, stops the
 // workers and waits for them.
+//
+// # Trim scheduler
+//
+//	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
+//	   │  nothing freed: no pass
+//	   ▼
+//	scheduled pass: AGs round-robin from the cursor, each an engine pass
+//	   over the AG with OnlyFreed, until PassBytes are discarded; where
+//	   it stops (AG, Next) is where the next pass starts
+//	   │  after every batch (no engine lock held): while the store's
+//	   │  change counter moves, sleep BackoffStep, up to BackoffMax
+//	   ▼
+//	counters ─► PassDone (the server log), Status (the admin API)
+//
+//	on demand (Start, Run): one engine pass over a byte range; it
+//	   cancels a scheduled pass under way (which resumes next interval);
+//	   a second on-demand pass is refused (ErrTrimRunning)
+//
+// Close cancels the pass under way and waits for it: the store closes the
+// trimmer before the volume, since a pass must be over before Close.
 package gc

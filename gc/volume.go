@@ -1,6 +1,8 @@
 package gc
 
 import (
+	"context"
+
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -36,4 +38,15 @@ func (a Volume) Releasable(ag int) []uint64 {
 		out = append(out, uint64(ino))
 	}
 	return out
+}
+
+func (a Volume) Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, error) {
+	return a.V.Trim(ctx, o)
+}
+
+func (a Volume) TrimBacklog() []int64 { return a.V.TrimBacklog() }
+
+func (a Volume) AGRange(ag int) (off, length int64) {
+	g := a.V.Geometry()
+	return int64(ag) * int64(g.AgBlocks) << g.BlockLog, int64(g.AgSize(format.AgNumber(ag))) << g.BlockLog
 }

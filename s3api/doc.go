@@ -48,6 +48,8 @@
 //	                                GET /minio/admin/v3/info (mc admin info) and
 //	                                every endpoint not built yet: 501 NotImplemented
 //	GET  /minio/admin/v3/xfs3/gc    the inode garbage collector's counters
+//	POST, GET, DELETE /minio/admin/v3/xfs3/trim
+//	                                trim: start, follow, cancel a pass (below)
 //	/minio/admin/v3/set-bucket-quota, get-bucket-quota, xfs3/quota,
 //	xfs3/quota/grace                bucket quotas (below)
 //
@@ -106,6 +108,49 @@
 // XMinioAdminInvalidArgument; a bucket that does not exist: 404
 // NoSuchBucket; an invalid bucket name: 400 InvalidBucketName; a body
 // that does not match X-Amz-Content-Sha256: 400 XAmzContentSHA256Mismatch.
+//
+// # Trim
+//
+// Space freed by deletes is given back to the storage under the volume
+// (holes punched in a volume file, BLKDISCARD on a block device) by
+// passes over the free-space trees: periodic ones (trim_interval) and
+// passes on demand. The scheduler is package gc's, the documents package
+// admin's, shared with 'xfs3 trim'. Every answer is the status document:
+//
+//	{"current":{PASS},"last":{PASS},"counters":{
+//	   "interval_seconds":60,"pass_bytes":4294967296,"passes":12,
+//	   "on_demand":1,"canceled":0,"failed":0,"examined_bytes":N,
+//	   "discarded_bytes":N,"discarded_extents":N,"batches":N,"errors":0,
+//	   "lock_hold_max_us":N,"lock_hold_p99_us":N,"backoffs":N,
+//	   "backoff_us":N,"unsupported":false,"backlog_bytes":N}}
+//	PASS = {"id":3,"scheduled":false,"request":{"offset":0,"length":0,"minlen":0},
+//	   "started":"2026-12-01T18:00:00Z","ended":"...","running":false,
+//	   "canceled":false,"error":"...","ag":2,"offset":N,"from":N,"to":N,
+//	   "examined_bytes":N,"examined_extents":N,"busy_bytes":N,"short_bytes":N,
+//	   "discarded_bytes":N,"discarded_extents":N,"requests":N,"errors":0,
+//	   "first_error":"...","unsupported":false,"batches":N,
+//	   "lock_hold_max_us":N,"lock_hold_p99_us":N,"elapsed_us":N,
+//	   "backoffs":N,"backoff_us":N,"next":N}
+//
+// current is the pass under way (absent when none), last the one that
+// ended last; ended, error and first_error are absent when empty. Bytes
+// are bytes of the volume; offset/next is where the walk is or stopped;
+// lock_hold_* is how long a batch held an AG's free-space lock (a
+// scheduled pass makes one engine pass per AG: its p99 is the largest of
+// theirs); backoffs count the pauses for foreground writes;
+// backlog_bytes is what was freed since last trimmed (an upper bound).
+//
+//	POST   /minio/admin/v3/xfs3/trim   start a pass on demand; body
+//	    optional: {"offset":N,"length":N,"minlen":N} (bytes; length 0: to
+//	    the end; unknown fields refused). It cancels a periodic pass under
+//	    way (which resumes at the next interval) and answers once its first
+//	    batch is done. 409 XFS3TrimRunning while another pass on demand
+//	    runs; 501 XFS3TrimUnsupported when the storage cannot discard; 400
+//	    XMinioAdminInvalidArgument for a range outside the volume or a bad
+//	    body.
+//	GET    /minio/admin/v3/xfs3/trim   progress and counters
+//	DELETE /minio/admin/v3/xfs3/trim   cancel the pass under way (none: a
+//	    no-op); it stops after its current batch ("canceled":true).
 //
 // # Operations
 //

@@ -42,6 +42,9 @@ func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
+		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
+		{name: "AdminTrimStatus", method: http.MethodGet, path: admin.PathTrim, handler: s.trimStatus},
+		{name: "AdminTrimCancel", method: http.MethodDelete, path: admin.PathTrim, handler: s.trimCancel},
 		{name: "AdminSetBucketQuota", method: http.MethodPut, path: admin.PathSetBucketQuota, handler: s.setBucketQuota},
 		{name: "AdminGetBucketQuota", method: http.MethodGet, path: admin.PathGetBucketQuota, handler: s.getBucketQuota},
 		{name: "AdminQuotaReport", method: http.MethodGet, path: admin.PathQuota, handler: s.quotaReport},
@@ -103,6 +106,36 @@ func (s *server) admin(name string, h handlerFunc) http.Handler {
 // adminGCStats answers the inode garbage collector's counters.
 func (s *server) adminGCStats(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return writeJSON(w, s.store.GCStats())
+}
+
+// trimStart is POST /xfs3/trim: starts a pass on demand (body optional:
+// offset, length, minlen) and answers the status once its first batch is
+// done.
+func (s *server) trimStart(w http.ResponseWriter, r *http.Request, rq *request) error {
+	body, err := adminBody(r, rq)
+	if err != nil {
+		return err
+	}
+	req, err := admin.DecodeTrimRequest(body)
+	if err != nil {
+		return err
+	}
+	st, err := admin.StartTrim(s.store.Trimmer(), req)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, st)
+}
+
+// trimStatus is GET /xfs3/trim: the pass under way, the last one and the
+// scheduler's counters.
+func (s *server) trimStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return writeJSON(w, admin.TrimStatusOf(s.store.Trimmer().Status()))
+}
+
+// trimCancel is DELETE /xfs3/trim: cancels the pass under way (if any).
+func (s *server) trimCancel(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return writeJSON(w, admin.CancelTrim(s.store.Trimmer()))
 }
 
 // writeJSON sends v as a 200 JSON answer.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/xfs3/xfs3/gc"
@@ -60,6 +61,12 @@ type Store struct {
 	// gc frees the inodes of deleted and replaced objects once their
 	// last reader is done (in the background in gc.PerCPU mode).
 	gc *gc.InodeGC
+	// trim gives freed space back to the storage under the volume:
+	// periodically when Options.Trim.Interval is set, and on demand.
+	trim *gc.Trimmer
+	// changes counts finished changes; the trimmer backs off while it
+	// moves.
+	changes atomic.Uint64
 
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
@@ -87,6 +94,10 @@ type Options struct {
 	// objects' inodes and extents are freed (gc.PerCPU when Mode is
 	// empty).
 	GC gc.Options
+	// Trim tunes the trim scheduler (no periodic passes when Interval is
+	// 0; passes on demand always). Busy defaults to the store's count of
+	// finished changes.
+	Trim gc.TrimOptions
 	// NoQuota runs without bucket quotas (xfs.Options.NoQuota): for
 	// measuring what they cost. The next open with quotas recounts.
 	NoQuota bool
@@ -128,6 +139,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 // (even when it failed part-way), unless the store acknowledges before
 // that. The change's own error comes first.
 func (s *Store) settle(err *error) {
+	s.changes.Add(1)
 	if s.ackEarly {
 		return
 	}
@@ -169,6 +181,10 @@ func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 		s.closeGC()
 		return nil, err
 	}
+	if o.Trim.Busy == nil {
+		o.Trim.Busy = s.changes.Load
+	}
+	s.trim = gc.StartTrimmer(v, o.Trim)
 	return s, nil
 }
 
@@ -226,6 +242,10 @@ func (s *Store) closeGC() error {
 	return err
 }
 
+// Trimmer is the store's trim scheduler: its status, and passes on
+// demand.
+func (s *Store) Trimmer() *gc.Trimmer { return s.trim }
+
 // GCStats reports the inode garbage collector's counters.
 func (s *Store) GCStats() gc.Stats { return s.gc.Stats() }
 
@@ -270,6 +290,7 @@ func (s *Store) Close() error {
 		<-s.flusherDone
 		s.stopFlusher = nil
 	}
+	s.trim.Close() // a pass must be over before the volume closes
 	err := s.closeGC()
 	if s.own {
 		if cerr := s.v.Close(); err == nil {

@@ -27,6 +27,8 @@ Commands:
           (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
   quota   bucket quotas of a running server: ls, get, set, clear
           ('xfs3 quota -h'; on a stopped volume: 'xfs3 vol quota')
+  trim    give free space back to the storage under a volume, stopped
+          or served ('xfs3 trim -h')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
   help    show this text, or 'xfs3 help <command> [subcommand]'
 
@@ -93,6 +95,8 @@ func dispatch(args []string, e *env) int {
 		return runVol(rest, e)
 	case "serve":
 		return runServe(rest, e)
+	case "trim":
+		return runTrim(rest, e)
 	case "quota":
 		return runQuota(rest, e)
 	case "bench":
@@ -119,6 +123,8 @@ func help(args []string, e *env) int {
 		return runServe([]string{"-h"}, e)
 	case "quota":
 		return runQuota([]string{"-h"}, e)
+	case "trim":
+		return runTrim([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
 	case "help":

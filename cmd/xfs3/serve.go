@@ -53,6 +53,14 @@ Flags (environment variable, JSON key):
                       at once), sync (inside the DELETE) or sweep (a
                       background walker per allocation group)
                       (XFS3_GC_MODE, "gc_mode")
+  --trim-interval D   how often space freed by deletes is given back to
+                      the storage under the volume (holes punched in a
+                      volume file, discards on a block device), a Go
+                      duration; 0 turns periodic trim off (default 1m)
+                      (XFS3_TRIM_INTERVAL, "trim_interval")
+  --trim-pass-bytes SIZE  bytes one periodic pass discards at most; the
+                      next pass goes on where it stopped (default 4G)
+                      (XFS3_TRIM_PASS_BYTES, "trim_pass_bytes")
 
 Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 "secret_key"). When both are unset the server generates a pair on first
@@ -70,6 +78,10 @@ Bucket quotas: each bucket's limits are enforced at every write; set them
 with 'xfs3 quota' or mc ('mc quota set ALIAS/BUCKET --size 1GiB'). At start
 the log has a "bucket quota" line per bucket (usage and limits) and a
 "bucket quotas" summary with the grace periods.
+
+Trim: each pass (periodic or on demand: 'xfs3 trim', POST
+/minio/admin/v3/xfs3/trim) logs a "trim pass" line with its counters; the
+totals are logged as "trim at shutdown".
 `
 
 // credentialsFile is kept in the data directory: the volume's directory.
@@ -114,6 +126,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		GC: gc.Options{Mode: gc.Mode(cfg.GCMode), SlowDrain: func(queue int, took time.Duration, inodes uint64) {
 			log.Warn().Int("queue", queue).Dur("took", took).Uint64("inodes", inodes).Msg("inode gc: a backlog took long to drain")
 		}},
+		Trim: gc.TrimOptions{Interval: cfg.TrimInterval, PassBytes: cfg.TrimPassBytes, PassDone: func(p gc.TrimPass) {
+			logTrimPass(log, p)
+		}},
 	})
 	if err != nil {
 		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
@@ -121,6 +136,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	closeStore := func() error {
 		stats := st.GCStats()
 		err := st.Close()
+		logTrimCounters(log, st.Trimmer().Status().Counters)
 		log.Info().Str("mode", string(stats.Mode)).Uint64("queued", stats.Queued).Uint64("inactivated", stats.Inactivated).
 			Uint64("extents_freed", stats.ExtentsFreed).Uint64("errors", stats.Errors).Uint64("backlog_high_water", stats.BacklogHighWater).
 			Uint64("throttle_waits", stats.ThrottleWaits).Msg("inode gc at shutdown")
@@ -195,6 +211,35 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	log.Info().Msg("volume closed cleanly")
 	return nil
+}
+
+// logTrimPass logs a trim pass that ended: a warning when it failed or
+// its device cannot discard.
+func logTrimPass(log zerolog.Logger, p gc.TrimPass) {
+	ev := log.Info()
+	if p.Err != "" || p.Stats.Errors > 0 {
+		ev = log.Warn().Str("error", p.Err).Str("first_discard_error", p.Stats.FirstError)
+	}
+	kind := "on demand"
+	if p.Scheduled {
+		kind = "scheduled"
+	}
+	ev.Uint64("pass", p.ID).Str("kind", kind).Bool("canceled", p.Canceled).Bool("unsupported", p.Stats.Unsupported).
+		Int64("examined_bytes", p.Stats.ExaminedBytes).Int64("discarded_bytes", p.Stats.DiscardedBytes).
+		Int64("discarded_extents", p.Stats.DiscardedExtents).Int64("batches", p.Stats.Batches).
+		Int64("errors", p.Stats.Errors).Dur("lock_hold_max", p.Stats.LockHoldMax).Dur("lock_hold_p99", p.Stats.LockHoldP99).
+		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).
+		Int64("next", p.Stats.Next).Msg("trim pass")
+}
+
+// logTrimCounters logs the trim scheduler's totals.
+func logTrimCounters(log zerolog.Logger, c gc.TrimCounters) {
+	log.Info().Dur("interval", c.Interval).Int64("pass_bytes", c.PassBytes).Uint64("passes", c.Passes).
+		Uint64("on_demand", c.OnDemand).Uint64("canceled", c.Canceled).Uint64("failed", c.Failed).
+		Int64("examined_bytes", c.ExaminedBytes).Int64("discarded_bytes", c.DiscardedBytes).
+		Int64("discarded_extents", c.DiscardedExtents).Int64("batches", c.Batches).Int64("errors", c.Errors).
+		Dur("lock_hold_max", c.LockHoldMax).Dur("lock_hold_p99", c.LockHoldP99).Int64("backoffs", c.Backoffs).
+		Dur("backoff", c.Backoff).Bool("unsupported", c.Unsupported).Msg("trim at shutdown")
 }
 
 // maxQuotaLines bounds the per-bucket quota lines logged at start.

@@ -1,0 +1,531 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+)
+
+// Trimmable is what the trim scheduler needs of the engine: passes over
+// byte ranges, the per-AG backlog of space freed since it was trimmed,
+// and where each AG lies in bytes (the last one may be shorter).
+type Trimmable interface {
+	Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, error)
+	TrimBacklog() []int64
+	AGRange(ag int) (off, length int64)
+}
+
+// Trim scheduler defaults.
+const (
+	// DefaultTrimPassBytes bounds what one scheduled pass discards, so a
+	// pass after a large delete (or the first after open, when the whole
+	// volume counts as freed) ends within seconds and the next interval
+	// carries on where it stopped.
+	DefaultTrimPassBytes = 4 << 30
+	// DefaultTrimBackoffStep is how long a pass sleeps between two looks
+	// at the foreground's change counter.
+	DefaultTrimBackoffStep = 2 * time.Millisecond
+	// DefaultTrimBackoffMax bounds the pause after one batch, so a pass
+	// still progresses (slowly) under a writer that never stops.
+	DefaultTrimBackoffMax = 50 * time.Millisecond
+)
+
+// TrimOptions configure a Trimmer; zero values take the defaults.
+type TrimOptions struct {
+	// Interval between scheduled passes; 0 runs none (passes on demand
+	// only).
+	Interval time.Duration
+	// PassBytes bounds the bytes a scheduled pass discards.
+	PassBytes int64
+	// MinLen is the scheduled passes' minimum extent length in bytes.
+	MinLen int64
+	// Busy counts the foreground's changes (monotonic). Between batches
+	// a pass sleeps while it advances, for up to BackoffMax (nil: never).
+	Busy                    func() uint64
+	BackoffStep, BackoffMax time.Duration
+	// PassDone, when set, is called after every pass (for the log).
+	PassDone func(TrimPass)
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+}
+
+// TrimRequest is an on-demand pass: a byte range of the volume (Length 0:
+// to the end) and the shortest free extent worth discarding.
+type TrimRequest struct {
+	Offset, Length, MinLen int64
+}
+
+// TrimPass is one pass, running or done.
+type TrimPass struct {
+	ID        uint64
+	Scheduled bool // else on demand
+	Request   TrimRequest
+	Started   time.Time
+	Ended     time.Time // zero while running
+	Running   bool
+	Canceled  bool
+	// AG and Offset are where the walk is (or stopped); From and To the
+	// range of the engine call under way.
+	AG               int
+	Offset, From, To int64
+	// Stats add up the pass's engine calls (a scheduled pass makes one
+	// per AG); LockHoldP99 is the largest of their p99s.
+	Stats xfs.TrimStats
+	// Backoffs count the pauses for foreground changes, Backoff their
+	// total length.
+	Backoffs int64
+	Backoff  time.Duration
+	Err      string
+}
+
+// TrimCounters are the scheduler's totals since it started.
+type TrimCounters struct {
+	Interval  time.Duration
+	PassBytes int64
+	// Passes ended (scheduled and on demand), those cancelled and those
+	// that failed.
+	Passes, OnDemand, Canceled, Failed uint64
+	ExaminedBytes, DiscardedBytes      int64
+	DiscardedExtents, Batches, Errors  int64
+	LockHoldMax, LockHoldP99           time.Duration
+	Backoffs                           int64
+	Backoff                            time.Duration
+	// Unsupported: the device cannot discard; scheduled passes stopped.
+	Unsupported bool
+	// Backlog is the bytes freed since last trimmed (all AGs).
+	Backlog int64
+}
+
+// TrimStatus is what GET shows: the pass under way (if any), the last
+// one that ended, and the counters.
+type TrimStatus struct {
+	Current  *TrimPass
+	Last     *TrimPass
+	Counters TrimCounters
+}
+
+// Trim scheduler errors.
+var (
+	// ErrTrimRunning: an on-demand pass is already running.
+	ErrTrimRunning = errors.New("a trim pass on demand is already running")
+	// ErrTrimClosed: the scheduler (its store) is closing.
+	ErrTrimClosed = errors.New("the trim scheduler is closed")
+)
+
+// Trimmer runs trim passes: every Interval a scheduled pass, and passes on
+// demand (Start, Run). Passes run one at a time: an on-demand pass
+// cancels a scheduled one, which resumes at the next interval where it
+// stopped. Close cancels the pass under way and waits for it.
+type Trimmer struct {
+	vol  Trimmable
+	opt  TrimOptions
+	base context.Context // cancelled by Close
+	stop context.CancelFunc
+	wake chan struct{} // capacity 1: the loop looks at its state again
+	wg   sync.WaitGroup
+
+	// mu guards everything below.
+	mu       sync.Mutex
+	closed   bool
+	cur      *TrimPass          // the pass under way, nil when none
+	cancel   context.CancelFunc // cancels cur
+	manual   bool               // an on-demand pass is running or starting
+	last     *TrimPass
+	counters TrimCounters
+	nextID   uint64
+	// The round-robin cursor: the AG the next scheduled pass starts in,
+	// and the byte offset in it where the last one stopped (0: none).
+	nextAG    int
+	resumeOff int64
+	lastBusy  uint64
+}
+
+// NewTrimmer starts a scheduler over v (its loop runs only when Interval
+// is set); Close it before the volume.
+func NewTrimmer(v Trimmable, opt TrimOptions) *Trimmer {
+	if opt.PassBytes <= 0 {
+		opt.PassBytes = DefaultTrimPassBytes
+	}
+	if opt.BackoffStep <= 0 {
+		opt.BackoffStep = DefaultTrimBackoffStep
+	}
+	if opt.BackoffMax <= 0 {
+		opt.BackoffMax = DefaultTrimBackoffMax
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	t := &Trimmer{vol: v, opt: opt, wake: make(chan struct{}, 1)}
+	t.base, t.stop = context.WithCancel(context.Background())
+	t.counters.Interval, t.counters.PassBytes = opt.Interval, opt.PassBytes
+	if opt.Interval > 0 {
+		t.wg.Add(1)
+		go t.loop()
+	}
+	return t
+}
+
+// StartTrimmer runs a scheduler over an engine volume.
+func StartTrimmer(v *xfs.Volume, opt TrimOptions) *Trimmer {
+	return NewTrimmer(Volume{v}, opt)
+}
+
+// Kick runs a scheduled pass now rather than at the next interval.
+func (t *Trimmer) Kick() {
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop runs a scheduled pass every Interval (or when kicked) until Close.
+func (t *Trimmer) loop() {
+	defer t.wg.Done()
+	timer := time.NewTimer(t.opt.Interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-t.base.Done():
+			return
+		case <-timer.C:
+		case <-t.wake:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}
+		t.scheduled()
+		timer.Reset(t.opt.Interval)
+	}
+}
+
+// Close cancels the pass under way, stops the scheduler and waits for
+// every pass to end. It is idempotent.
+func (t *Trimmer) Close() {
+	t.mu.Lock()
+	t.closed = true
+	if t.cancel != nil {
+		t.cancel()
+	}
+	t.mu.Unlock()
+	t.stop()
+	t.wg.Wait()
+}
+
+// Status returns the pass under way, the last one and the counters
+// (after Close, without the backlog: the volume may be closed).
+func (t *Trimmer) Status() TrimStatus {
+	t.mu.Lock()
+	closed := t.closed
+	t.mu.Unlock()
+	var backlog []int64
+	if !closed {
+		backlog = t.vol.TrimBacklog()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	st := TrimStatus{Counters: t.counters}
+	if t.cur != nil {
+		c := *t.cur
+		st.Current = &c
+	}
+	if t.last != nil {
+		l := *t.last
+		st.Last = &l
+	}
+	for _, b := range backlog {
+		st.Counters.Backlog += b
+	}
+	return st
+}
+
+// Cancel cancels the pass under way and reports whether there was one.
+func (t *Trimmer) Cancel() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == nil {
+		return false
+	}
+	t.cur.Canceled = true
+	t.cancel()
+	return true
+}
+
+// begin claims the pass slot for a new pass: an on-demand pass cancels a
+// scheduled one under way and waits for it to end (the engine runs passes
+// one at a time); a scheduled pass gives way to anything under way.
+func (t *Trimmer) begin(ctx context.Context, scheduled bool, req TrimRequest) (*TrimPass, context.Context, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.closed:
+		return nil, nil, ErrTrimClosed
+	case t.manual:
+		return nil, nil, ErrTrimRunning
+	case scheduled && t.cur != nil:
+		return nil, nil, nil
+	}
+	if !scheduled {
+		t.manual = true
+		for t.cur != nil { // a scheduled pass: make way
+			t.cancel()
+			t.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			t.mu.Lock()
+		}
+		if t.closed {
+			t.manual = false
+			return nil, nil, ErrTrimClosed
+		}
+	}
+	t.nextID++
+	p := &TrimPass{ID: t.nextID, Scheduled: scheduled, Request: req, Started: t.opt.Now(), Running: true}
+	ctx, cancel := context.WithCancel(ctx)
+	stopWithClose := context.AfterFunc(t.base, cancel)
+	t.cur, t.cancel = p, func() { cancel(); stopWithClose() }
+	return p, ctx, nil
+}
+
+// end records a pass that ended and adds it to the counters.
+func (t *Trimmer) end(p *TrimPass, err error) TrimPass {
+	t.mu.Lock()
+	p.Running = false
+	p.Ended = t.opt.Now()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			p.Canceled = true
+		} else {
+			p.Err = err.Error()
+		}
+	}
+	c := &t.counters
+	c.Passes++
+	if !p.Scheduled {
+		c.OnDemand++
+		t.manual = false
+	}
+	if p.Canceled {
+		c.Canceled++
+	}
+	if p.Err != "" {
+		c.Failed++
+	}
+	if p.Stats.Unsupported {
+		c.Unsupported = true
+	}
+	c.ExaminedBytes += p.Stats.ExaminedBytes
+	c.DiscardedBytes += p.Stats.DiscardedBytes
+	c.DiscardedExtents += p.Stats.DiscardedExtents
+	c.Batches += p.Stats.Batches
+	c.Errors += p.Stats.Errors
+	c.LockHoldMax = max(c.LockHoldMax, p.Stats.LockHoldMax)
+	c.LockHoldP99 = max(c.LockHoldP99, p.Stats.LockHoldP99)
+	c.Backoffs += p.Backoffs
+	c.Backoff += p.Backoff
+	t.cancel()
+	t.cur, t.cancel, t.last = nil, nil, p
+	out := *p
+	t.mu.Unlock()
+	if t.opt.PassDone != nil {
+		t.opt.PassDone(out)
+	}
+	return out
+}
+
+// Run runs an on-demand pass in the caller's goroutine and returns it;
+// progress, when set, is called after every batch. ErrTrimRunning when
+// another on-demand pass runs.
+func (t *Trimmer) Run(ctx context.Context, req TrimRequest, progress func(TrimPass)) (TrimPass, error) {
+	p, ctx, err := t.begin(ctx, false, req)
+	if err != nil {
+		return TrimPass{}, err
+	}
+	err = t.runManual(ctx, p, progress)
+	return t.end(p, err), err
+}
+
+// Start starts an on-demand pass in the background and returns it as it
+// is after its first batch, or its error if it failed sooner (a range
+// outside the volume, a device that cannot discard). Cancel stops it; Status
+// follows it.
+func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
+	p, ctx, err := t.begin(t.base, false, req)
+	if err != nil {
+		return TrimPass{}, err
+	}
+	first := make(chan struct{})
+	var once sync.Once
+	signal := func() { once.Do(func() { close(first) }) }
+	var res error
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		err := t.runManual(ctx, p, func(TrimPass) { signal() })
+		res = err
+		t.end(p, err)
+		signal()
+	}()
+	<-first
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !p.Running && res != nil && !errors.Is(res, context.Canceled) {
+		return *p, res
+	}
+	return *p, nil
+}
+
+// runManual is an on-demand pass: one engine call over the request.
+func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(TrimPass)) error {
+	req := p.Request
+	st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: req.Offset, Length: req.Length, MinLen: req.MinLen,
+		Progress: t.progress(ctx, p, xfs.TrimStats{}, progress)})
+	t.mu.Lock()
+	p.Stats = st
+	p.Offset = st.Next
+	t.mu.Unlock()
+	return err
+}
+
+// progress returns the engine's Progress callback for pass p: it records
+// where the pass is (its stats added to done, what earlier engine calls
+// of the pass did), reports it, then backs off while the foreground is
+// busy. It runs with no engine lock held.
+func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats, report func(TrimPass)) func(xfs.TrimProgress) {
+	return func(pr xfs.TrimProgress) {
+		t.mu.Lock()
+		p.AG, p.Offset, p.From, p.To = int(pr.AG), pr.Offset, pr.From, pr.To
+		p.Stats = addTrimStats(done, pr.Stats)
+		snap := *p
+		t.mu.Unlock()
+		if report != nil {
+			report(snap)
+		}
+		t.backoff(ctx, p)
+	}
+}
+
+// backoff sleeps while the foreground's change counter keeps moving, up
+// to BackoffMax after a batch.
+func (t *Trimmer) backoff(ctx context.Context, p *TrimPass) {
+	if t.opt.Busy == nil {
+		return
+	}
+	var waited time.Duration
+	for {
+		now := t.opt.Busy()
+		t.mu.Lock()
+		prev := t.lastBusy
+		t.lastBusy = now
+		t.mu.Unlock()
+		if !shouldBackOff(prev, now, waited, t.opt.BackoffMax) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(t.opt.BackoffStep):
+		}
+		waited += t.opt.BackoffStep
+	}
+	if waited > 0 {
+		t.mu.Lock()
+		p.Backoffs++
+		p.Backoff += waited
+		t.mu.Unlock()
+	}
+}
+
+// shouldBackOff is the back-off policy: wait another step while the
+// foreground changed something since the last look, until max is waited.
+func shouldBackOff(prev, now uint64, waited, max time.Duration) bool {
+	return now != prev && waited < max
+}
+
+// scheduled runs one scheduled pass, unless something else runs, the
+// device cannot discard or nothing was freed since the last.
+func (t *Trimmer) scheduled() {
+	t.mu.Lock()
+	skip := t.counters.Unsupported
+	t.mu.Unlock()
+	backlog := t.vol.TrimBacklog()
+	var total int64
+	for _, b := range backlog {
+		total += b
+	}
+	if skip || total == 0 {
+		return
+	}
+	p, ctx, err := t.begin(t.base, true, TrimRequest{MinLen: t.opt.MinLen})
+	if p == nil || err != nil {
+		return
+	}
+	err = t.runScheduled(ctx, p, backlog)
+	t.end(p, err)
+}
+
+// runScheduled walks the AGs round-robin from the cursor, each with
+// backlog over what was freed since last trimmed, until PassBytes are
+// discarded; where it stops is where the next pass starts.
+func (t *Trimmer) runScheduled(ctx context.Context, p *TrimPass, backlog []int64) error {
+	n := len(backlog)
+	t.mu.Lock()
+	start, resume := t.nextAG%n, t.resumeOff
+	t.mu.Unlock()
+	budget := t.opt.PassBytes
+	var done xfs.TrimStats
+	for i := 0; i < n && budget > 0; i++ {
+		ag := (start + i) % n
+		if backlog[ag] == 0 {
+			continue
+		}
+		off, length := t.vol.AGRange(ag)
+		end := off + length
+		if i == 0 && resume > off && resume < end {
+			off = resume
+		}
+		st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: off, Length: end - off, MinLen: t.opt.MinLen,
+			OnlyFreed: true, MaxBytes: budget, Progress: t.progress(ctx, p, done, nil)})
+		done = addTrimStats(done, st)
+		t.mu.Lock()
+		p.Stats = done
+		if st.Next < end || err != nil {
+			t.nextAG, t.resumeOff = ag, st.Next
+		} else {
+			t.nextAG, t.resumeOff = (ag+1)%n, 0
+		}
+		t.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		budget -= st.DiscardedBytes
+	}
+	return nil
+}
+
+// addTrimStats adds b's counts to a's; maxima and p99s take the larger.
+func addTrimStats(a, b xfs.TrimStats) xfs.TrimStats {
+	a.ExaminedBytes += b.ExaminedBytes
+	a.ExaminedExtents += b.ExaminedExtents
+	a.BusyBytes += b.BusyBytes
+	a.ShortBytes += b.ShortBytes
+	a.DiscardedBytes += b.DiscardedBytes
+	a.DiscardedExtents += b.DiscardedExtents
+	a.UnalignedBytes += b.UnalignedBytes
+	a.Requests += b.Requests
+	a.Errors += b.Errors
+	if a.FirstError == "" {
+		a.FirstError = b.FirstError
+	}
+	a.Unsupported = a.Unsupported || b.Unsupported
+	a.Batches += b.Batches
+	a.LockHoldMax = max(a.LockHoldMax, b.LockHoldMax)
+	a.LockHoldP99 = max(a.LockHoldP99, b.LockHoldP99)
+	a.Elapsed += b.Elapsed
+	a.Next = b.Next
+	return a
+}

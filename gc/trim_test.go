@@ -1,0 +1,297 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+)
+
+// fakeTrim is a volume of equal AGs whose freed-but-untrimmed bytes sit
+// at the start of each AG; a pass discards them batch by batch.
+type fakeTrim struct {
+	agBytes, batch int64
+	// gate, when set, is received from before every batch (tests hold a
+	// pass in place with it).
+	gate chan struct{}
+
+	mu      sync.Mutex
+	backlog []int64
+	calls   []xfs.TrimOptions
+	unsupp  bool
+}
+
+func newFakeTrim(ags int, agBytes, batch int64) *fakeTrim {
+	return &fakeTrim{agBytes: agBytes, batch: batch, backlog: make([]int64, ags)}
+}
+
+func (f *fakeTrim) free(ag int, n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.backlog[ag] += n
+}
+
+func (f *fakeTrim) TrimBacklog() []int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int64(nil), f.backlog...)
+}
+
+func (f *fakeTrim) AGRange(ag int) (int64, int64) { return int64(ag) * f.agBytes, f.agBytes }
+
+func (f *fakeTrim) Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, o)
+	f.mu.Unlock()
+	st := xfs.TrimStats{Next: o.Offset}
+	if f.unsupp {
+		st.Unsupported = true
+		return st, xfs.ErrDiscardUnsupported
+	}
+	end := o.Offset + o.Length
+	if o.Length == 0 {
+		end = int64(len(f.backlog)) * f.agBytes
+	}
+	for ag := int(o.Offset / f.agBytes); int64(ag)*f.agBytes < end; ag++ {
+		for {
+			if f.gate != nil {
+				select {
+				case <-f.gate:
+				case <-ctx.Done():
+					return st, ctx.Err()
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return st, err
+			}
+			if o.MaxBytes > 0 && st.DiscardedBytes >= o.MaxBytes {
+				return st, nil
+			}
+			f.mu.Lock()
+			n := min(f.batch, f.backlog[ag])
+			f.backlog[ag] -= n
+			f.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			st.DiscardedBytes += n
+			st.DiscardedExtents++
+			st.Batches++
+			st.Next = int64(ag)*f.agBytes + 1 // somewhere inside the AG
+			if o.Progress != nil {
+				o.Progress(xfs.TrimProgress{AG: 0, Offset: st.Next, From: o.Offset, To: end, Stats: st})
+			}
+		}
+	}
+	st.Next = end
+	return st, nil
+}
+
+func (f *fakeTrim) callsSoFar() []xfs.TrimOptions {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]xfs.TrimOptions(nil), f.calls...)
+}
+
+func TestTrimIntervalRunsPasses(t *testing.T) {
+	f := newFakeTrim(4, 1<<20, 4096)
+	f.free(2, 64<<10)
+	passes := make(chan TrimPass, 16)
+	tr := NewTrimmer(f, TrimOptions{Interval: 10 * time.Millisecond, PassDone: func(p TrimPass) { passes <- p }})
+	defer tr.Close()
+	p := <-passes
+	if !p.Scheduled || p.Stats.DiscardedBytes != 64<<10 || p.Running || p.Err != "" {
+		t.Fatalf("first pass %+v", p)
+	}
+	// Nothing freed since: the next intervals run no pass.
+	time.Sleep(50 * time.Millisecond)
+	if n := len(passes); n != 0 {
+		t.Fatalf("%d passes with an empty backlog", n)
+	}
+	f.free(0, 8192)
+	if p := <-passes; p.Stats.DiscardedBytes != 8192 {
+		t.Fatalf("second pass %+v", p)
+	}
+	c := tr.Status().Counters
+	if c.Passes != 2 || c.DiscardedBytes != 72<<10 || c.Interval != 10*time.Millisecond {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+func TestTrimIntervalZeroRunsNoPass(t *testing.T) {
+	f := newFakeTrim(2, 1<<20, 4096)
+	f.free(0, 4096)
+	tr := NewTrimmer(f, TrimOptions{})
+	tr.Kick() // no loop: nothing happens
+	time.Sleep(20 * time.Millisecond)
+	tr.Close()
+	if n := len(f.callsSoFar()); n != 0 {
+		t.Fatalf("%d engine calls with no interval", n)
+	}
+}
+
+// TestTrimBudgetRoundRobin: a pass stops at its budget, and the next
+// starts where it stopped, then goes on to the following AGs in turn.
+func TestTrimBudgetRoundRobin(t *testing.T) {
+	f := newFakeTrim(4, 1<<20, 4096)
+	for ag := range 4 {
+		f.free(ag, 16384)
+	}
+	tr := NewTrimmer(f, TrimOptions{PassBytes: 3 * 4096})
+	defer tr.Close()
+	steps := []struct {
+		discarded int64
+		firstCall int64 // Offset of the pass's first engine call
+	}{
+		{12288, 0},          // AG 0: 3 of 4 batches
+		{12288, 1},          // resumes in AG 0 (fake's Next), then AG 1: 2
+		{12288, 1<<20 + 1},  // resumes in AG 1, then AG 2: 1
+		{12288, 2<<20 + 1},  // AG 2's last 3
+		{4096 * 4, 3 << 20}, // AG 3 whole... budget 3: 3 of 4
+	}
+	steps[4].discarded = 12288
+	for i, s := range steps {
+		before := len(f.callsSoFar())
+		tr.scheduled()
+		st := tr.Status()
+		if st.Last == nil || st.Last.Stats.DiscardedBytes != s.discarded {
+			t.Fatalf("pass %d: %+v", i, st.Last)
+		}
+		if c := f.callsSoFar()[before]; c.Offset != s.firstCall || !c.OnlyFreed {
+			t.Fatalf("pass %d: first call %+v, want offset %d", i, c, s.firstCall)
+		}
+	}
+	if b := tr.Status().Counters.Backlog; b != 4096 {
+		t.Fatalf("backlog %d after 60 KiB of 64 KiB", b)
+	}
+}
+
+func TestTrimBackOffPolicy(t *testing.T) {
+	for _, c := range []struct {
+		prev, now uint64
+		waited    time.Duration
+		want      bool
+	}{
+		{5, 5, 0, false},
+		{5, 6, 0, true},
+		{5, 9, 40 * time.Millisecond, true},
+		{5, 9, 50 * time.Millisecond, false},
+	} {
+		if got := shouldBackOff(c.prev, c.now, c.waited, 50*time.Millisecond); got != c.want {
+			t.Errorf("shouldBackOff(%d, %d, %v) = %v", c.prev, c.now, c.waited, got)
+		}
+	}
+}
+
+// TestTrimBacksOffWhileBusy: while the foreground counter moves, a pass
+// pauses after each batch (up to BackoffMax); when it is still, it does
+// not.
+func TestTrimBacksOffWhileBusy(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 4*4096)
+	var changes atomic.Uint64
+	busy := func() uint64 { return changes.Add(1) } // a writer that never stops
+	tr := NewTrimmer(f, TrimOptions{Busy: busy, BackoffStep: time.Millisecond, BackoffMax: 5 * time.Millisecond})
+	p, err := tr.Run(context.Background(), TrimRequest{}, nil)
+	tr.Close()
+	if err != nil || p.Backoffs != 4 || p.Backoff < 4*5*time.Millisecond {
+		t.Fatalf("busy: %+v %v", p, err)
+	}
+
+	f.free(0, 4*4096)
+	tr = NewTrimmer(f, TrimOptions{Busy: func() uint64 { return 7 }})
+	defer tr.Close()
+	p, err = tr.Run(context.Background(), TrimRequest{}, nil)
+	// The first look sees the counter move from 0 to 7, once.
+	if err != nil || p.Backoffs > 1 {
+		t.Fatalf("idle: %+v %v", p, err)
+	}
+}
+
+// TestTrimCloseCancels: Close cancels a pass held mid-way and waits.
+func TestTrimCloseCancels(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 1<<20)
+	f.gate = make(chan struct{})
+	tr := NewTrimmer(f, TrimOptions{Interval: time.Millisecond})
+	f.gate <- struct{}{} // the scheduled pass is in its first batch
+	waitFor(t, func() bool { return tr.Status().Current != nil })
+	done := make(chan struct{})
+	go func() { tr.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close did not return")
+	}
+	st := tr.Status()
+	if st.Current != nil || st.Last == nil || !st.Last.Canceled || st.Counters.Canceled != 1 {
+		t.Fatalf("after Close: %+v %+v", st.Current, st.Last)
+	}
+	if _, err := tr.Start(TrimRequest{}); !errors.Is(err, ErrTrimClosed) {
+		t.Fatalf("Start after Close: %v", err)
+	}
+}
+
+// TestTrimOnDemand: Start runs in the background, a second Start is
+// refused while it runs, Cancel stops it; an on-demand pass preempts a
+// scheduled one.
+func TestTrimOnDemand(t *testing.T) {
+	f := newFakeTrim(2, 1<<20, 4096)
+	f.free(0, 1<<20)
+	f.gate = make(chan struct{}, 1)
+	tr := NewTrimmer(f, TrimOptions{})
+	defer tr.Close()
+	f.gate <- struct{}{}
+	p, err := tr.Start(TrimRequest{Offset: 0, Length: 1 << 20})
+	if err != nil || !p.Running || p.Scheduled {
+		t.Fatalf("Start: %+v %v", p, err)
+	}
+	if _, err := tr.Start(TrimRequest{}); !errors.Is(err, ErrTrimRunning) {
+		t.Fatalf("second Start: %v", err)
+	}
+	if !tr.Cancel() {
+		t.Fatal("Cancel found no pass")
+	}
+	waitFor(t, func() bool { return tr.Status().Current == nil })
+	if l := tr.Status().Last; !l.Canceled || l.Stats.DiscardedBytes != 4096 {
+		t.Fatalf("cancelled pass %+v", l)
+	}
+	if tr.Cancel() {
+		t.Fatal("Cancel with no pass under way")
+	}
+
+	// A scheduled pass held in its batch gives way to one on demand.
+	f.gate = make(chan struct{})
+	go tr.scheduled()
+	waitFor(t, func() bool { c := tr.Status().Current; return c != nil && c.Scheduled })
+	close(f.gate)
+	p, err = tr.Run(context.Background(), TrimRequest{}, nil)
+	if err != nil || p.Scheduled || p.Canceled {
+		t.Fatalf("on demand after preempting: %+v %v", p, err)
+	}
+	if c := tr.Status().Counters; c.OnDemand != 2 || c.Canceled < 1 {
+		t.Fatalf("counters %+v", c)
+	}
+}
+
+func TestTrimUnsupportedStopsSchedule(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 4096)
+	f.unsupp = true
+	tr := NewTrimmer(f, TrimOptions{})
+	defer tr.Close()
+	if _, err := tr.Start(TrimRequest{}); !errors.Is(err, xfs.ErrDiscardUnsupported) {
+		t.Fatalf("Start on a device without discard: %v", err)
+	}
+	tr.scheduled()
+	if n := len(f.callsSoFar()); n != 1 {
+		t.Fatalf("%d engine calls: the scheduler should stop after unsupported", n)
+	}
+	if !tr.Status().Counters.Unsupported {
+		t.Fatal("counters do not say unsupported")
+	}
+}
