@@ -51,13 +51,7 @@ func (v *Volume) loadQuota() error {
 		return nil
 	}
 	m := quota.NewManager(&v.geo, v.sb.QFlags&quota.FlagProjectEnforce != 0)
-	err := v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
-		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
-			m.Add(quota.Decode(b[off:]), d)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := v.readDquots(m); err != nil {
 		return fmt.Errorf("project quota: %w", err)
 	}
 	v.w.quota = m
@@ -471,6 +465,12 @@ func (v *Volume) Quotas() ([]ProjectQuota, error) {
 	if err != nil {
 		return nil, err
 	}
+	return projectQuotas(m), nil
+}
+
+// projectQuotas reports m's projects that have usage or limits, and
+// project 0 (the defaults).
+func projectQuotas(m *quota.Manager) []ProjectQuota {
 	var out []ProjectQuota
 	for _, d := range m.All() {
 		q := ProjectQuota{ID: d.ID(), Limits: d.Limits(), Effective: m.Effective(d.ID()), Usage: d.Usage()}
@@ -478,7 +478,17 @@ func (v *Volume) Quotas() ([]ProjectQuota, error) {
 			out = append(out, q)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// readDquots puts every record of the quota file into m.
+func (v *Volume) readDquots(m *quota.Manager) error {
+	return v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
+		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+			m.Add(quota.Decode(b[off:]), d)
+		}
+		return nil
+	})
 }
 
 // readQuotas reads the records of a read-only volume.
@@ -487,23 +497,10 @@ func (v *Volume) readQuotas() ([]ProjectQuota, error) {
 		return nil, fmt.Errorf("%w: project quota is not on (or its counts are not checked)", ErrUnsupported)
 	}
 	m := quota.NewManager(&v.geo, false)
-	err := v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
-		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
-			m.Add(quota.Decode(b[off:]), d)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := v.readDquots(m); err != nil {
 		return nil, err
 	}
-	var out []ProjectQuota
-	for _, d := range m.All() {
-		q := ProjectQuota{ID: d.ID(), Limits: d.Limits(), Effective: m.Effective(d.ID()), Usage: d.Usage()}
-		if q.ID == 0 || q.Limits != (quota.Limits{}) || q.Usage.Blocks != 0 || q.Usage.Inodes != 0 {
-			out = append(out, q)
-		}
-	}
-	return out, nil
+	return projectQuotas(m), nil
 }
 
 // CheckQuota tells, before anything is written, whether project id has
