@@ -31,7 +31,7 @@ type Cache struct {
 
 	// log receives every commit before its blocks are written in place
 	// (nil: blocks are written in place directly, for tests of this
-	// package). logged holds every block logged by a transaction that
+	// package; a read-only volume's cache has none and never commits). logged holds every block logged by a transaction that
 	// recovery may still replay, so that freeing one logs a cancel;
 	// entries the log tail has passed are pruned once there are
 	// loggedPruneAt of them.
