@@ -31,10 +31,10 @@ type Cache struct {
 
 	// log receives every commit before its blocks are written in place
 	// (nil: blocks are written in place directly, for tests of this
-	// package; a read-only volume's cache has none and never commits). logged holds every block logged by a transaction that
-	// recovery may still replay, so that freeing one logs a cancel;
-	// entries the log tail has passed are pruned once there are
-	// loggedPruneAt of them.
+	// package; a read-only volume's cache has none and never commits).
+	// logged holds every block logged by a transaction that recovery may
+	// still replay, so that freeing one logs a cancel; entries the log
+	// tail has passed are pruned once there are loggedPruneAt of them.
 	log           *xlog.Writer
 	loggedMu      sync.Mutex // guards logged and loggedPruneAt
 	logged        map[format.Daddr]loggedBlock
