@@ -201,12 +201,12 @@ func (v *Volume) lockInode(ino format.Ino) (*inodeHandle, func()) {
 func (v *Volume) retryBusy(fn func() error) error {
 	err := fn()
 	if errors.Is(err, alloc.ErrBusyOnly) {
-		if serr := v.w.cache.Sync(); serr != nil {
+		if serr := v.cache.Sync(); serr != nil {
 			return serr
 		}
 		err = fn()
 	}
-	if b := v.w.cache.Busy(); errors.Is(err, alloc.ErrBusyOnly) && b.Discarding() > 0 {
+	if b := v.cache.Busy(); errors.Is(err, alloc.ErrBusyOnly) && b.Discarding() > 0 {
 		// What is left is being discarded by trim: wait for that.
 		b.WaitDiscards()
 		err = fn()
@@ -477,7 +477,7 @@ func (v *Volume) writeFileData(p []byte, off int64) error {
 	if _, err := v.dev.WriteAt(p, off); err != nil {
 		return err
 	}
-	v.w.cache.Log().DataWritten()
+	v.cache.Log().DataWritten()
 	return nil
 }
 

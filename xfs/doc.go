@@ -1,10 +1,12 @@
 // Package xfs is the engine: it reads and changes an XFS v5 filesystem
 // held in a volume file or block device, speaking in inodes and names. It
 // never mounts anything; on-disk bytes are decoded by the package that
-// owns their structure and checked on every read. The root keeps the
-// public API (Volume), the inode cache and the transaction glue (txn:
-// inodes changed, block reservation); every on-disk structure has one
-// owning package below it.
+// owns their structure and verified whenever they are read from the
+// device (metadata blocks then stay in the buffer cache, verified, for
+// writable and read-only volumes alike). The root keeps the public API
+// (Volume), the inode cache and the transaction glue (txn: inodes changed,
+// block reservation); every on-disk structure has one owning package
+// below it.
 //
 //	xfs (Volume, inode cache, txn, forks and bmap, namespace ops)
 //	 ├─> dir ──┬─> dabtree ─────┐  directories, xattrs and the one

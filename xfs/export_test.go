@@ -87,7 +87,7 @@ var CheckDirFreeBlocks = checkDirFreeBlocks
 
 // SkipWriteback makes v's commits reach only the log, as if the machine
 // died right after each log write.
-func SkipWriteback(v *Volume) { v.w.cache.SkipWriteback() }
+func SkipWriteback(v *Volume) { v.cache.SkipWriteback() }
 
 // Abandon drops v without writing anything more (no superblock, no
 // unmount record): a crash as far as the volume can tell.
@@ -99,7 +99,7 @@ func CloseKeepingUnlinked(v *Volume) error {
 	if err := v.Sync(); err != nil {
 		return err
 	}
-	if err := v.w.cache.Log().Unmount(); err != nil {
+	if err := v.cache.Log().Unmount(); err != nil {
 		return err
 	}
 	return v.dev.Close()

@@ -9,9 +9,8 @@ import (
 )
 
 // readFork is a fork.Reader over a committed inode version, for lookups and
-// listings outside transactions. Blocks come from the metadata cache of a
-// writable volume (so they are the committed ones) or straight from the
-// device when read-only.
+// listings outside transactions. Blocks come from the metadata buffer
+// cache (on a writable volume, the committed ones).
 type readFork struct {
 	v  *Volume
 	ip *inode
@@ -81,17 +80,17 @@ func (v *Volume) readForkRun(ip *inode, f Fork, off format.FileOff, count int, o
 	if err != nil {
 		return nil, 0, err
 	}
-	if v.w != nil {
-		fsb, run, ok, _ := mapBlock(ext, off)
-		if ok && run >= uint64(count) {
-			d := v.geo.FsbToDaddr(fsb)
-			b, err := v.w.cache.Read(d, count*v.geo.BlockSize, ops)
-			if err != nil {
-				return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", ip.ino, f, off))
-			}
-			return b, d, nil
+	if fsb, run, ok, _ := mapBlock(ext, off); ok && run >= uint64(count) {
+		d := v.geo.FsbToDaddr(fsb)
+		b, err := v.cache.Read(d, count*v.geo.BlockSize, ops)
+		if err != nil {
+			return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", ip.ino, f, off))
 		}
+		return b, d, nil
 	}
+	// A directory block larger than a filesystem block split across
+	// extents, or a hole: read piecewise (or refused), verified on every
+	// read.
 	b, d, err := v.readForkBlocks(ext, off, count)
 	if err != nil {
 		return nil, 0, err

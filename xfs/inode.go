@@ -245,7 +245,7 @@ func (t *txn) freeInode(ino format.Ino) (*inode, error) {
 	b, held := t.Held(d)
 	if !held {
 		var err error
-		if b, err = t.v.w.cache.Read(d, g.BlockSize, ialloc.BufOps); err != nil {
+		if b, err = t.v.cache.Read(d, g.BlockSize, ialloc.BufOps); err != nil {
 			return nil, err
 		}
 	}

@@ -129,8 +129,8 @@ func efiCrashImage(t *testing.T, stale bool) efiCrash {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.w.cache.SkipWriteback()
-	lw := v.w.cache.Log()
+	v.cache.SkipWriteback()
+	lw := v.cache.Log()
 	// An intent pins its log space until it is done, as in the kernel's
 	// AIL: a failing write-back does that here.
 	pin := func(own, durable xlog.Ticket) error { return errors.New("intent still pending at the crash") }

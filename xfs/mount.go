@@ -24,7 +24,6 @@ type counters struct {
 
 // writeState is what only a writable volume has.
 type writeState struct {
-	cache    *trans.Cache
 	counters counters
 	setAside int64 // blocks never handed out (room for free-space btree splits)
 	lazy     bool  // Options.LazyCommits
@@ -55,12 +54,8 @@ func (v *Volume) openWrite(o Options) error {
 			return fmt.Errorf("%w: the refcount tree holds shared or CoW extents; writing reflinked volumes is not supported yet (open read-only)", ErrUnsupported)
 		}
 	}
-	budget := o.CacheBytes
-	if budget == 0 {
-		budget = defaultCacheBytes
-	}
-	v.w = &writeState{cache: trans.NewCache(v.dev, budget), lazy: o.LazyCommits}
-	v.w.space = alloc.NewSpace(&v.geo, v.w.cache.Busy())
+	v.w = &writeState{lazy: o.LazyCommits}
+	v.w.space = alloc.NewSpace(&v.geo, v.cache.Busy())
 	logAG, logBno := v.geo.FsbToAg(v.sb.LogStart)
 	v.w.space.SetNeverFree(trans.Extent{AG: logAG, Start: logBno, Len: v.sb.LogBlocks})
 	v.w.inodes = ialloc.New(&v.geo, v.sb, v.readCommitted, &v.w.counters.icount, &v.w.counters.ifree)
@@ -68,7 +63,7 @@ func (v *Volume) openWrite(o Options) error {
 	if err != nil {
 		return err
 	}
-	v.w.cache.SetLog(lw)
+	v.cache.SetLog(lw)
 	v.w.setAside = int64(v.geo.AgCount) * 8
 	st, err := v.Statfs()
 	if err != nil {
@@ -213,7 +208,7 @@ func (v *Volume) Sync() error {
 	if err := v.writeSuperblock(); err != nil {
 		return err
 	}
-	return v.w.cache.Sync()
+	return v.cache.Sync()
 }
 
 // Force makes every change made so far durable: committed metadata in
@@ -223,7 +218,7 @@ func (v *Volume) Force() error {
 	if v.w == nil {
 		return nil
 	}
-	return v.w.cache.Force()
+	return v.cache.Force()
 }
 
 // LogStats returns the metadata log's counters (zero when read-only).
@@ -231,7 +226,7 @@ func (v *Volume) LogStats() xlog.Stats {
 	if v.w == nil {
 		return xlog.Stats{}
 	}
-	return v.w.cache.Log().Stats()
+	return v.cache.Log().Stats()
 }
 
 // settle ends a change once its caller has let go of every lock: with
@@ -243,7 +238,7 @@ func (v *Volume) settle(err *error) {
 	if v.w == nil {
 		return
 	}
-	if c := v.w.cache; !v.w.lazy || c.Pushable() {
+	if c := v.cache; !v.w.lazy || c.Pushable() {
 		if ferr := c.Force(); *err == nil {
 			*err = ferr
 		}
@@ -256,7 +251,7 @@ func (v *Volume) Err() error {
 	if v.w == nil {
 		return nil
 	}
-	return v.w.cache.Err()
+	return v.cache.Err()
 }
 
 // errReadOnlyVolume is returned by every change to a read-only volume.

@@ -104,7 +104,7 @@ func (v *Volume) enableQuota() error {
 	if err := v.Sync(); err != nil {
 		return err
 	}
-	return v.w.cache.Force()
+	return v.cache.Force()
 }
 
 // superblockOps verifies the primary superblock sector and sets its CRC.
@@ -151,10 +151,10 @@ func (v *Volume) makeQuotaInode() error {
 	v.sb.QFlags = quota.FlagProjectAcct | quota.FlagProjectEnforce
 	// The superblock is written in place from v.sb from now on: the copy
 	// the transaction left in the cache must never be written after it.
-	if err := v.w.cache.Sync(); err != nil {
+	if err := v.cache.Sync(); err != nil {
 		return err
 	}
-	v.w.cache.Invalidate(0)
+	v.cache.Invalidate(0)
 	return nil
 }
 

@@ -98,7 +98,7 @@ func (v *Volume) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
 	v.w.trimMu.Lock()
 	defer v.w.trimMu.Unlock()
 	// Frees become trimmable once durable: make every committed one so.
-	if err := v.w.cache.Sync(); err != nil {
+	if err := v.cache.Sync(); err != nil {
 		return p.st, err
 	}
 	err = p.run(ctx)
@@ -203,7 +203,7 @@ func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, start, end form
 			stop()
 		}
 	}
-	return v.w.space.Trim(ctx, v.w.cache, r, discard, done)
+	return v.w.space.Trim(ctx, v.cache, r, discard, done)
 }
 
 // discard hands a batch's extents to the device; failures are counted,

@@ -51,7 +51,7 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 			blocks = 0
 		}
 	}
-	tx, err := v.w.cache.Begin()
+	tx, err := v.cache.Begin()
 	if err != nil {
 		v.unreserveBlocks(blocks)
 		return nil, err

@@ -15,8 +15,9 @@ import (
 type Options struct {
 	// ReadOnly opens without taking the writer lock; every change fails.
 	ReadOnly bool
-	// CacheBytes bounds the metadata buffer cache of a writable volume
-	// (0: a default of 64 MiB).
+	// CacheBytes bounds the metadata buffer cache (0: a default of
+	// 64 MiB). Read-only volumes have one too: a block is read and
+	// verified once, not on every lookup.
 	CacheBytes int
 	// LazyCommits lets changes return once they are committed in memory
 	// and queued for the log, instead of once they are durable. They
@@ -40,7 +41,12 @@ type Volume struct {
 	ro   bool
 	path string
 
-	icache    inodeCache
+	icache inodeCache
+	// cache holds verified metadata blocks, committed ones on a writable
+	// volume (with its log), what the device holds on a read-only one
+	// (without: nothing changes the blocks under it, as another writer's
+	// open is refused).
+	cache     *trans.Cache
 	w         *writeState    // nil when read-only
 	recovery  *RecoveryStats // set when Open replayed the log
 	closeOnce sync.Once
@@ -108,6 +114,13 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 			return nil, err
 		}
 	}
+	// After recovery, which writes the device directly: nothing it
+	// replayed is cached stale.
+	budget := o.CacheBytes
+	if budget == 0 {
+		budget = defaultCacheBytes
+	}
+	v.cache = trans.NewCache(d, budget)
 	if !o.ReadOnly {
 		if err := v.openWrite(o); err != nil {
 			return nil, err
@@ -192,7 +205,7 @@ func (v *Volume) logRegion() *xlog.Log {
 func (v *Volume) Close() error {
 	var err error
 	v.closeOnce.Do(func() {
-		if v.w != nil && v.w.cache.Err() == nil {
+		if v.w != nil && v.cache.Err() == nil {
 			// Never leave an inode on an unlinked list under a clean
 			// log: what a queue did not free, and inodes whose handles
 			// are still open, are freed now.
@@ -202,7 +215,7 @@ func (v *Volume) Close() error {
 			err = serr
 		}
 		if err == nil && v.w != nil {
-			err = v.w.cache.Log().Unmount()
+			err = v.cache.Log().Unmount()
 		}
 		if cerr := v.dev.Close(); err == nil {
 			err = cerr
@@ -229,30 +242,14 @@ func (v *Volume) readAt(b []byte, d format.Daddr) error {
 // through the buffer cache: on a writable volume it sees every committed
 // change, including those whose blocks are not yet written in place.
 func (v *Volume) readMeta(b []byte, off int64) error {
-	if v.w != nil {
-		return v.w.cache.ReadAt(b, off)
-	}
-	_, err := v.dev.ReadAt(b, off)
-	return err
+	return v.cache.ReadAt(b, off)
 }
 
 // readCommitted returns the committed content of a metadata block outside
-// any transaction, verified with ops: through the buffer cache of a
-// writable volume, from the device of a read-only one.
+// any transaction, verified with ops once, when the buffer cache reads it.
+// The slice must not be modified.
 func (v *Volume) readCommitted(d format.Daddr, size int, ops *trans.Ops) ([]byte, error) {
-	if v.w != nil {
-		return v.w.cache.Read(d, size, ops)
-	}
-	b := make([]byte, size)
-	if _, err := v.dev.ReadAt(b, format.DaddrToByte(d)); err != nil {
-		return nil, err
-	}
-	if ops != nil && ops.Verify != nil {
-		if err := ops.Verify(b, d); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
+	return v.cache.Read(d, size, ops)
 }
 
 // readFsb reads n filesystem blocks starting at fsb.

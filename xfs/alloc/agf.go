@@ -38,8 +38,8 @@ func agflOps(g *format.Geometry, ag format.AgNumber) *trans.Ops {
 }
 
 // Reader returns committed metadata outside any transaction, verified
-// with ops (the engine's buffer cache, or the device of a read-only
-// volume).
+// with ops (the engine's buffer cache, on writable and read-only volumes
+// alike).
 type Reader func(d format.Daddr, size int, ops *trans.Ops) ([]byte, error)
 
 // Committed reads AG ag's AGF as last committed, without locking it: for

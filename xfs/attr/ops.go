@@ -93,34 +93,11 @@ const rmtWhat = "attr remote block"
 // but for UUID and owner (checkRmtOwner); the caller checks offset and
 // length against the leaf entry.
 func verifyRmt(b []byte, daddr format.Daddr) error {
-	be := binary.BigEndian
-	switch {
-	case len(b) < format.RmtHdrSize:
-		return format.Corrupt(rmtWhat, "", "%d bytes is too short", len(b))
-	case be.Uint32(b) != format.AttrRmtMagic:
-		return format.Corrupt(rmtWhat, "", "bad magic %#x", be.Uint32(b))
-	case !format.CRCOK(b, format.RmtCRCOff):
-		return format.Corrupt(rmtWhat, "", "bad CRC")
-	}
-	off, n := be.Uint32(b[4:]), be.Uint32(b[8:])
-	switch {
-	case format.Daddr(be.Uint64(b[40:])) != daddr:
-		return format.Corrupt(rmtWhat, "", "block claims to live at daddr %d", be.Uint64(b[40:]))
-	case int(n) > len(b)-format.RmtHdrSize:
-		return format.Corrupt(rmtWhat, "", "%d payload bytes do not fit", n)
-	case uint64(off)+uint64(n) > format.MaxAttrValueLen:
-		return format.Corrupt(rmtWhat, "", "piece %d+%d beyond the largest value", off, n)
-	}
-	return nil
+	_, err := format.VerifyRmtHdr(rmtWhat, format.AttrRmtMagic, b, daddr)
+	return err
 }
 
 // checkRmtOwner checks the UUID and owner of a remote value block.
 func checkRmtOwner(g *format.Geometry, b []byte, owner format.Ino) error {
-	if [16]byte(b[16:32]) != g.UUID {
-		return format.Corrupt(rmtWhat, "", "UUID does not match the superblock")
-	}
-	if o := format.Ino(binary.BigEndian.Uint64(b[32:])); o != owner {
-		return format.Corrupt(rmtWhat, "", "owner %d, want %d", o, owner)
-	}
-	return nil
+	return format.CheckRmtOwner(rmtWhat, g, b, owner)
 }

@@ -42,17 +42,3 @@ func checkCRC(structure string, buf []byte, crcOff int) error {
 	}
 	return nil
 }
-
-// checkSelf checks the fields every v5 metadata block carries about
-// itself: the filesystem's UUID, its own disk address and its owner.
-func checkSelf(what string, g *Geometry, uuid [16]byte, blkno, wantBlkno Daddr, owner, wantOwner uint64) error {
-	switch {
-	case uuid != g.UUID:
-		return Corrupt(what, "", "UUID does not match the superblock")
-	case blkno != wantBlkno:
-		return Corrupt(what, "", "block claims to live at daddr %d", blkno)
-	case owner != wantOwner:
-		return Corrupt(what, "", "owner %d, want %d", owner, wantOwner)
-	}
-	return nil
-}

@@ -43,30 +43,66 @@ func (h *RmtHdr) Encode(b []byte) {
 // RmtSpace is the payload capacity of one remote block.
 func RmtSpace(blockSize int) int { return blockSize - RmtHdrSize }
 
-// VerifyRmtBlock checks one remote block and returns its payload. wantOff
-// is the value offset this block must hold.
-func VerifyRmtBlock(g *Geometry, what string, magic uint32, b []byte, blkno Daddr, owner Ino, wantOff uint32) ([]byte, error) {
+// VerifyRmtHdr checks what a buffer verifier can check of one remote
+// block knowing neither its filesystem nor its value, as
+// xfs_attr3_rmt_verify and xfs_symlink_verify do: magic, CRC, its own
+// address, and a piece that fits both the block and the largest value of
+// its kind. UUID and owner are CheckRmtOwner's to check after each read;
+// VerifyRmtBlock checks everything, including the piece's offset.
+func VerifyRmtHdr(what string, magic uint32, b []byte, blkno Daddr) (RmtHdr, error) {
 	if len(b) < RmtHdrSize {
-		return nil, Corrupt(what, "", "%d bytes is too short", len(b))
+		return RmtHdr{}, Corrupt(what, "", "%d bytes is too short", len(b))
 	}
 	be := binary.BigEndian
 	h := RmtHdr{Magic: be.Uint32(b), Offset: be.Uint32(b[4:]), Bytes: be.Uint32(b[8:]),
-		Owner: Ino(be.Uint64(b[32:])), Blkno: Daddr(be.Uint64(b[40:]))}
+		Owner: Ino(be.Uint64(b[32:])), Blkno: Daddr(be.Uint64(b[40:])), LSN: LSN(be.Uint64(b[48:]))}
 	copy(h.UUID[:], b[16:32])
 	if h.Magic != magic {
-		return nil, Corrupt(what, "", "bad magic %#x", h.Magic)
+		return h, Corrupt(what, "", "bad magic %#x", h.Magic)
 	}
 	if err := checkCRC(what, b, RmtCRCOff); err != nil {
-		return nil, err
+		return h, err
 	}
-	if err := checkSelf(what, g, h.UUID, h.Blkno, blkno, uint64(h.Owner), uint64(owner)); err != nil {
-		return nil, err
+	maxLen := MaxAttrValueLen
+	if magic == SymlinkMagic {
+		maxLen = MaxSymlinkLen
 	}
 	switch {
-	case h.Offset != wantOff:
-		return nil, Corrupt(what, "", "holds offset %d, want %d", h.Offset, wantOff)
+	case h.Blkno != blkno:
+		return h, Corrupt(what, "", "block claims to live at daddr %d", h.Blkno)
 	case int(h.Bytes) > len(b)-RmtHdrSize:
-		return nil, Corrupt(what, "", "%d payload bytes do not fit", h.Bytes)
+		return h, Corrupt(what, "", "%d payload bytes do not fit", h.Bytes)
+	case uint64(h.Offset)+uint64(h.Bytes) > uint64(maxLen):
+		return h, Corrupt(what, "", "piece %d+%d beyond the largest value", h.Offset, h.Bytes)
+	}
+	return h, nil
+}
+
+// CheckRmtOwner checks the UUID and owner of a remote block whose header
+// VerifyRmtHdr passed.
+func CheckRmtOwner(what string, g *Geometry, b []byte, owner Ino) error {
+	if [16]byte(b[16:32]) != g.UUID {
+		return Corrupt(what, "", "UUID does not match the superblock")
+	}
+	if o := Ino(binary.BigEndian.Uint64(b[32:])); o != owner {
+		return Corrupt(what, "", "owner %d, want %d", o, owner)
+	}
+	return nil
+}
+
+// VerifyRmtBlock checks one remote block whole (VerifyRmtHdr,
+// CheckRmtOwner) and returns its payload. wantOff is the value offset
+// this block must hold.
+func VerifyRmtBlock(g *Geometry, what string, magic uint32, b []byte, blkno Daddr, owner Ino, wantOff uint32) ([]byte, error) {
+	h, err := VerifyRmtHdr(what, magic, b, blkno)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckRmtOwner(what, g, b, owner); err != nil {
+		return nil, err
+	}
+	if h.Offset != wantOff {
+		return nil, Corrupt(what, "", "holds offset %d, want %d", h.Offset, wantOff)
 	}
 	return b[RmtHdrSize : RmtHdrSize+int(h.Bytes)], nil
 }

@@ -9,6 +9,9 @@ import (
 
 // Ops describe a kind of metadata block.
 type Ops struct {
+	// Name is the kind of block. Ops of one name verify the same
+	// structure (they may differ in the owner or AG they check): a block
+	// verified by one is not verified again for another.
 	Name string
 	// Verify checks a block read from disk (CRC, then structure).
 	Verify func(b []byte, daddr format.Daddr) error
@@ -26,7 +29,7 @@ type Buf struct {
 	// writers. Readers outside transactions use data without it.
 	lock sync.Mutex
 	// data is the committed content; replaced, never modified in place.
-	data atomic.Pointer[[]byte]
+	data atomic.Pointer[version]
 	// newest is the log ticket of the latest commit that changed or freed
 	// the block: a write-back of an older version skips the block when
 	// that commit is durable too (it writes, or cancels, after it).
@@ -41,4 +44,18 @@ type Buf struct {
 func (b *Buf) Daddr() format.Daddr { return b.daddr }
 
 // Bytes returns the committed content. Callers must not modify it.
-func (b *Buf) Bytes() []byte { return *b.data.Load() }
+func (b *Buf) Bytes() []byte { return b.data.Load().b }
+
+// version is one committed content of a block, with the kind it is known
+// to be: the ops that verified it when it was read, or finished it at
+// commit. A reader of another kind verifies it again (checkKind).
+type version struct {
+	b    []byte // never modified
+	kind atomic.Pointer[Ops]
+}
+
+func newVersion(b []byte, kind *Ops) *version {
+	v := &version{b: b}
+	v.kind.Store(kind)
+	return v
+}

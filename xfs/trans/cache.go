@@ -31,10 +31,10 @@ type Cache struct {
 
 	// log receives every commit before its blocks are written in place
 	// (nil: blocks are written in place directly, for tests of this
-	// package). logged holds every block logged by a transaction that
-	// recovery may still replay, so that freeing one logs a cancel;
-	// entries the log tail has passed are pruned once there are
-	// loggedPruneAt of them.
+	// package; a read-only volume's cache has none and never commits).
+	// logged holds every block logged by a transaction that recovery may
+	// still replay, so that freeing one logs a cancel; entries the log
+	// tail has passed are pruned once there are loggedPruneAt of them.
 	log           *xlog.Writer
 	loggedMu      sync.Mutex // guards logged and loggedPruneAt
 	logged        map[format.Daddr]loggedBlock
@@ -338,36 +338,64 @@ func (c *Cache) evictLocked() {
 // Read returns the committed content of a block outside any transaction,
 // reading and verifying it on a miss. The slice must not be modified.
 func (c *Cache) Read(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
-	b, loaded, err := c.lookup(daddr, size, ops)
+	b, _, err := c.lookup(daddr, size, ops)
 	if err != nil {
 		return nil, err
 	}
 	defer c.release(b)
-	if p := b.data.Load(); loaded && p != nil {
-		return *p, nil
+	if v := b.data.Load(); v != nil {
+		if err := checkKind(b, v, ops); err != nil {
+			return nil, err
+		}
+		return v.b, nil
 	}
-	return c.load(b)
+	return c.load(b, ops)
 }
 
-// load reads and verifies a buffer's block from the device and returns
-// its committed content. Concurrent loads of the same block are harmless:
-// both read the same committed bytes.
-func (c *Cache) load(b *Buf) ([]byte, error) {
+// load reads a buffer's block from the device, verifies it as ops (nil:
+// as the buffer's ops) and returns its committed content. Concurrent
+// loads of the same block are harmless: both read the same committed
+// bytes.
+func (c *Cache) load(b *Buf, ops *Ops) ([]byte, error) {
+	if ops == nil {
+		ops = b.ops.Load()
+	}
 	data := make([]byte, b.size)
 	if err := c.ReadAt(data, format.DaddrToByte(b.daddr)); err != nil {
 		return nil, fmt.Errorf("read daddr %d: %w", b.daddr, err)
 	}
-	if ops := b.ops.Load(); ops != nil && ops.Verify != nil {
+	if ops != nil && ops.Verify != nil {
 		if err := ops.Verify(data, b.daddr); err != nil {
 			return nil, format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
 		}
 	}
-	if !b.data.CompareAndSwap(nil, &data) {
-		if p := b.data.Load(); p != nil {
-			return *p, nil
-		}
+	if b.data.CompareAndSwap(nil, newVersion(data, ops)) {
+		return data, nil
 	}
-	return data, nil
+	v := b.data.Load()
+	if err := checkKind(b, v, ops); err != nil {
+		return nil, err
+	}
+	return v.b, nil
+}
+
+// checkKind makes sure version v of b passed the verifier of ops' kind,
+// verifying it now if it is known only as another kind (or none): the
+// cache hands one copy of a block to every reader, and on a corrupt
+// volume a block can be reached as two kinds, so each reader's verifier
+// must have passed the bytes it decodes.
+func checkKind(b *Buf, v *version, ops *Ops) error {
+	if ops == nil || ops.Verify == nil {
+		return nil
+	}
+	if k := v.kind.Load(); k == ops || k != nil && k.Name == ops.Name {
+		return nil
+	}
+	if err := ops.Verify(v.b, b.daddr); err != nil {
+		return format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
+	}
+	v.kind.Store(ops)
+	return nil
 }
 
 // Invalidate forgets a cached block (used when metadata is freed, so a

@@ -12,6 +12,10 @@
 // so callers must take buffers in the engine's lock order (lock order: see
 // package xfs doc). Committed buffer contents are immutable slices swapped in
 // atomically, so lock-free readers always see a whole committed block.
+// A block is verified when it is read from the device, and again only for
+// a reader that asks for another kind of block (Ops.Name) than the one its
+// content was verified or finished as: one copy serves every reader, and
+// none decodes bytes its own verifier has not passed.
 //
 // With a log (SetLog), Commit queues the transaction while it still holds
 // its buffers, so the next change to any of them is logged after it, and

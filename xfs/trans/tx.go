@@ -121,8 +121,14 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		b.lock.Lock()
 		loaded = b.data.Load() != nil
 	}
-	if read && !loaded {
-		if _, err := tx.c.load(b); err != nil {
+	if read {
+		var err error
+		if loaded {
+			err = checkKind(b, b.data.Load(), ops)
+		} else {
+			_, err = tx.c.load(b, ops)
+		}
+		if err != nil {
 			b.lock.Unlock()
 			tx.c.release(b)
 			return nil, err
@@ -283,8 +289,7 @@ func (tx *Tx) Commit() error {
 	}
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			data := tb.data
-			tb.b.data.Store(&data)
+			tb.b.data.Store(newVersion(tb.data, tb.b.ops.Load()))
 		}
 	}
 	// Hooks run while the buffers are still locked, so that whatever they
@@ -452,8 +457,8 @@ func (tx *Tx) logItems() []xlog.Item {
 			cancel(tb.b.daddr)
 		case tb.dirty:
 			var old []byte
-			if p := tb.b.data.Load(); p != nil && !tb.fresh {
-				old = *p
+			if v := tb.b.data.Load(); v != nil && !tb.fresh {
+				old = v.b
 			}
 			if it, ok := xlog.BufItem(tb.b.daddr, tb.data, old); ok {
 				items = append(items, it)
