@@ -236,3 +236,59 @@ func TestQuotaGoldenDecode(t *testing.T) {
 	}
 	oracle.Repair(t, img)
 }
+
+// TestQuotaSoftLimitGrace: passing a soft limit is allowed and starts the
+// grace timer; once the grace period is over, growth fails with ErrQuota;
+// going back under the soft limit clears the timer and writes work again.
+func TestQuotaSoftLimitGrace(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "soft.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	d, err := v.Mkdir(v.Root(), "p", xfs.Attrs{Mode: 0o755, ProjID: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetQuotaLimits(3, quota.Limits{BlkSoft: 10, BlkHard: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetQuotaGrace(time.Second, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	bs := v.Geometry().BlockSize
+	write := func(name string, blocks int) error {
+		ino, err := v.Create(d, name, xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			return err
+		}
+		_, err = v.WriteAt(ino, make([]byte, blocks*bs), 0)
+		return err
+	}
+	if err := write("over", 20); err != nil {
+		t.Fatalf("passing the soft limit: %v", err)
+	}
+	q, _ := v.Quota(3)
+	if q.Usage.BTimer == 0 {
+		t.Fatalf("no grace timer after passing the soft limit: %+v", q.Usage)
+	}
+	for time.Now().Unix() <= q.Usage.BTimer {
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := write("late", 1); !errors.Is(err, xfs.ErrQuota) {
+		t.Fatalf("growth after the grace period: %v, want ErrQuota", err)
+	}
+	if err := v.Unlink(d, "over"); err != nil {
+		t.Fatal(err)
+	}
+	if q, _ := v.Quota(3); q.Usage.BTimer != 0 {
+		t.Fatalf("timer still runs under the soft limit: %+v", q.Usage)
+	}
+	if err := write("again", 5); err != nil {
+		t.Fatalf("write under the soft limit: %v", err)
+	}
+}

@@ -11,8 +11,10 @@
 // behind an atomic pointer (read on every commit, written by an
 // administrator); its counters, which every writer of the project
 // changes, sit on their own cache line and move with atomic adds, so no
-// lock is taken on the way of a write. References (Get, Put) are atomic
-// counts too.
+// lock is taken on the way of a write. A dquot stays in the table while
+// the volume is open (a deleted bucket's record is only cleared), so no
+// reference needs taking or dropping: lookups read the table through an
+// atomic pointer.
 //
 // The engine calls Charge (or Force, for changes that free space) from
 // each transaction with what it did to a project's blocks and inodes. At

@@ -39,8 +39,6 @@ type Dquot struct {
 	daddr  format.Daddr // the quota file block holding the record
 	off    int          // the record's offset in it
 	limits atomic.Pointer[Limits]
-	// refs counts holders outside the manager's table; see Get.
-	refs atomic.Int64
 
 	_ [64]byte
 	// blocks and inodes are the committed usage plus reservations of
@@ -96,9 +94,6 @@ func (m *Manager) Ops() *trans.Ops { return &m.ops }
 // Enforcing reports whether limits are enforced.
 func (m *Manager) Enforcing() bool { return m.enforce }
 
-// SetClock replaces the clock used for grace periods (tests).
-func (m *Manager) SetClock(now func() time.Time) { m.now = now }
-
 // Add puts a project's record, read from the quota file block at daddr,
 // into the table, or brings the project's dquot up to date with it (the
 // caller holds that block locked, so the record is the latest): limits
@@ -148,25 +143,6 @@ func (m *Manager) All() []*Dquot {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
-}
-
-// Get returns a project's dquot with a reference taken, for a holder
-// that keeps it across operations (a write in progress); Put drops it.
-// The count is atomic: taking and dropping a reference never locks, and
-// never touches the counters' cache line.
-func (m *Manager) Get(id uint32) *Dquot {
-	d := m.Lookup(id)
-	if d != nil {
-		d.refs.Add(1)
-	}
-	return d
-}
-
-// Put drops a reference taken by Get.
-func (m *Manager) Put(d *Dquot) {
-	if d != nil {
-		d.refs.Add(-1)
-	}
 }
 
 // Drifts counts the times a count would have gone below zero and was
@@ -358,7 +334,10 @@ func (c *txCommit) apply() error {
 		r.Encode(rec)
 		c.tx.Dirty(d.daddr)
 		c.dquots = append(c.dquots, d)
-		c.records = append(c.records, r)
+		// As stored: a bigtime timer is rounded up on disk, and memory
+		// must enforce the same instant (else every later commit would
+		// push the grace end out again).
+		c.records = append(c.records, Decode(rec))
 	}
 	return nil
 }
