@@ -55,7 +55,7 @@ func (c *Checksums) named() []attrField {
 }
 
 // Value returns the checksum of algorithm a ("" when not set).
-func (c *Checksums) Value(a *checksum.Algorithm) string {
+func (c Checksums) Value(a *checksum.Algorithm) string {
 	return *c.field(a)
 }
 
