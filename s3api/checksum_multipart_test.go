@@ -203,17 +203,28 @@ func mustDigest(alg *checksum.Algorithm, data []byte) []byte {
 	return h.Sum(nil)
 }
 
-// TestUploadPartWithoutUploadChecksum: a part checksum on an upload
-// created without one is refused, as S3 does ("expected checksum Type:
-// null"), even when only the algorithm is named.
+// TestUploadPartWithoutUploadChecksum: a part of an upload created without
+// a checksum may carry one (SDKs send CRC32 by default): it is verified
+// and listed with the part, and the object gets no checksum.
 func TestUploadPartWithoutUploadChecksum(t *testing.T) {
 	ts := newTestServer(t)
 	mustBucket(t, ts, "mpu")
 	id, _ := createUpload(t, ts, "/mpu/k", nil)
-	resp, body := ts.do(t, "PUT", "/mpu/k?partNumber=1&uploadId="+id, []byte("x"), http.Header{"X-Amz-Sdk-Checksum-Algorithm": {"CRC32"}})
-	wantError(t, resp, body, 400, "InvalidRequest")
-	if !bytes.Contains(body, []byte("expected checksum Type: null")) {
-		t.Errorf("message: %s", body)
+	part := []byte("x")
+	target := "/mpu/k?partNumber=1&uploadId=" + id
+	resp, body := ts.do(t, "PUT", target, part, http.Header{"X-Amz-Checksum-Crc32": {checksum.CRC32.Of([]byte("y"))}})
+	wantError(t, resp, body, 400, "BadDigest")
+	resp, _ = ts.do(t, "PUT", target, part, http.Header{"X-Amz-Sdk-Checksum-Algorithm": {"CRC32"}})
+	if resp.StatusCode != 200 || resp.Header.Get("X-Amz-Checksum-Crc32") != checksum.CRC32.Of(part) {
+		t.Fatalf("part: %d %v", resp.StatusCode, resp.Header)
+	}
+	etag := resp.Header.Get("ETag")
+	if _, body := ts.do(t, "GET", "/mpu/k?uploadId="+id, nil, nil); !bytes.Contains(body, []byte("<ChecksumCRC32>"+checksum.CRC32.Of(part)+"</ChecksumCRC32>")) {
+		t.Errorf("ListParts: %s", body)
+	}
+	resp, body = ts.do(t, "POST", "/mpu/k?uploadId="+id, completeBody([]string{etag}, checksum.CRC32, []string{checksum.CRC32.Of(part)}), nil)
+	if resp.StatusCode != 200 || bytes.Contains(body, []byte("<Checksum")) {
+		t.Fatalf("complete: %d %s", resp.StatusCode, body)
 	}
 }
 

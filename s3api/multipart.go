@@ -93,16 +93,12 @@ func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request)
 }
 
 // partChecksum checks the checksum a part brings against its upload's
-// algorithm before the part is read: another algorithm is refused, as
-// S3 does; a part of an upload with an algorithm that brings none gets
-// it computed here.
+// algorithm before the part is read: another algorithm is refused, as S3
+// does; a part that brings none gets the upload's computed here. Parts of
+// an upload without an algorithm may bring any (verified, kept with the
+// part, as S3 takes the CRC32 SDKs send by default).
 func partChecksum(body *verifyingReader, up store.UploadInfo) error {
-	want := up.Meta.Checksums.Algorithm
-	got := body.algorithm()
-	switch {
-	case want == "" && got != nil:
-		return errorf("InvalidRequest", "Checksum Type mismatch occurred, expected checksum Type: null, actual checksum Type: %s", got.Header())
-	case want != "":
+	if want := up.Meta.Checksums.Algorithm; want != "" {
 		return body.need(want, hdrChecksumAlgorithm)
 	}
 	return nil

@@ -174,7 +174,7 @@ func TestMultipartErrors(t *testing.T) {
 		{"complete missing part", "POST", "/parts/k?uploadId=" + id, "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>x</ETag></Part></CompleteMultipartUpload>", nil, 400, "InvalidPart"},
 		{"copy range", "PUT", "/parts/k?partNumber=1&uploadId=" + id, "", http.Header{"X-Amz-Copy-Source": {"/parts/src"}, "X-Amz-Copy-Source-Range": {"bytes=5-"}}, 400, "InvalidArgument"},
 		{"copy range beyond", "PUT", "/parts/k?partNumber=1&uploadId=" + id, "", http.Header{"X-Amz-Copy-Source": {"/parts/src"}, "X-Amz-Copy-Source-Range": {"bytes=5-100"}}, 416, "InvalidRange"},
-		{"part checksum, upload without", "PUT", "/parts/k?partNumber=1&uploadId=" + id, "abc", http.Header{"X-Amz-Checksum-Sha256": {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}, 400, "InvalidRequest"},
+		{"bad part checksum", "PUT", "/parts/k?partNumber=1&uploadId=" + id, "abc", http.Header{"X-Amz-Checksum-Sha256": {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}}, 400, "BadDigest"},
 		{"list uploads max", "GET", "/parts?uploads&max-uploads=x", "", nil, 400, "InvalidArgument"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

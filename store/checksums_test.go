@@ -142,7 +142,8 @@ func TestMultipartChecksumRefusals(t *testing.T) {
 }
 
 // TestPartChecksumMustFitUpload: S3 takes a part's checksum only in its
-// upload's algorithm, and needs it when the upload has one.
+// upload's algorithm, and needs it when the upload has one; an upload
+// without one takes any.
 func TestPartChecksumMustFitUpload(t *testing.T) {
 	s, _ := newTestStore(t)
 	if err := s.CreateBucket("bkt"); err != nil {
@@ -163,7 +164,7 @@ func TestPartChecksumMustFitUpload(t *testing.T) {
 		ok     bool
 	}{
 		{plain.UploadID, Checksums{}, true},
-		{plain.UploadID, Checksums{CRC32: checksum.CRC32.Of(body)}, false},
+		{plain.UploadID, Checksums{CRC32: checksum.CRC32.Of(body)}, true},
 		{crc.UploadID, Checksums{}, false},
 		{crc.UploadID, Checksums{SHA1: checksum.SHA1.Of(body)}, false},
 		{crc.UploadID, Checksums{CRC32: checksum.CRC32.Of(body)}, true},
