@@ -1,8 +1,10 @@
 package s3api
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -138,4 +140,46 @@ func TestChecksumMinio(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzChecksumHeaders: whatever checksum headers and body arrive, the
+// verifying reader either refuses them up front, or fails at the end, or
+// ends cleanly only when the body has exactly the checksum sent; it
+// never panics and never reports a checksum the body does not have.
+func FuzzChecksumHeaders(f *testing.F) {
+	f.Add("crc32", checksum.CRC32.Of([]byte("body")), "", []byte("body"))
+	f.Add("sha256", "", "SHA256", []byte("x"))
+	f.Add("crc64nvme", "AAAAAAAAAAA=", "crc32", []byte{})
+	f.Add("md5", "AAAA", "", []byte("y"))
+	f.Fuzz(func(t *testing.T, name, value, named string, body []byte) {
+		h := http.Header{}
+		if name != "" && value != "" {
+			h.Set("X-Amz-Checksum-"+name, value)
+		}
+		if named != "" {
+			h.Set("X-Amz-Sdk-Checksum-Algorithm", named)
+		}
+		v, err := newVerifyingReader(h, bytes.NewReader(body))
+		if err != nil {
+			return
+		}
+		got, err := io.ReadAll(v)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(got, body) {
+			t.Fatalf("read %q of %q", got, body)
+		}
+		sums := v.Checksums()
+		for _, alg := range checksum.All {
+			if s := sums.Value(alg); s != "" && s != alg.Of(body) {
+				t.Fatalf("reported %s %s for a body whose is %s", alg.Name(), s, alg.Of(body))
+			}
+		}
+		if value != "" {
+			if alg, ok := checksum.Lookup(name); ok && sums.Value(alg) != value {
+				t.Fatalf("accepted %s %q for a body whose is %s", name, value, alg.Of(body))
+			}
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/xfs3/xfs3/store/checksum"
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
 // checksummedParts uploads bodies as parts of an upload with checksum
@@ -183,7 +184,7 @@ func TestPartChecksumMustFitUpload(t *testing.T) {
 // TestObjectPartsPages: an upload of more parts than an xattr page holds
 // is recorded whole, and ObjectParts pages through it.
 func TestObjectPartsPages(t *testing.T) {
-	s, _ := newTestStore(t)
+	s, img := newTestStore(t)
 	s.minPart = 1
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
@@ -221,6 +222,22 @@ func TestObjectPartsPages(t *testing.T) {
 	if res, err := s.ObjectParts("bkt", "single", ListPartsOptions{}); err != nil || res.Count != 0 || res.Parts != nil {
 		t.Errorf("single PUT has parts %+v (%v)", res, err)
 	}
+	// The kernel reads the record as documented, and xfs_repair finds the
+	// volume clean.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	snap, err := oracle.SnapshotDir(oracle.Mount(t, img, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := snap.Lookup("bkt/many")
+	second := e.Xattrs[xattrParts+".2"]
+	if !ok || e.Xattrs[xattrParts] != fmt.Sprint(n) || !strings.HasPrefix(second, fmt.Sprintf("%d %d ", partsPerPage+1, len(bodies[partsPerPage]))) ||
+		strings.Count(second, "\n") != n-partsPerPage || e.Xattrs[xattrChecksumType] != "FULL_OBJECT" {
+		t.Errorf("kernel shows %v", e.Xattrs)
+	}
 }
 
 // TestCopyChecksums: a copy keeps a full-object checksum, and computes one
@@ -254,5 +271,43 @@ func TestCopyChecksums(t *testing.T) {
 		if info.Meta.Checksums != c.want || head.Meta.Checksums != c.want {
 			t.Errorf("copy of %s with %+v: %+v, stored %+v, want %+v", c.src, c.meta, info.Meta.Checksums, head.Meta.Checksums, c.want)
 		}
+	}
+}
+
+// TestUploadChecksumSurvivesReopen: an upload's algorithm and type are
+// on the volume, so a restarted store still demands them of the parts and
+// completes with that checksum.
+func TestUploadChecksumSurvivesReopen(t *testing.T) {
+	s, img := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	up, err := s.CreateMultipartUpload("bkt", "k", Meta{Checksums: Checksums{Algorithm: "crc32c", Type: "FULL_OBJECT"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	info, err := s.Upload("bkt", "k", up.UploadID)
+	if err != nil || info.Meta.Checksums != (Checksums{Algorithm: "CRC32C", Type: "FULL_OBJECT"}) {
+		t.Fatalf("reopened upload: %+v (%v)", info.Meta.Checksums, err)
+	}
+	body := []byte("part after a restart")
+	if _, err := s.UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{}); !errors.Is(err, ErrInvalidChecksum) {
+		t.Errorf("a part without the upload's checksum: %v", err)
+	}
+	p, err := s.UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{CRC32C: checksum.CRC32C.Of(body)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, []CompletePart{{PartNumber: 1, ETag: p.ETag}})
+	if err != nil || done.Meta.Checksums != (Checksums{CRC32C: checksum.CRC32C.Of(body), Type: "FULL_OBJECT"}) {
+		t.Errorf("completed with %+v (%v)", done.Meta.Checksums, err)
 	}
 }
