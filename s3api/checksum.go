@@ -45,8 +45,8 @@ type verifyingReader struct {
 }
 
 // newVerifyingReader reads the checksum headers h of a body (Content-MD5,
-// x-amz-checksum-<algorithm>, x-amz-trailer, x-amz-sdk-checksum-algorithm)
-// and wraps body to verify them. Malformed or contradictory headers fail
+// x-amz-checksum-<algorithm>, x-amz-trailer, x-amz-sdk-checksum-algorithm,
+// x-amz-checksum-algorithm) and wraps body to verify them. Malformed or contradictory headers fail
 // here, before the body is read: a value that is not the base64 of a
 // digest, an x-amz-checksum-* header of no algorithm, more than one
 // checksum, an unknown algorithm name (all InvalidRequest, as S3).
@@ -92,9 +92,13 @@ func newVerifyingReader(h http.Header, body io.Reader) (*verifyingReader, error)
 	if len(sums) == 1 {
 		v.sum = sums[0]
 	}
-	if name := h.Get(hdrSDKAlgorithm); name != "" {
-		if err := v.need(name, hdrSDKAlgorithm); err != nil {
-			return nil, err
+	// Both name the body's algorithm: SDKs send the first, some clients
+	// (minio-go on parts) the second.
+	for _, hdr := range []string{hdrSDKAlgorithm, hdrChecksumAlgorithm} {
+		if name := h.Get(hdr); name != "" {
+			if err := v.need(name, hdr); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return v, nil

@@ -238,8 +238,11 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 		if err != nil {
 			return err
 		}
-		if typ != up.Meta.Checksums.Type {
-			return errorf("InvalidRequest", "The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", up.Meta.Checksums.Type)
+		switch have := up.Meta.Checksums.Type; {
+		case have == "":
+			return errorf("InvalidRequest", "The upload was created without a checksum: x-amz-checksum-type %s cannot apply.", typ)
+		case typ != have:
+			return errorf("InvalidRequest", "The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", have)
 		}
 	}
 	info, err := s.store.CompleteMultipartUploadWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want})
