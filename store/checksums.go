@@ -95,7 +95,7 @@ func (c Checksums) reported(r any) Checksums {
 	return c
 }
 
-// uploadAlgorithm is the checksum algorithm of an upload, nil for none.
+// algorithm is the checksum algorithm of the upload, nil for none.
 func (u *upload) algorithm() *checksum.Algorithm {
 	a, _ := checksum.Lookup(u.info.Meta.Checksums.Algorithm)
 	return a
