@@ -177,9 +177,17 @@ func (a *Algorithm) Multipart(t Type, parts []Part) (string, error) {
 		}
 		return fmt.Sprintf("%s-%d", a.Encode(h.Sum(nil)), len(parts)), nil
 	}
+	// Parts but the last usually share one size: x^(8·size) is computed
+	// once per size (it is most of the cost of a combination).
+	shifts := map[int64]uint64{}
 	crc := a.crc.empty()
 	for _, p := range parts {
-		crc = a.crc.combine(crc, a.crc.get(p.Sum), p.Size)
+		shift, ok := shifts[p.Size]
+		if !ok {
+			shift = a.crc.xPow(8 * uint64(p.Size))
+			shifts[p.Size] = shift
+		}
+		crc = a.crc.mulMod(shift, crc) ^ a.crc.get(p.Sum) // crc(A‖B) = crc(A)·x^(8·len B) ⊕ crc(B)
 	}
 	return a.Encode(a.crc.put(crc)), nil
 }
@@ -199,11 +207,6 @@ func (c *crcPoly) put(v uint64) []byte {
 		return binary.BigEndian.AppendUint32(nil, uint32(v))
 	}
 	return binary.BigEndian.AppendUint64(nil, v)
-}
-
-// combine returns the CRC of A‖B from crcA, crcB and len(B).
-func (c *crcPoly) combine(crcA, crcB uint64, lenB int64) uint64 {
-	return c.mulMod(c.xPow(8*uint64(lenB)), crcA) ^ crcB
 }
 
 // one is the polynomial 1 (x^0) in reflected form.
