@@ -11,7 +11,8 @@
 //	   │       subresources (501), then the plain operations
 //	   ▼
 //	handler ─► body: sigv4 Auth.Body (payload hash, chunk signatures)
-//	   │       ─► verifyingReader (Content-MD5, x-amz-checksum-*, trailers)
+//	   │       ─► verifyingReader (Content-MD5, x-amz-checksum-*, trailers;
+//	   │          verifyChecksum for bodies whose checksum comes otherwise)
 //	   │       ─► store, streamed; a mismatch is returned instead of io.EOF,
 //	   ▼       so the store abandons the write
 //	errors.go: every error becomes one S3 code, status and XML body
@@ -178,6 +179,7 @@
 //	DELETE /b/k?uploadId                      AbortMultipartUpload
 //	GET    /b/k?uploadId                      ListParts
 //	GET|PUT|DELETE /b/k?tagging               Get/Put/DeleteObjectTagging
+//	GET    /b/k?attributes                    GetObjectAttributes
 //
 // Any other subresource (acl writes, policy, lifecycle, cors, versions,
 // object lock, bucket tagging, website, notification, replication, select,
@@ -200,16 +202,61 @@
 //     carries ETag and Last-Modified. response-* parameters override the
 //     stored headers. Objects stored without a Content-Type are served as
 //     binary/octet-stream.
-//   - Checksums: Content-MD5 (BadDigest; InvalidDigest when malformed) and
-//     x-amz-checksum-crc32, -crc32c, -sha1, -sha256, -crc64nvme, sent as a
-//     header or an aws-chunked trailer, or named by
-//     x-amz-sdk-checksum-algorithm, are computed while streaming and checked
-//     at the end. Checksums sent as headers or trailers, and those only
-//     named by the algorithm header (computed here), are stored (the body
-//     reader reports them to the store at its end) and returned on GET and
-//     HEAD of the whole object with x-amz-checksum-mode: ENABLED.
-//     CRC-64/NVME is verified, never stored. A full volume is 507
-//     InsufficientStorage (not an AWS code), and the write leaves nothing.
+//   - Checksums (checksum.go; algorithms and multipart math in
+//     store/checksum): Content-MD5 (BadDigest; InvalidDigest when
+//     malformed) and one of x-amz-checksum-crc32, -crc32c, -crc64nvme,
+//     -sha1, -sha256 (base64 of the big-endian digest), sent as a header
+//     or an aws-chunked trailer (x-amz-trailer; signed or unsigned
+//     streaming), or only named by x-amz-sdk-checksum-algorithm, are
+//     computed while streaming and checked at the end of the body of
+//     PutObject, UploadPart and XML request bodies. A mismatch is 400
+//     BadDigest ("The CRC32 you specified did not match the calculated
+//     checksum.") and nothing is stored. 400 InvalidRequest, before the
+//     body is read: a value that is not the base64 of a digest of the
+//     algorithm's size, an x-amz-checksum-<name> header or trailer of no
+//     algorithm, two checksums, an unknown algorithm name, a missing or
+//     malformed trailer value at the end. The checksum is stored and sent
+//     back on the upload's response, and on GET and HEAD of the whole
+//     object (not a range) with x-amz-checksum-mode: ENABLED, with
+//     x-amz-checksum-type (FULL_OBJECT for a PUT). Objects put without a
+//     checksum get none: S3 now adds a CRC64NVME to such objects; this
+//     server does not, to keep PUTs at disk speed.
+//   - Multipart checksums: CreateMultipartUpload takes
+//     x-amz-checksum-algorithm and x-amz-checksum-type (default COMPOSITE,
+//     FULL_OBJECT for CRC64NVME) and answers both; FULL_OBJECT with SHA1 or
+//     SHA256, COMPOSITE with CRC64NVME, a type without an algorithm or an
+//     unknown one are 400 InvalidRequest. Parts must then carry that
+//     algorithm's checksum (another one: InvalidRequest "Checksum Type
+//     mismatch occurred"); a part that brings none, and every
+//     UploadPartCopy, gets it computed here. Parts of an upload without an
+//     algorithm may carry any checksum (SDKs send CRC32 by default): it is
+//     verified and listed, and the object gets none. Complete checks each
+//     part checksum its list gives against the stored one (InvalidPart),
+//     needs every part's for a COMPOSITE checksum (InvalidRequest, as S3),
+//     computes the object's (COMPOSITE: base64(H(digest 1 ‖ … ‖ digest
+//     N)) + "-N"; FULL_OBJECT: the CRCs of the parts combined with their
+//     sizes, x^(8·len) mod P, no byte read again), checks an
+//     x-amz-checksum-<algorithm> the request sends (with or without "-N";
+//     BadDigest) and an x-amz-checksum-type (InvalidRequest if it is not
+//     the upload's), and answers ChecksumX and ChecksumType. ListParts
+//     shows each part's checksum and the upload's ChecksumAlgorithm and
+//     ChecksumType.
+//   - CopyObject keeps the source's checksum, unless
+//     x-amz-checksum-algorithm names one (computed while copying) or the
+//     source's is COMPOSITE (it describes parts the copy does not have:
+//     the copy gets a FULL_OBJECT checksum of the same algorithm);
+//     CopyObjectResult and CopyPartResult carry the checksum.
+//   - GetObjectAttributes (GET /b/k?attributes): x-amz-object-attributes
+//     lists ETag, Checksum, ObjectParts, StorageClass, ObjectSize (one
+//     header or several, comma-separated; missing, empty or another name:
+//     400 InvalidArgument); ObjectParts pages with x-amz-max-parts (1 to
+//     1000, default 1000) and x-amz-part-number-marker, and is sent for
+//     multipart objects only, with each part's size and checksum (the
+//     numbers, sizes, ETags and checksums of the parts are kept on the
+//     object at completion). The ETag is unquoted and a composite checksum
+//     has no "-N", as S3 answers; Last-Modified is a header.
+//   - A full volume is 507 InsufficientStorage (not an AWS code), and the
+//     write leaves nothing.
 //   - ListObjects: v1 sends NextMarker only with a delimiter; v2's
 //     continuation token is the base64 of the last key or prefix of the page;
 //     max-keys above 1000 is 1000, 0 gives an empty page; encoding-type=url
@@ -253,8 +300,10 @@
 //	                                         501 (conditional writes)
 //	x-amz-write-offset-bytes                 501 (appends)
 //	x-amz-mfa on DeleteObject(s)             501 (MFA delete)
-//	x-amz-checksum-type                      COMPOSITE accepted (each part's
-//	                                         checksum is verified); FULL_OBJECT 501
+//	x-amz-checksum-type                      COMPOSITE or FULL_OBJECT on
+//	                                         CreateMultipartUpload and Complete
+//	                                         (see Multipart checksums); else 400
+//	                                         InvalidRequest
 //	x-amz-acl                                private, bucket-owner-full-control accepted
 //	                                         (buckets are "bucket owner enforced": ACLs
 //	                                         disabled); other canned ACLs 400
@@ -275,9 +324,8 @@
 // Honoured by their handlers: Content-MD5 and the checksum headers,
 // x-amz-meta-*, the standard content headers, x-amz-tagging and the
 // metadata and tagging directives, conditional reads, copy-source
-// conditions and ranges, response-* overrides. Known gap (the S3
-// conformance issue): a multipart upload's parts are verified against
-// x-amz-checksum-algorithm, but no checksum of the whole object is kept.
+// conditions and ranges, response-* overrides, x-amz-checksum-algorithm
+// (multipart, copies), x-amz-checksum-mode.
 //
 // # Logging
 //

@@ -135,6 +135,7 @@ var kinds = []struct {
 	{store.ErrEntityTooLarge, "EntityTooLarge"},
 	{store.ErrInvalidTag, "InvalidTag"},
 	{store.ErrBadDigest, "BadDigest"},
+	{store.ErrInvalidChecksum, "InvalidRequest"},
 	{store.ErrNotImplemented, "NotImplemented"},
 	{store.ErrQuotaExceeded, "XMinioAdminBucketQuotaExceeded"},
 	{store.ErrNoSpace, "InsufficientStorage"},
@@ -172,7 +173,7 @@ func messageOf(e *s3Error) string {
 		return e.Message()
 	}
 	switch e.code {
-	case "InvalidArgument", "AuthorizationHeaderMalformed", "InvalidTag", "KeyTooLongError", "MetadataTooLarge":
+	case "InvalidArgument", "AuthorizationHeaderMalformed", "InvalidTag", "KeyTooLongError", "MetadataTooLarge", "InvalidRequest", "InvalidPart":
 		return e.cause.Error()
 	}
 	return e.Message()

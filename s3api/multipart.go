@@ -1,11 +1,13 @@
 package s3api
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 
 	"github.com/xfs3/xfs3/store"
+	"github.com/xfs3/xfs3/store/checksum"
 )
 
 type initiateMultipartUploadResult struct {
@@ -21,17 +23,39 @@ func (s *server) createMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
-	if name := r.Header.Get("X-Amz-Checksum-Algorithm"); name != "" {
-		if _, ok := algorithmNamed(name); !ok {
-			return errorf("InvalidRequest", "Checksum algorithm %q is not supported.", name)
-		}
+	if meta.Checksums, err = uploadChecksumHeaders(r.Header); err != nil {
+		return err
 	}
 	up, err := s.store.CreateMultipartUpload(rq.bucket, rq.key, meta)
 	if err != nil {
 		return err
 	}
+	if c := up.Meta.Checksums; c.Algorithm != "" {
+		w.Header().Set(hdrChecksumAlgorithm, c.Algorithm)
+		w.Header().Set(hdrChecksumType, c.Type)
+	}
 	writeXML(w, http.StatusOK, initiateMultipartUploadResult{Xmlns: xmlns, Bucket: rq.bucket, Key: rq.key, UploadID: up.UploadID})
 	return nil
+}
+
+// uploadChecksumHeaders reads the checksum an upload is created with:
+// x-amz-checksum-algorithm and x-amz-checksum-type, which needs it.
+func uploadChecksumHeaders(h http.Header) (store.Checksums, error) {
+	name, typ := h.Get(hdrChecksumAlgorithm), h.Get(hdrChecksumType)
+	if name == "" {
+		if typ != "" {
+			return store.Checksums{}, errorf("InvalidRequest", "The x-amz-checksum-type header can only be used with the x-amz-checksum-algorithm header.")
+		}
+		return store.Checksums{}, nil
+	}
+	alg, ok := checksum.Lookup(name)
+	if !ok {
+		return store.Checksums{}, errorf("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+	}
+	if t, _ := checksum.ParseType(typ); typ != "" && !alg.Supports(t) {
+		return store.Checksums{}, errorf("InvalidRequest", "The %s checksum type cannot be used with the %s checksum algorithm.", typ, alg.Header())
+	}
+	return store.Checksums{Algorithm: alg.Name(), Type: typ}, nil
 }
 
 // partNumber reads ?partNumber (1 to store.MaxPartNumber).
@@ -49,15 +73,34 @@ func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	up, err := s.store.Upload(rq.bucket, rq.key, q.Get("uploadId"))
+	if err != nil {
+		return err
+	}
 	body, size, err := uploadBody(r, rq, store.MaxPartSize)
 	if err != nil {
+		return err
+	}
+	if err := partChecksum(body, up); err != nil {
 		return err
 	}
 	info, err := s.store.UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, size, body.declared())
 	if err != nil {
 		return err
 	}
-	writeStored(w, info.ETag, body.Checksums())
+	writeStored(w, info.ETag, body.Checksums(), false)
+	return nil
+}
+
+// partChecksum checks the checksum a part brings against its upload's
+// algorithm before the part is read: another algorithm is refused, as S3
+// does; a part that brings none gets the upload's computed here. Parts of
+// an upload without an algorithm may bring any (verified, kept with the
+// part, as S3 takes the CRC32 SDKs send by default).
+func partChecksum(body *verifyingReader, up store.UploadInfo) error {
+	if want := up.Meta.Checksums.Algorithm; want != "" {
+		return body.need(want, hdrChecksumAlgorithm)
+	}
 	return nil
 }
 
@@ -103,11 +146,23 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 	if content.Size() > store.MaxPartSize {
 		return errorf("EntityTooLarge", "A part is at most %d bytes.", int64(store.MaxPartSize))
 	}
-	info, err := s.store.UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, content, content.Size(), store.Checksums{})
+	up, err := s.store.Upload(rq.bucket, rq.key, q.Get("uploadId"))
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, newCopyResult("CopyPartResult", info.LastModified, info.ETag))
+	var body io.Reader = content
+	if name := up.Meta.Checksums.Algorithm; name != "" {
+		if body, err = verifyChecksum(content, name, ""); err != nil {
+			return err
+		}
+	}
+	info, err := s.store.UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, content.Size(), store.Checksums{})
+	if err != nil {
+		return err
+	}
+	res := newCopyResult("CopyPartResult", info.LastModified, info.ETag)
+	res.withChecksums(info.Checksums)
+	writeXML(w, http.StatusOK, res)
 	return nil
 }
 
@@ -116,6 +171,7 @@ type completeMultipartUpload struct {
 	Parts   []struct {
 		PartNumber int
 		ETag       string
+		xmlChecksums
 	} `xml:"Part"`
 }
 
@@ -126,6 +182,8 @@ type completeMultipartUploadResult struct {
 	Bucket   string
 	Key      string
 	ETag     string
+	xmlChecksums
+	ChecksumType string `xml:",omitempty"`
 }
 
 // parseCompleteMultipartUpload decodes the part list of a Complete body.
@@ -145,7 +203,15 @@ func parseCompleteMultipartUpload(data []byte) ([]store.CompletePart, error) {
 		if p.PartNumber < 1 || p.PartNumber > store.MaxPartNumber {
 			return nil, errorf("InvalidArgument", "Part number must be an integer between 1 and %d, inclusive.", store.MaxPartNumber)
 		}
-		parts[i] = store.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag}
+		sums := p.xmlChecksums.store()
+		for _, alg := range checksum.All {
+			if v := sums.Value(alg); v != "" {
+				if _, err := alg.Decode(v); err != nil {
+					return nil, errorf("InvalidRequest", "Value for Checksum%s of part %d is invalid.", alg.Name(), p.PartNumber)
+				}
+			}
+		}
+		parts[i] = store.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag, Checksums: sums}
 	}
 	return parts, nil
 }
@@ -162,7 +228,24 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	info, err := s.store.CompleteMultipartUpload(rq.bucket, rq.key, r.URL.Query().Get("uploadId"), parts)
+	want, err := headerChecksums(r.Header)
+	if err != nil {
+		return err
+	}
+	id := r.URL.Query().Get("uploadId")
+	if typ := r.Header.Get(hdrChecksumType); typ != "" {
+		up, err := s.store.Upload(rq.bucket, rq.key, id)
+		if err != nil {
+			return err
+		}
+		switch have := up.Meta.Checksums.Type; {
+		case have == "":
+			return errorf("InvalidRequest", "The upload was created without a checksum: x-amz-checksum-type %s cannot apply.", typ)
+		case typ != have:
+			return errorf("InvalidRequest", "The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", have)
+		}
+	}
+	info, err := s.store.CompleteMultipartUploadWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want})
 	if err != nil {
 		return err
 	}
@@ -172,6 +255,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	}
 	writeXML(w, http.StatusOK, completeMultipartUploadResult{
 		Xmlns: xmlns, Location: loc.String(), Bucket: rq.bucket, Key: rq.key, ETag: quoted(info.ETag),
+		xmlChecksums: toXMLChecksums(info.Meta.Checksums), ChecksumType: info.Meta.Checksums.Type,
 	})
 	return nil
 }
@@ -198,17 +282,16 @@ type listPartsResult struct {
 	MaxParts             int
 	IsTruncated          bool
 	Parts                []xmlPart `xml:"Part"`
+	ChecksumAlgorithm    string    `xml:",omitempty"`
+	ChecksumType         string    `xml:",omitempty"`
 }
 
 type xmlPart struct {
-	PartNumber     int
-	LastModified   string
-	ETag           string
-	Size           int64
-	ChecksumCRC32  string `xml:",omitempty"`
-	ChecksumCRC32C string `xml:",omitempty"`
-	ChecksumSHA1   string `xml:",omitempty"`
-	ChecksumSHA256 string `xml:",omitempty"`
+	PartNumber   int
+	LastModified string
+	ETag         string
+	Size         int64
+	xmlChecksums
 }
 
 // intParam reads a non-negative integer query parameter (def when absent).
@@ -245,12 +328,12 @@ func (s *server) listParts(w http.ResponseWriter, r *http.Request, rq *request) 
 		Initiator: o, Owner: o, StorageClass: "STANDARD",
 		PartNumberMarker: marker, NextPartNumberMarker: res.NextPartNumberMarker,
 		MaxParts: maxParts, IsTruncated: res.IsTruncated,
+		ChecksumAlgorithm: res.Upload.Meta.Checksums.Algorithm, ChecksumType: res.Upload.Meta.Checksums.Type,
 	}
 	for _, p := range res.Parts {
 		out.Parts = append(out.Parts, xmlPart{
 			PartNumber: p.PartNumber, LastModified: isoTime(p.LastModified), ETag: quoted(p.ETag), Size: p.Size,
-			ChecksumCRC32: p.Checksums.CRC32, ChecksumCRC32C: p.Checksums.CRC32C,
-			ChecksumSHA1: p.Checksums.SHA1, ChecksumSHA256: p.Checksums.SHA256,
+			xmlChecksums: toXMLChecksums(p.Checksums),
 		})
 	}
 	writeXML(w, http.StatusOK, out)

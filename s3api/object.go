@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/xfs3/xfs3/store"
+	"github.com/xfs3/xfs3/store/checksum"
 )
 
 // uploadSize is the payload length of a PUT: x-amz-decoded-content-length
@@ -45,7 +46,7 @@ func uploadBody(r *http.Request, rq *request, limit int64) (*verifyingReader, in
 	if err != nil {
 		return nil, 0, err
 	}
-	vr, err := newVerifyingReader(r, body)
+	vr, err := newVerifyingReader(r.Header, body)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -66,16 +67,17 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
-	writeStored(w, info.ETag, body.Checksums())
+	writeStored(w, info.ETag, body.Checksums(), true)
 	return nil
 }
 
 // writeStored answers an upload (PutObject, UploadPart) with the stored
-// content's ETag and checksums and an empty body.
-func writeStored(w http.ResponseWriter, etag string, sums store.Checksums) {
+// content's ETag and checksums (with their type for objects) and an
+// empty body.
+func writeStored(w http.ResponseWriter, etag string, sums store.Checksums, withType bool) {
 	h := w.Header()
 	h.Set("ETag", quoted(etag))
-	setChecksumHeaders(h, sums)
+	setChecksumHeaders(h, sums, withType)
 	h.Set("Content-Length", "0")
 	w.WriteHeader(http.StatusOK)
 }
@@ -119,8 +121,8 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 		return err
 	}
 	setObjectHeaders(h, info, r.URL.Query())
-	if strings.EqualFold(r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && !ranged {
-		setChecksumHeaders(h, info.Meta.Checksums)
+	if checksumMode(r.Header) && !ranged {
+		setChecksumHeaders(h, info.Meta.Checksums, true)
 	}
 	content := o.Reader()
 	status := http.StatusOK
@@ -204,6 +206,17 @@ type copyResult struct {
 	Xmlns        string `xml:"xmlns,attr"`
 	LastModified string
 	ETag         string
+	xmlChecksums
+	ChecksumType string `xml:",omitempty"` // CopyObjectResult only
+}
+
+// withChecksums adds the copy's checksums to the result, and their type
+// (objects have one, parts not).
+func (c *copyResult) withChecksums(sums store.Checksums) {
+	c.xmlChecksums = toXMLChecksums(sums)
+	if c.XMLName.Local == "CopyObjectResult" && c.xmlChecksums != (xmlChecksums{}) {
+		c.ChecksumType = checksumType(sums)
+	}
 }
 
 func newCopyResult(root string, lastModified time.Time, etag string) copyResult {
@@ -260,6 +273,13 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 		meta = headers
 		meta.Checksums = info.Meta.Checksums // same bytes, same sums
 	}
+	if name := r.Header.Get(hdrChecksumAlgorithm); name != "" {
+		alg, ok := checksum.Lookup(name)
+		if !ok {
+			return errorf("InvalidRequest", "Value for x-amz-checksum-algorithm header is invalid.")
+		}
+		meta.Checksums = store.Checksums{Algorithm: alg.Name()} // computed by the copy
+	}
 	meta.Tags = info.Meta.Tags
 	if replaceTags {
 		meta.Tags = headers.Tags
@@ -268,7 +288,9 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, newCopyResult("CopyObjectResult", out.LastModified, out.ETag))
+	res := newCopyResult("CopyObjectResult", out.LastModified, out.ETag)
+	res.withChecksums(out.Meta.Checksums)
+	writeXML(w, http.StatusOK, res)
 	return nil
 }
 

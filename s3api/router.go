@@ -60,6 +60,7 @@ func (s *server) routes() []route {
 		{name: "PutObjectTagging", method: http.MethodPut, level: object, query: []string{"tagging"}, handler: s.putObjectTagging},
 		{name: "DeleteObjectTagging", method: http.MethodDelete, level: object, query: []string{"tagging"}, handler: s.deleteObjectTagging},
 		{name: "GetObjectAcl", method: http.MethodGet, level: object, query: []string{"acl"}, handler: s.getACL},
+		{name: "GetObjectAttributes", method: http.MethodGet, level: object, query: []string{"attributes"}, handler: s.getObjectAttributes},
 		{name: "GetObject", method: http.MethodGet, level: object, query: []string{"partNumber"}, handler: s.getObject},
 		{name: "HeadObject", method: http.MethodHead, level: object, query: []string{"partNumber"}, handler: s.headObject},
 		{name: "CopyObject", method: http.MethodPut, level: object, header: "X-Amz-Copy-Source", handler: s.copyObject},

@@ -304,7 +304,7 @@ func TestHeaderRules(t *testing.T) {
 		{"GET", "/alpha/top", "X-Amz-Expected-Bucket-Owner", "111122223333", 403, "AccessDenied"},
 		{"GET", "/alpha", "X-Amz-Expected-Bucket-Owner", "111122223333", 403, "AccessDenied"},
 		{"DELETE", "/alpha/top", "X-Amz-Mfa", "serial 123456", 501, "NotImplemented"},
-		{"POST", "/alpha/k?uploads", "X-Amz-Checksum-Type", "FULL_OBJECT", 501, "NotImplemented"},
+		{"POST", "/alpha/k?uploads", "X-Amz-Checksum-Type", "HALF_OBJECT", 400, "InvalidRequest"},
 		{"POST", "/alpha/k?uploads", "X-Amz-Server-Side-Encryption", "AES256", 501, "NotImplemented"},
 		{"PUT", "/alpha/k", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm", "AES256", 0, ""}, // not a copy: no rule
 		// Accepted, and honoured as S3 honours them here.

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/xfs3/xfs3/store"
 )
 
 // xmlns is the namespace of every S3 response document but Error.
@@ -63,27 +61,31 @@ func ownerID(accessKey string) string {
 }
 
 // readXMLBody reads at most limit bytes of the request body, checked as
-// the signature demands and against Content-MD5 when sent.
+// the signature demands and against Content-MD5 and an x-amz-checksum-*
+// header or trailer when sent (SDKs checksum DeleteObjects bodies). A
+// Complete's x-amz-checksum-* headers are its object's, not its body's.
 func readXMLBody(r *http.Request, rq *request, limit int64) ([]byte, error) {
-	md5want, err := contentMD5(r)
-	if err != nil {
-		return nil, err
+	h := r.Header
+	if rq.op == "CompleteMultipartUpload" {
+		h = http.Header{}
+		if v, ok := r.Header["Content-Md5"]; ok {
+			h["Content-Md5"] = v
+		}
 	}
 	body, err := rq.body(r)
 	if err != nil {
 		return nil, err
 	}
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
+	verified, err := newVerifyingReader(h, body)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(verified, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
 		return nil, errorf("MaxMessageLengthExceeded", "The request body exceeds %d bytes.", limit)
-	}
-	if md5want != nil {
-		if got := md5.Sum(data); string(got[:]) != string(md5want) {
-			return nil, &s3Error{code: "BadDigest", cause: store.ErrBadDigest}
-		}
 	}
 	return data, nil
 }
@@ -102,8 +104,8 @@ func decodeXML(data []byte, v any) error {
 
 // contentMD5 decodes the Content-MD5 header: nil when absent, InvalidDigest
 // when it is not the base64 of 16 bytes.
-func contentMD5(r *http.Request) ([]byte, error) {
-	v, ok := r.Header["Content-Md5"]
+func contentMD5(h http.Header) ([]byte, error) {
+	v, ok := h["Content-Md5"]
 	if !ok {
 		return nil, nil
 	}

@@ -65,10 +65,15 @@
 //	x-amz-meta-<name>               user.meta.<name> (name lowercased)
 //
 //	Tags (x-amz-tagging)            user.xfs3.tagging
-//	x-amz-checksum-crc32            user.xfs3.checksum-crc32
-//	x-amz-checksum-crc32c           user.xfs3.checksum-crc32c
-//	x-amz-checksum-sha1             user.xfs3.checksum-sha1
-//	x-amz-checksum-sha256           user.xfs3.checksum-sha256
+//	x-amz-checksum-<algorithm>      user.xfs3.checksum-<algorithm> (crc32,
+//	                                crc32c, crc64nvme, sha1, sha256)
+//	x-amz-checksum-type             user.xfs3.checksum-type (multipart objects;
+//	                                absent: FULL_OBJECT)
+//	an upload's algorithm           user.xfs3.checksum-algorithm (upload
+//	                                directories)
+//	parts of a multipart object     user.xfs3.parts (their count) and
+//	                                user.xfs3.parts.1, .2, … (400 lines each:
+//	                                "number size etag checksum", "-" for none)
 //
 // Empty standard headers are not stored. User metadata names are 1 to 245
 // bytes of printable ASCII without spaces (ErrInvalidMetadata), names plus
@@ -83,12 +88,16 @@
 // CopyObject keeps them with nil meta (COPY) and takes meta.Tags otherwise.
 //
 // Checksums are stored as given (base64, as S3 sends them) and returned by
-// Head and Get; the store does not compute them. The S3 layer verifies
-// them while streaming, by wrapping the body in a reader whose last Read
-// fails (with an error wrapping ErrBadDigest) on a mismatch: PutObject and
-// UploadPart then store nothing (see PutObject's reader contract). A
-// multipart object has no checksums (S3's composite checksums are not
-// computed); a copy keeps its source's, its content being the same.
+// Head and Get. The S3 layer verifies those of a body while streaming, by
+// wrapping it in a reader whose last Read fails (with an error wrapping
+// ErrBadDigest) on a mismatch: PutObject and UploadPart then store nothing
+// (see PutObject's reader contract). The store computes checksums only
+// where no body carries them, with package store/checksum: a multipart
+// object's, from its parts' (COMPOSITE: the hash of the part digests with
+// "-N"; FULL_OBJECT: the CRCs combined, no byte read again), and a copy's
+// when asked for an algorithm or when the source's is composite (it
+// describes parts the copy does not have). A copy otherwise keeps its
+// source's.
 //
 // # Writes
 //
@@ -134,17 +143,22 @@
 // reading the disk. UploadPart streams a part into .xfs3/tmp like
 // PutObject, sets user.xfs3.etag (MD5 hex), user.xfs3.part-size and the
 // checksums, and renames it over uploads/<id>/<number, 5 digits>: a part
-// sent again replaces the old one atomically.
+// sent again replaces the old one atomically. An upload created with a
+// checksum algorithm (and type) takes parts with that algorithm's checksum
+// only (ErrInvalidChecksum otherwise).
 //
 // CompleteMultipartUpload checks the list (ascending numbers, existing
-// parts with matching ETags, all but the last at least 5 MiB) and that
-// the key can be placed, then joins the parts in a staging file. While the
+// parts with matching ETags and checksums, all but the last at least 5
+// MiB; for a composite checksum every part's listed), computes the
+// object's checksum from the parts' and checks the one the client
+// expects (ErrBadDigest), and that the key can be placed, then joins the parts in a staging file. While the
 // staging size is a multiple of the block size, a part is moved rather
 // than copied: xfs.Volume.AppendExtents remaps its extents onto the end of
 // the staging file in one engine transaction (two inodes, no data I/O),
 // so completing 1 GiB of aligned parts costs milliseconds. After a part of
 // unaligned size every later part is copied. The object gets the upload's
-// metadata and the ETag hex(md5(md5(part 1) ‖ … ‖ md5(part N)))-N, is
+// metadata, its checksum, the record of its parts (ObjectParts) and the
+// ETag hex(md5(md5(part 1) ‖ … ‖ md5(part N)))-N, all in one transaction, is
 // renamed into place as PutObject does, and the upload's directory goes
 // with any unused parts. A completion that fails after moving parts
 // leaves them consumed (the part file is shorter than its part-size):

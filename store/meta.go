@@ -22,8 +22,7 @@ const (
 	xattrFolder = xattrPrefix + "folder"
 	// xattrTagging holds the tags as a URL query ("k1=v1&k2=v2", keys
 	// sorted), readable in getfattr.
-	xattrTagging  = xattrPrefix + "tagging"
-	xattrChecksum = xattrPrefix + "checksum-" // + crc32, crc32c, sha1, sha256
+	xattrTagging = xattrPrefix + "tagging"
 )
 
 // Meta is the metadata stored with an object.
@@ -59,16 +58,6 @@ func (m *Meta) standard() []attrField {
 		{xattrPrefix + "content-language", &m.ContentLanguage},
 		{xattrPrefix + "cache-control", &m.CacheControl},
 		{xattrPrefix + "expires", &m.Expires},
-	}
-}
-
-// named pairs each checksum with its xattr name.
-func (c *Checksums) named() []attrField {
-	return []attrField{
-		{xattrChecksum + "crc32", &c.CRC32},
-		{xattrChecksum + "crc32c", &c.CRC32C},
-		{xattrChecksum + "sha1", &c.SHA1},
-		{xattrChecksum + "sha256", &c.SHA256},
 	}
 }
 

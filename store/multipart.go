@@ -48,6 +48,17 @@ type PartInfo struct {
 type CompletePart struct {
 	PartNumber int
 	ETag       string // quoted or not
+	// Checksums the client lists for the part: each must equal the
+	// part's stored checksum of that algorithm (else ErrInvalidPart).
+	Checksums Checksums
+}
+
+// CompleteOptions are CompleteMultipartUploadWith's optional checks.
+type CompleteOptions struct {
+	// Checksums the client expects of the object (composite ones with or
+	// without their "-N"); a mismatch is ErrBadDigest, one of another
+	// algorithm than the upload's ErrInvalidChecksum.
+	Checksums Checksums
 }
 
 // ListPartsOptions selects a page of ListParts.
@@ -219,8 +230,11 @@ func (s *Store) dropUpload(u *upload) error {
 // CreateMultipartUpload starts an upload of key; the object appears only
 // when CompleteMultipartUpload succeeds. The upload is a directory
 // .xfs3/uploads/<UploadID> holding its bucket, key, initiation time and
-// meta in xattrs (meta's Checksums are not kept: a multipart object has
-// none). It is made in .xfs3/tmp and renamed into place whole.
+// meta in xattrs. Of meta's Checksums only Algorithm and Type are kept:
+// the algorithm every part's checksum must use and the type of the
+// object's (ErrInvalidChecksum for an unknown algorithm or a type it does
+// not have; a type without an algorithm is ignored; the type defaults to
+// the algorithm's). It is made in .xfs3/tmp and renamed into place whole.
 func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
@@ -231,7 +245,9 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 		return UploadInfo{}, fmt.Errorf("folder marker %q holds no content to upload: %w", key, ErrInvalidKey)
 	}
 	meta = meta.clone()
-	meta.Checksums = Checksums{}
+	if meta.Checksums, err = uploadChecksums(meta.Checksums); err != nil {
+		return UploadInfo{}, err
+	}
 	if err := meta.check(); err != nil {
 		return UploadInfo{}, err
 	}
@@ -310,6 +326,9 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 		return PartInfo{}, err
 	}
 	sums = sums.reported(r)
+	if err := checkPartChecksums(u, sums); err != nil {
+		return PartInfo{}, err
+	}
 	attrs := map[string]string{xattrETag: etag, xattrPartSize: strconv.FormatInt(n, 10)}
 	for _, c := range sums.named() {
 		if *c.val != "" {
@@ -341,6 +360,7 @@ type storedPart struct {
 	ino    format.Ino
 	size   int64
 	md5    []byte
+	sums   Checksums
 }
 
 // CompleteMultipartUpload joins the listed parts into the object key,
@@ -363,6 +383,14 @@ type storedPart struct {
 // volume is full) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
 func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
+	return s.CompleteMultipartUploadWith(bucket, key, uploadID, parts, CompleteOptions{})
+}
+
+// CompleteMultipartUploadWith is CompleteMultipartUpload with checks of
+// opt. The object's checksum is computed from its parts' (see
+// objectChecksum) and kept with the parts' numbers, sizes, ETags and
+// checksums (ObjectParts), all set in the transaction of its metadata.
+func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts []CompletePart, opt CompleteOptions) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -374,6 +402,10 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 	}
 	defer u.mu.Unlock()
 	stored, err := s.checkParts(u, parts)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	objSums, objParts, err := objectChecksum(u, parts, stored, opt.Checksums)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -399,7 +431,10 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 	}
 	etag := fmt.Sprintf("%x-%d", sums.Sum(nil), len(stored))
 	meta := u.info.Meta.clone()
-	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
+	meta.Checksums = objSums
+	attrs := meta.xattrs(etag)
+	partsXattrs(attrs, objParts)
+	if err := setXattrs(s.v, st.ino, attrs); err != nil {
 		return ObjectInfo{}, err
 	}
 	mtime, err := s.place(bucket, kp, st)
@@ -457,21 +492,22 @@ func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
 	if err != nil {
 		return storedPart{}, "", err
 	}
-	etag, err := s.v.GetXattr(ino, xattrETag)
+	list, err := s.v.ListXattr(ino)
 	if err != nil {
 		return storedPart{}, "", err
 	}
-	sum, err := hex.DecodeString(string(etag))
+	byName := make(map[string]string, len(list))
+	for _, x := range list {
+		byName[x.FullName()] = string(x.Value)
+	}
+	etag := byName[xattrETag]
+	sum, err := hex.DecodeString(etag)
 	if err != nil || len(sum) != md5.Size {
 		return storedPart{}, "", fmt.Errorf("part %d has a malformed ETag %q: %w", n, etag, ErrInvalidPart)
 	}
-	sizeAttr, err := s.v.GetXattr(ino, xattrPartSize)
+	size, err := strconv.ParseInt(byName[xattrPartSize], 10, 64)
 	if err != nil {
-		return storedPart{}, "", err
-	}
-	size, err := strconv.ParseInt(string(sizeAttr), 10, 64)
-	if err != nil {
-		return storedPart{}, "", fmt.Errorf("part %d has a malformed size %q: %w", n, sizeAttr, ErrInvalidPart)
+		return storedPart{}, "", fmt.Errorf("part %d has a malformed size %q: %w", n, byName[xattrPartSize], ErrInvalidPart)
 	}
 	st, err := s.v.Stat(ino)
 	if err != nil {
@@ -480,7 +516,11 @@ func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
 	if st.Size != size {
 		return storedPart{}, "", fmt.Errorf("part %d holds %d of its %d bytes (an earlier completion took them): %w", n, st.Size, size, ErrInvalidPart)
 	}
-	return storedPart{number: n, ino: ino, size: size, md5: sum}, string(etag), nil
+	sp := storedPart{number: n, ino: ino, size: size, md5: sum}
+	for _, c := range sp.sums.named() {
+		*c.val = byName[c.name]
+	}
+	return sp, etag, nil
 }
 
 // checkPlaceable reports ErrKeyConflict early, before parts are consumed,

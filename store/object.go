@@ -535,7 +535,11 @@ func (s *Store) deleteObject(bucket, key string) error {
 // CopyObject copies an object's bytes to another key (possibly in another
 // bucket). With meta nil the source metadata, tags and checksums are kept
 // (S3's COPY directive); otherwise meta replaces them, tags included, and
-// the source's checksums stay unless meta brings its own.
+// the source's checksums stay unless meta brings its own. A checksum the
+// copy keeps must describe it whole: when meta's Checksums.Algorithm names
+// one, or the source's checksum is composite (made of parts the copy does
+// not have), the copy gets a checksum of that algorithm computed while its
+// bytes are copied.
 func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	src, err := s.GetObject(srcBucket, srcKey)
@@ -550,5 +554,9 @@ func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Me
 			m.Checksums = src.Info.Meta.Checksums // the content is the same
 		}
 	}
-	return s.PutObject(dstBucket, dstKey, src.Reader(), src.Info.Size, m)
+	body, err := copyChecksummed(src.Reader(), &m.Checksums)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return s.PutObject(dstBucket, dstKey, body, src.Info.Size, m)
 }

@@ -22,32 +22,6 @@ const (
 	MaxTagValueLen = 256
 )
 
-// Checksums holds the additional checksums of an object or part, each the
-// base64 of the big-endian digest as S3 sends it in x-amz-checksum-*; empty
-// when not sent.
-type Checksums struct {
-	CRC32, CRC32C, SHA1, SHA256 string
-}
-
-// ChecksumReporter is a body reader that learns checksums while it is read,
-// such as one that receives them in an aws-chunked trailer or computes one
-// the client only named. After the body's end, PutObject and UploadPart
-// store what Checksums reports in place of the values given up front.
-type ChecksumReporter interface {
-	Checksums() Checksums
-}
-
-// reported returns the checksums r reports once read to its end, or c when
-// r reports none.
-func (c Checksums) reported(r any) Checksums {
-	if cr, ok := r.(ChecksumReporter); ok {
-		if got := cr.Checksums(); got != (Checksums{}) {
-			return got
-		}
-	}
-	return c
-}
-
 // checkTags applies the tag limits: at most MaxTags, unique keys of 1 to
 // MaxTagKeyLen characters, values of at most MaxTagValueLen, all valid
 // UTF-8.
