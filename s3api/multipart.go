@@ -162,9 +162,16 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	info, err := s.store.CompleteMultipartUpload(rq.bucket, rq.key, r.URL.Query().Get("uploadId"), parts)
+	cond, err := writePrecondition(r.Header)
 	if err != nil {
 		return err
+	}
+	if err := s.checkWritePrecondition(rq, cond); err != nil {
+		return err
+	}
+	info, err := s.store.CompleteMultipartUploadIf(rq.bucket, rq.key, r.URL.Query().Get("uploadId"), parts, cond)
+	if err != nil {
+		return raceLost(err)
 	}
 	loc := url.URL{Scheme: "http", Host: r.Host, Path: "/" + rq.bucket + "/" + rq.key}
 	if r.TLS != nil {
@@ -242,7 +249,7 @@ func (s *server) listParts(w http.ResponseWriter, r *http.Request, rq *request) 
 	o := ownerOf(rq)
 	out := listPartsResult{
 		Xmlns: xmlns, Bucket: rq.bucket, Key: rq.key, UploadID: q.Get("uploadId"),
-		Initiator: o, Owner: o, StorageClass: "STANDARD",
+		Initiator: o, Owner: o, StorageClass: storageClassOf(res.Upload.Meta),
 		PartNumberMarker: marker, NextPartNumberMarker: res.NextPartNumberMarker,
 		MaxParts: maxParts, IsTruncated: res.IsTruncated,
 	}
@@ -315,7 +322,7 @@ func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq
 	for _, u := range res.Uploads {
 		out.Uploads = append(out.Uploads, xmlUpload{
 			Key: enc(u.Key), UploadID: u.UploadID, Initiator: o, Owner: o,
-			StorageClass: "STANDARD", Initiated: isoTime(u.Initiated),
+			StorageClass: storageClassOf(u.Meta), Initiated: isoTime(u.Initiated),
 		})
 	}
 	for _, p := range res.CommonPrefixes {

@@ -362,7 +362,16 @@ type storedPart struct {
 // fails after moving parts (the key became a prefix meanwhile, the
 // volume is full) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
-func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
+func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (ObjectInfo, error) {
+	return s.CompleteMultipartUploadIf(bucket, key, uploadID, parts, Precondition{})
+}
+
+// CompleteMultipartUploadIf is CompleteMultipartUpload made conditional on
+// cond. A condition that fails before the parts are joined leaves the
+// upload as it was; one that fails only when the object is put in place
+// (a concurrent write got there first) leaves its parts consumed, like any
+// failure at that step.
+func (s *Store) CompleteMultipartUploadIf(bucket, key, uploadID string, parts []CompletePart, cond Precondition) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -378,6 +387,9 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 		return ObjectInfo{}, err
 	}
 	if err := s.checkPlaceable(bucket, kp); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := s.CheckPrecondition(bucket, key, cond); err != nil {
 		return ObjectInfo{}, err
 	}
 	project, err := s.bucketProject(bucket)
@@ -402,7 +414,7 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
 		return ObjectInfo{}, err
 	}
-	mtime, err := s.place(bucket, kp, st)
+	mtime, err := s.place(bucket, kp, st, cond)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
