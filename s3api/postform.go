@@ -111,6 +111,9 @@ func formHeader(fields map[string]string) http.Header {
 		switch {
 		case name == "acl":
 			h.Set("X-Amz-Acl", v)
+		case name == "x-amz-checksum-algorithm":
+			// A form names its checksum's algorithm as an SDK does on PUT.
+			h.Set("X-Amz-Sdk-Checksum-Algorithm", v)
 		case name == "content-type", name == "content-encoding", name == "content-disposition",
 			name == "content-language", name == "cache-control", name == "expires", name == "content-md5":
 			h.Set(name, v)
