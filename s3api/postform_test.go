@@ -3,8 +3,8 @@ package s3api
 import (
 	"bytes"
 	"crypto/md5"
-	"encoding/hex"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
 	"hash/crc32"
