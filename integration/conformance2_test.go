@@ -151,7 +151,9 @@ func TestConformance2AwsCLI(t *testing.T) {
 		t.Errorf("head-object StorageClass %q", head.StorageClass)
 	}
 	aws.run("s3", "cp", body, "s3://cli2/deep", "--storage-class", "DEEP_ARCHIVE")
-	var list struct{ Contents []struct{ Key, StorageClass string } }
+	var list struct {
+		Contents []struct{ Key, StorageClass string }
+	}
 	decode(t, aws.run("s3api", "list-objects-v2", "--bucket", "cli2"), &list)
 	classes := map[string]string{}
 	for _, c := range list.Contents {
