@@ -3,7 +3,9 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"os"
@@ -258,6 +260,72 @@ func TestConformance2Minio(t *testing.T) {
 		if obj.Err != nil || obj.StorageClass != want {
 			t.Errorf("listed %s as %q (%v)", obj.Key, obj.StorageClass, obj.Err)
 		}
+	}
+	s.stop(t)
+}
+
+// TestFormUploadFlatMemory posts a 512 MiB file in a browser form (a
+// minio-go presigned POST policy) to the binary: the bytes arrive whole
+// and the server's peak memory stays far below the file's size, so the
+// file part streams to the volume.
+func TestFormUploadFlatMemory(t *testing.T) {
+	const size = 512 << 20
+	s := startServer(t, "2G")
+	c := s.client(t)
+	ctx := context.Background()
+	if err := c.MakeBucket(ctx, "bigform", minio.MakeBucketOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := minio.NewPostPolicy()
+	for _, err := range []error{p.SetBucket("bigform"), p.SetKey("one.bin"), p.SetExpires(time.Now().UTC().Add(time.Hour)),
+		p.SetContentLengthRange(size, size)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, form, err := c.PresignedPostPolicy(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		for k, v := range form {
+			mw.WriteField(k, v)
+		}
+		fw, err := mw.CreateFormFile("file", "one.bin")
+		if err == nil {
+			_, err = io.Copy(fw, &patternReader{size: size})
+		}
+		if err == nil {
+			err = mw.Close()
+		}
+		pw.CloseWithError(err)
+	}()
+	resp, err := http.Post(u.String(), mw.FormDataContentType(), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("form upload: %d", resp.StatusCode)
+	}
+	want := sha256.New()
+	io.Copy(want, &patternReader{size: size})
+	o, err := c.GetObject(ctx, "bigform", "one.bin", minio.GetObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := sha256.New()
+	n, err := io.Copy(got, o)
+	o.Close()
+	if err != nil || n != size || !bytes.Equal(got.Sum(nil), want.Sum(nil)) {
+		t.Fatalf("GET returned %d bytes (%v), or other bytes than were posted", n, err)
+	}
+	peak := peakRSS(t, s.cmd.Process.Pid)
+	t.Logf("server peak RSS %d MiB for a %d MiB form upload", peak>>20, size>>20)
+	if peak > 256<<20 {
+		t.Errorf("server peak RSS %d MiB: the form's file is not streamed", peak>>20)
 	}
 	s.stop(t)
 }
