@@ -21,7 +21,8 @@ import (
 // (isFormUpload) and only this handler may serve such a request.
 //
 // The fields are read into memory, bounded (maxFormField each,
-// maxFormFields together, maxFormFieldCount of them); the file is never
+// maxFormFields together, maxFormFieldCount of them; part headers are
+// mime/multipart's to bound: 10 MiB each, 10,000 in all); the file is never
 // buffered: it streams to the store as a PUT body does, through the
 // content-length-range bounds and the checksum verification of PUT.
 // Fields after the file are not read, as in S3.
