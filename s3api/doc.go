@@ -163,11 +163,16 @@
 //	GET    /b?location                        GetBucketLocation (empty for us-east-1)
 //	GET    /b?versioning                      GetBucketVersioning (never enabled)
 //	GET    /b?acl, /b/k?acl                   canned ACL: the owner has FULL_CONTROL
+//	PUT    /b?acl, /b/k?acl                   Put{Bucket,Object}Acl: accepted when it changes
+//	                                          nothing (acl.go), else AccessControlListNotSupported
+//	GET|PUT|DELETE /b?tagging                 Get/Put/DeleteBucketTagging (up to 50 tags;
+//	                                          GET of none: 404 NoSuchTagSet; PUT answers 204)
+//	POST   /b (multipart/form-data)           PostObject: a browser form upload (below)
 //	GET    /b                                 ListObjects (v1)
 //	GET    /b?list-type=2                     ListObjectsV2
 //	GET    /b?uploads                         ListMultipartUploads
 //	POST   /b?delete                          DeleteObjects (1 to 1000 keys, Quiet)
-//	PUT    /b/k                               PutObject
+//	PUT    /b/k                               PutObject (If-None-Match: *, If-Match: below)
 //	PUT    /b/k + x-amz-copy-source           CopyObject
 //	GET    /b/k, HEAD /b/k                    GetObject, HeadObject (?partNumber=1 is the
 //	                                          whole object: part boundaries are not kept)
@@ -181,15 +186,76 @@
 //	GET|PUT|DELETE /b/k?tagging               Get/Put/DeleteObjectTagging
 //	GET    /b/k?attributes                    GetObjectAttributes
 //
-// Any other subresource (acl writes, policy, lifecycle, cors, versions,
-// object lock, bucket tagging, website, notification, replication, select,
-// restore, ...) is 501 NotImplemented; other methods are
-// 405 MethodNotAllowed. POST form uploads are not supported.
+// Any other subresource (policy, lifecycle, cors, versions, object lock,
+// website, notification, replication, select, restore, ...) is 501
+// NotImplemented; other methods are 405 MethodNotAllowed.
+//
+// # Browser form uploads (postform.go, policy.go)
+//
+// POST /b with a multipart/form-data body and no query is authenticated by
+// the form, not the request: the middleware lets exactly such requests
+// through unverified, and every operation but PostObject refuses a request
+// without a signature. The fields come first, the "file" field last;
+// fields after it are not read. Field names are matched without case.
+//   - Signature: x-amz-algorithm AWS4-HMAC-SHA256, x-amz-credential,
+//     x-amz-date (its day must be the credential's) and x-amz-signature =
+//     hex HMAC of the base64 policy with the SigV4 signing key
+//     (sigv4.VerifyPostForm). No clock-skew check: the policy's expiration
+//     bounds the form. A form without a policy is anonymous: 403
+//     AccessDenied. SigV2 forms (AWSAccessKeyId): 501.
+//   - Policy: {"expiration": ISO 8601 UTC, "conditions": [...]}, each
+//     condition {"field": "value"} (exact), ["eq", "$field", "value"],
+//     ["starts-with", "$field", "prefix"] ("" allows any value; for
+//     Content-Type each comma-separated type must match) or
+//     ["content-length-range", min, max]. $key is matched after
+//     ${filename} is replaced by the file's name; $bucket is the addressed
+//     bucket. Every field but policy, x-amz-signature, file and x-ignore-*
+//     must be named by a condition (S3's rule). A policy that is not such a
+//     document: 400 InvalidPolicyDocument; expired, a failed condition or
+//     an unnamed field: 403 AccessDenied "Invalid according to Policy: ..."
+//     naming it.
+//   - Object: key (with ${filename}), the standard content fields
+//     (Content-Type; without one, the file part's own type), x-amz-meta-*,
+//     acl, x-amz-storage-class, tagging (a Tagging XML document),
+//     Content-MD5 and x-amz-checksum-* (x-amz-checksum-algorithm names the
+//     one to compute) go through the same header rules, metadata and
+//     verification as PutObject.
+//   - Bounds: each field at most 64 KiB, all fields before the file 1 MiB,
+//     at most 1000 of them (400 MaxPostPreDataLengthExceededError); a body
+//     that is not multipart/form-data: 400 MalformedPOSTRequest; no file or
+//     no key: 400 InvalidArgument. The file streams to the store; past
+//     content-length-range's max it is 400 EntityTooLarge, short of its
+//     min 400 EntityTooSmall, and nothing is stored.
+//   - Answer: success_action_redirect (or redirect), when an http(s) URL:
+//     303 to it with bucket, key and etag added to its query; else
+//     success_action_status 200 (empty), 201 (a PostResponse document with
+//     Location, Bucket, Key, ETag) or 204 (the default, also for any other
+//     value). ETag and Location headers always.
+//
+// # Conditional writes (condwrite.go)
+//
+// PutObject and CompleteMultipartUpload take If-None-Match: * (only when
+// no object has the key) and If-Match: "etag" (only when the object has
+// that ETag; without an object, 404 NoSuchKey). The condition is checked
+// before the body is read (failing: 412 PreconditionFailed, nothing read)
+// and again by the store under its namespace lock, in the step that
+// renames the new object into place. Failing only there means a
+// concurrent write got in while this one streamed: 409
+// ConditionalRequestConflict (S3's answer to a conflicting operation
+// during the upload); of racing If-None-Match writers exactly one wins. A
+// completion refused up front keeps its upload; one refused at the rename
+// has consumed its parts, as S3's 409 tells the client to upload again.
+// If-None-Match with an ETag is 501, as in S3; conditional CopyObject and
+// CreateMultipartUpload are 501.
 //
 // # Semantics worth knowing
 //
 //   - Authentication: SigV4 (header, presigned, aws-chunked with and without
-//     trailers) and SigV2 (header, presigned), by sigv4.Verifier. The region
+//     trailers) and SigV2 (header, presigned), by sigv4.Verifier. Presigned
+//     URLs: X-Amz-Expires outside 1..604800 or not a number is 400
+//     AuthorizationQueryParametersError; at or past X-Amz-Date + expires,
+//     403 AccessDenied "Request has expired"; dated more than 15 minutes
+//     ahead of the server, 403 AccessDenied "Request is not yet valid". The region
 //     in an S3 request's credential scope must be present but is not
 //     checked against ours: there is one region. Admin requests may leave
 //     it empty, as mc does. Anonymous
@@ -296,23 +362,31 @@
 //	-customer-* (SSE-C, also on GET/HEAD/UploadPart), x-amz-copy-source-
 //	server-side-encryption-customer-*        501
 //	x-amz-website-redirect-location          501
-//	If-Match, If-None-Match on PUT, copy, CreateMultipartUpload, Complete
-//	                                         501 (conditional writes)
+//	If-Match, If-None-Match on copy, CreateMultipartUpload
+//	                                         501 (PUT and Complete honour them)
 //	x-amz-write-offset-bytes                 501 (appends)
 //	x-amz-mfa on DeleteObject(s)             501 (MFA delete)
 //	x-amz-checksum-type                      COMPOSITE or FULL_OBJECT on
 //	                                         CreateMultipartUpload and Complete
 //	                                         (see Multipart checksums); else 400
 //	                                         InvalidRequest
-//	x-amz-acl                                private, bucket-owner-full-control accepted
-//	                                         (buckets are "bucket owner enforced": ACLs
-//	                                         disabled); other canned ACLs 400
+//	x-amz-acl (PUT, copy, CreateMultipart-   private, bucket-owner-full-control accepted
+//	Upload, CreateBucket, PUT ?acl, form     (buckets are "bucket owner enforced": ACLs
+//	field acl)                               disabled); other canned ACLs 400
 //	                                         AccessControlListNotSupported; unknown 400
 //	                                         InvalidArgument
 //	x-amz-grant-*                            400 AccessControlListNotSupported
 //	x-amz-object-ownership                   BucketOwnerEnforced accepted; the others 501
-//	x-amz-storage-class                      STANDARD accepted; S3's other classes 501;
-//	                                         anything else 400 InvalidStorageClass
+//	x-amz-storage-class                      every S3 class accepted and stored
+//	                                         (user.xfs3.storage-class), sent back as
+//	                                         x-amz-storage-class on GET/HEAD (not for
+//	                                         STANDARD, as S3) and as StorageClass in
+//	                                         listings and uploads; a copy takes the
+//	                                         request's class (default STANDARD), and a
+//	                                         copy onto itself may change only it. All
+//	                                         classes are stored alike and stay readable
+//	                                         (no restore needed). Anything else 400
+//	                                         InvalidStorageClass
 //	x-amz-expected-bucket-owner,             must equal the requester's owner ID (the ID
 //	x-amz-source-expected-bucket-owner       in ListBuckets' Owner), else 403 AccessDenied
 //	x-amz-request-payer                      accepted: no bucket is requester-pays, so the

@@ -17,15 +17,17 @@ type codeInfo struct {
 
 // codes is the one table of S3 error codes this server sends.
 var codes = map[string]codeInfo{
-	"AccessControlListNotSupported": {http.StatusBadRequest, "The bucket does not allow ACLs."},
-	"AccessDenied":                  {http.StatusForbidden, "Access Denied."},
-	"AuthorizationHeaderMalformed":  {http.StatusBadRequest, "The authorization header is malformed."},
-	"BadRequest":                    {http.StatusBadRequest, "Bad request."},
-	"BadDigest":                     {http.StatusBadRequest, "The Content-MD5 or checksum you specified did not match what we received."},
-	"BucketAlreadyOwnedByYou":       {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
-	"BucketNotEmpty":                {http.StatusConflict, "The bucket you tried to delete is not empty."},
+	"AccessControlListNotSupported":     {http.StatusBadRequest, "The bucket does not allow ACLs."},
+	"AccessDenied":                      {http.StatusForbidden, "Access Denied."},
+	"AuthorizationHeaderMalformed":      {http.StatusBadRequest, "The authorization header is malformed."},
+	"AuthorizationQueryParametersError": {http.StatusBadRequest, "The query parameters that authenticate this request are not valid."},
+	"BadRequest":                        {http.StatusBadRequest, "Bad request."},
+	"BadDigest":                         {http.StatusBadRequest, "The Content-MD5 or checksum you specified did not match what we received."},
+	"BucketAlreadyOwnedByYou":           {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
+	"BucketNotEmpty":                    {http.StatusConflict, "The bucket you tried to delete is not empty."},
 	// ClientDisconnected is only logged: the response had started.
 	"ClientDisconnected":                 {499, "The client closed the connection."},
+	"ConditionalRequestConflict":         {http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
 	"EntityTooLarge":                     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
 	"EntityTooSmall":                     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
 	"IllegalLocationConstraintException": {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
@@ -36,35 +38,42 @@ var codes = map[string]codeInfo{
 	"InsufficientStorage": {http.StatusInsufficientStorage, "The volume has no space left for this request."},
 	// MinIO's code for a write over a bucket quota, which its clients
 	// (mc, minio-go) already know.
-	"XMinioAdminBucketQuotaExceeded": {http.StatusBadRequest, "Bucket quota exceeded"},
-	"InvalidAccessKeyId":             {http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."},
-	"InvalidArgument":                {http.StatusBadRequest, "Invalid argument."},
-	"InvalidBucketName":              {http.StatusBadRequest, "The specified bucket is not valid."},
-	"InvalidDigest":                  {http.StatusBadRequest, "The Content-MD5 you specified is not valid."},
-	"InvalidPart":                    {http.StatusBadRequest, "One or more of the specified parts could not be found or its entity tag did not match."},
-	"InvalidPartOrder":               {http.StatusBadRequest, "The list of parts was not in ascending order."},
-	"InvalidPartNumber":              {http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable."},
-	"InvalidRange":                   {http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."},
-	"InvalidRequest":                 {http.StatusBadRequest, "Invalid request."},
-	"InvalidStorageClass":            {http.StatusBadRequest, "The storage class you specified is not valid."},
-	"InvalidTag":                     {http.StatusBadRequest, "The tag provided was not a valid tag."},
-	"KeyTooLongError":                {http.StatusBadRequest, "Your key is too long."},
-	"MalformedXML":                   {http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."},
-	"MaxMessageLengthExceeded":       {http.StatusBadRequest, "Your request was too big."},
-	"MetadataTooLarge":               {http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."},
-	"MethodNotAllowed":               {http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."},
-	"MissingContentLength":           {http.StatusLengthRequired, "You must provide the Content-Length HTTP header."},
-	"NoSuchBucket":                   {http.StatusNotFound, "The specified bucket does not exist."},
-	"NoSuchKey":                      {http.StatusNotFound, "The specified key does not exist."},
-	"NoSuchUpload":                   {http.StatusNotFound, "The specified multipart upload does not exist."},
-	"NoSuchVersion":                  {http.StatusNotFound, "The specified version does not exist."},
-	"NotImplemented":                 {http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."},
-	"NotModified":                    {http.StatusNotModified, "Not Modified."},
-	"PreconditionFailed":             {http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."},
-	"RequestTimeTooSkewed":           {http.StatusForbidden, "The difference between the request time and the server's time is too large."},
-	"ServiceUnavailable":             {http.StatusServiceUnavailable, "The service is shutting down."},
-	"SignatureDoesNotMatch":          {http.StatusForbidden, "The request signature we calculated does not match the signature you provided."},
-	"XAmzContentSHA256Mismatch":      {http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."},
+	"XMinioAdminBucketQuotaExceeded":    {http.StatusBadRequest, "Bucket quota exceeded"},
+	"InvalidAccessKeyId":                {http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."},
+	"InvalidArgument":                   {http.StatusBadRequest, "Invalid argument."},
+	"InvalidBucketName":                 {http.StatusBadRequest, "The specified bucket is not valid."},
+	"InvalidDigest":                     {http.StatusBadRequest, "The Content-MD5 you specified is not valid."},
+	"InvalidPart":                       {http.StatusBadRequest, "One or more of the specified parts could not be found or its entity tag did not match."},
+	"InvalidPartOrder":                  {http.StatusBadRequest, "The list of parts was not in ascending order."},
+	"InvalidPartNumber":                 {http.StatusRequestedRangeNotSatisfiable, "The requested partnumber is not satisfiable."},
+	"InvalidRange":                      {http.StatusRequestedRangeNotSatisfiable, "The requested range is not satisfiable."},
+	"InvalidRequest":                    {http.StatusBadRequest, "Invalid request."},
+	"InvalidStorageClass":               {http.StatusBadRequest, "The storage class you specified is not valid."},
+	"InvalidTag":                        {http.StatusBadRequest, "The tag provided was not a valid tag."},
+	"KeyTooLongError":                   {http.StatusBadRequest, "Your key is too long."},
+	"MalformedACLError":                 {http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MalformedPOSTRequest":              {http.StatusBadRequest, "The body of your POST request is not well-formed multipart/form-data."},
+	"MissingSecurityHeader":             {http.StatusBadRequest, "Your request is missing a required header."},
+	"UnexpectedContent":                 {http.StatusBadRequest, "This request does not support content."},
+	"InvalidPolicyDocument":             {http.StatusBadRequest, "The content of the form does not meet the conditions specified in the policy document."},
+	"MaxPostPreDataLengthExceededError": {http.StatusBadRequest, "Your POST request fields preceding the upload file were too large."},
+	"MalformedXML":                      {http.StatusBadRequest, "The XML you provided was not well-formed or did not validate against our published schema."},
+	"MaxMessageLengthExceeded":          {http.StatusBadRequest, "Your request was too big."},
+	"MetadataTooLarge":                  {http.StatusBadRequest, "Your metadata headers exceed the maximum allowed metadata size."},
+	"MethodNotAllowed":                  {http.StatusMethodNotAllowed, "The specified method is not allowed against this resource."},
+	"MissingContentLength":              {http.StatusLengthRequired, "You must provide the Content-Length HTTP header."},
+	"NoSuchBucket":                      {http.StatusNotFound, "The specified bucket does not exist."},
+	"NoSuchKey":                         {http.StatusNotFound, "The specified key does not exist."},
+	"NoSuchTagSet":                      {http.StatusNotFound, "The TagSet does not exist."},
+	"NoSuchUpload":                      {http.StatusNotFound, "The specified multipart upload does not exist."},
+	"NoSuchVersion":                     {http.StatusNotFound, "The specified version does not exist."},
+	"NotImplemented":                    {http.StatusNotImplemented, "A header or query you provided implies functionality that is not implemented."},
+	"NotModified":                       {http.StatusNotModified, "Not Modified."},
+	"PreconditionFailed":                {http.StatusPreconditionFailed, "At least one of the preconditions you specified did not hold."},
+	"RequestTimeTooSkewed":              {http.StatusForbidden, "The difference between the request time and the server's time is too large."},
+	"ServiceUnavailable":                {http.StatusServiceUnavailable, "The service is shutting down."},
+	"SignatureDoesNotMatch":             {http.StatusForbidden, "The request signature we calculated does not match the signature you provided."},
+	"XAmzContentSHA256Mismatch":         {http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."},
 }
 
 // s3Error is an error decided at the edge: an S3 code, an optional
@@ -136,11 +145,15 @@ var kinds = []struct {
 	{store.ErrInvalidTag, "InvalidTag"},
 	{store.ErrBadDigest, "BadDigest"},
 	{store.ErrInvalidChecksum, "InvalidRequest"},
+	{store.ErrPreconditionFailed, "PreconditionFailed"},
+	{store.ErrNoSuchTagSet, "NoSuchTagSet"},
 	{store.ErrNotImplemented, "NotImplemented"},
 	{store.ErrQuotaExceeded, "XMinioAdminBucketQuotaExceeded"},
 	{store.ErrNoSpace, "InsufficientStorage"},
 	{sigv4.ErrMissingAuth, "AccessDenied"},
 	{sigv4.ErrExpired, "AccessDenied"},
+	{sigv4.ErrNotYetValid, "AccessDenied"},
+	{sigv4.ErrExpiresRange, "AuthorizationQueryParametersError"},
 	{sigv4.ErrInvalidAccessKey, "InvalidAccessKeyId"},
 	{sigv4.ErrSignatureMismatch, "SignatureDoesNotMatch"},
 	{sigv4.ErrRequestTimeTooSkewed, "RequestTimeTooSkewed"},
@@ -148,6 +161,13 @@ var kinds = []struct {
 	{sigv4.ErrIncompleteBody, "IncompleteBody"},
 	{sigv4.ErrMalformed, "AuthorizationHeaderMalformed"},
 	{errBodyTruncated, "IncompleteBody"},
+}
+
+// kindMessages are the messages S3 sends for some kinds, where the code's
+// own would be less precise.
+var kindMessages = map[error]string{
+	sigv4.ErrExpired:     "Request has expired",
+	sigv4.ErrNotYetValid: "Request is not yet valid",
 }
 
 // toS3Error decides the S3 code of any error: an s3Error is kept, a known
@@ -159,7 +179,7 @@ func toS3Error(err error) *s3Error {
 	}
 	for _, k := range kinds {
 		if errors.Is(err, k.kind) {
-			return &s3Error{code: k.code, cause: err}
+			return &s3Error{code: k.code, message: kindMessages[k.kind], cause: err}
 		}
 	}
 	return &s3Error{code: "InternalError", cause: err}
@@ -173,7 +193,7 @@ func messageOf(e *s3Error) string {
 		return e.Message()
 	}
 	switch e.code {
-	case "InvalidArgument", "AuthorizationHeaderMalformed", "InvalidTag", "KeyTooLongError", "MetadataTooLarge", "InvalidRequest", "InvalidPart":
+	case "InvalidArgument", "AuthorizationHeaderMalformed", "AuthorizationQueryParametersError", "InvalidTag", "KeyTooLongError", "MetadataTooLarge", "InvalidRequest", "InvalidPart":
 		return e.cause.Error()
 	}
 	return e.Message()

@@ -107,7 +107,7 @@ func entries(page store.ListResult, enc func(string) string, o *owner) ([]listEn
 	for _, obj := range page.Objects {
 		contents = append(contents, listEntry{
 			Key: enc(obj.Key), LastModified: isoTime(obj.LastModified), ETag: quoted(obj.ETag),
-			Size: obj.Size, Owner: o, StorageClass: "STANDARD",
+			Size: obj.Size, Owner: o, StorageClass: storageClassOf(obj.Meta),
 		})
 	}
 	prefixes := make([]commonPrefix, 0, len(page.CommonPrefixes))

@@ -23,6 +23,7 @@ func metaFromHeaders(h http.Header) (store.Meta, error) {
 		ContentLanguage:    h.Get("Content-Language"),
 		CacheControl:       h.Get("Cache-Control"),
 		Expires:            h.Get("Expires"),
+		StorageClass:       storedClass(h.Get("X-Amz-Storage-Class")),
 	}
 	// aws-chunked is how the body travels, not how the object is encoded.
 	m.ContentEncoding = stripAWSChunked(m.ContentEncoding)
@@ -75,11 +76,16 @@ func parseTaggingHeader(v string) ([]store.Tag, error) {
 	return checkTags(tags)
 }
 
-// checkTags applies S3's tag limits and sorts by key.
+// checkTags applies S3's object tag limits and sorts by key.
 func checkTags(tags []store.Tag) ([]store.Tag, error) {
 	if len(tags) > store.MaxTags {
 		return nil, errorf("BadRequest", "Object tags cannot be greater than %d.", store.MaxTags)
 	}
+	return checkTagValues(tags)
+}
+
+// checkTagValues applies S3's limits on each tag and sorts by key.
+func checkTagValues(tags []store.Tag) ([]store.Tag, error) {
 	seen := make(map[string]bool, len(tags))
 	for _, t := range tags {
 		switch {
@@ -125,6 +131,9 @@ func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
 	}
 	if len(m.Tags) > 0 {
 		h.Set("X-Amz-Tagging-Count", strconv.Itoa(len(m.Tags)))
+	}
+	if m.StorageClass != "" { // S3 sends the header for every class but STANDARD
+		h.Set("X-Amz-Storage-Class", m.StorageClass)
 	}
 	h.Set("Accept-Ranges", "bytes")
 }

@@ -245,9 +245,16 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 			return errorf("InvalidRequest", "The upload was created using the %s checksum mode. The complete request must use the same checksum mode.", have)
 		}
 	}
-	info, err := s.store.CompleteMultipartUploadWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want})
+	cond, err := writePrecondition(r.Header)
 	if err != nil {
 		return err
+	}
+	if err := s.checkWritePrecondition(rq, cond); err != nil {
+		return err
+	}
+	info, err := s.store.CompleteMultipartUploadWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want, If: cond})
+	if err != nil {
+		return raceLost(err)
 	}
 	loc := url.URL{Scheme: "http", Host: r.Host, Path: "/" + rq.bucket + "/" + rq.key}
 	if r.TLS != nil {
@@ -325,7 +332,7 @@ func (s *server) listParts(w http.ResponseWriter, r *http.Request, rq *request) 
 	o := ownerOf(rq)
 	out := listPartsResult{
 		Xmlns: xmlns, Bucket: rq.bucket, Key: rq.key, UploadID: q.Get("uploadId"),
-		Initiator: o, Owner: o, StorageClass: "STANDARD",
+		Initiator: o, Owner: o, StorageClass: storageClassOf(res.Upload.Meta),
 		PartNumberMarker: marker, NextPartNumberMarker: res.NextPartNumberMarker,
 		MaxParts: maxParts, IsTruncated: res.IsTruncated,
 		ChecksumAlgorithm: res.Upload.Meta.Checksums.Algorithm, ChecksumType: res.Upload.Meta.Checksums.Type,
@@ -398,7 +405,7 @@ func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq
 	for _, u := range res.Uploads {
 		out.Uploads = append(out.Uploads, xmlUpload{
 			Key: enc(u.Key), UploadID: u.UploadID, Initiator: o, Owner: o,
-			StorageClass: "STANDARD", Initiated: isoTime(u.Initiated),
+			StorageClass: storageClassOf(u.Meta), Initiated: isoTime(u.Initiated),
 		})
 	}
 	for _, p := range res.CommonPrefixes {

@@ -58,14 +58,21 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
+	cond, err := writePrecondition(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := s.checkWritePrecondition(rq, cond); err != nil {
+		return err
+	}
 	body, size, err := uploadBody(r, rq, store.MaxObjectSize)
 	if err != nil {
 		return err
 	}
 	meta.Checksums = body.declared()
-	info, err := s.store.PutObject(rq.bucket, rq.key, body, size, meta)
+	info, err := s.store.PutObjectIf(rq.bucket, rq.key, body, size, meta, cond)
 	if err != nil {
-		return err
+		return raceLost(err)
 	}
 	writeStored(w, info.ETag, body.Checksums(), true)
 	return nil
@@ -249,7 +256,8 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	if src.bucket == rq.bucket && src.key == rq.key && !replaceMeta && !replaceTags {
+	newClass := r.Header.Get("X-Amz-Storage-Class") != ""
+	if src.bucket == rq.bucket && src.key == rq.key && !replaceMeta && !replaceTags && !newClass {
 		return errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	headers, err := metaFromHeaders(r.Header)
@@ -280,6 +288,9 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		meta.Checksums = store.Checksums{Algorithm: alg.Name()} // computed by the copy
 	}
+	// The class is the request's (STANDARD when not sent) whatever the
+	// metadata directive: S3 never copies it from the source.
+	meta.StorageClass = headers.StorageClass
 	meta.Tags = info.Meta.Tags
 	if replaceTags {
 		meta.Tags = headers.Tags

@@ -47,6 +47,10 @@ func (s *server) routes() []route {
 		{name: "GetBucketLocation", method: http.MethodGet, level: bucket, query: []string{"location"}, handler: s.getBucketLocation},
 		{name: "GetBucketVersioning", method: http.MethodGet, level: bucket, query: []string{"versioning"}, handler: s.getBucketVersioning},
 		{name: "GetBucketAcl", method: http.MethodGet, level: bucket, query: []string{"acl"}, handler: s.getACL},
+		{name: "GetBucketTagging", method: http.MethodGet, level: bucket, query: []string{"tagging"}, handler: s.getBucketTagging},
+		{name: "PutBucketTagging", method: http.MethodPut, level: bucket, query: []string{"tagging"}, handler: s.putBucketTagging},
+		{name: "DeleteBucketTagging", method: http.MethodDelete, level: bucket, query: []string{"tagging"}, handler: s.deleteBucketTagging},
+		{name: "PutBucketAcl", method: http.MethodPut, level: bucket, query: []string{"acl"}, handler: s.putACL},
 		{name: "ListMultipartUploads", method: http.MethodGet, level: bucket, query: []string{"uploads"}, handler: s.listMultipartUploads},
 		{name: "DeleteObjects", method: http.MethodPost, level: bucket, query: []string{"delete"}, handler: s.deleteObjects},
 
@@ -61,6 +65,7 @@ func (s *server) routes() []route {
 		{name: "DeleteObjectTagging", method: http.MethodDelete, level: object, query: []string{"tagging"}, handler: s.deleteObjectTagging},
 		{name: "GetObjectAcl", method: http.MethodGet, level: object, query: []string{"acl"}, handler: s.getACL},
 		{name: "GetObjectAttributes", method: http.MethodGet, level: object, query: []string{"attributes"}, handler: s.getObjectAttributes},
+		{name: "PutObjectAcl", method: http.MethodPut, level: object, query: []string{"acl"}, handler: s.putACL},
 		{name: "GetObject", method: http.MethodGet, level: object, query: []string{"partNumber"}, handler: s.getObject},
 		{name: "HeadObject", method: http.MethodHead, level: object, query: []string{"partNumber"}, handler: s.headObject},
 		{name: "CopyObject", method: http.MethodPut, level: object, header: "X-Amz-Copy-Source", handler: s.copyObject},
@@ -76,6 +81,7 @@ func (s *server) plainRoutes() []route {
 		{name: "HeadBucket", method: http.MethodHead, level: bucket, handler: s.headBucket},
 		{name: "CreateBucket", method: http.MethodPut, level: bucket, handler: s.createBucket},
 		{name: "DeleteBucket", method: http.MethodDelete, level: bucket, handler: s.deleteBucket},
+		{name: "PostObject", method: http.MethodPost, level: bucket, header: "Content-Type", handler: s.postObject},
 
 		{name: "PutObject", method: http.MethodPut, level: object, handler: s.putObject},
 		{name: "GetObject", method: http.MethodGet, level: object, handler: s.getObject},

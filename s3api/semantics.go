@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/store/checksum"
 )
 
@@ -24,10 +25,11 @@ var (
 		"GetObject", "HeadObject", "CompleteMultipartUpload"}
 	copies = []string{"CopyObject", "UploadPartCopy"}
 	// aclOps are the operations that take a canned ACL or grants.
-	aclOps = append([]string{"CreateBucket"}, objectWrites...)
-	// conditionalWrites are the writes S3 makes conditional on If-Match
-	// and If-None-Match.
-	conditionalWrites = append([]string{"CompleteMultipartUpload"}, objectWrites...)
+	aclOps = append([]string{"CreateBucket", "PutBucketAcl", "PutObjectAcl"}, objectWrites...)
+	// unconditionalWrites are the writes S3 may make conditional on
+	// If-Match and If-None-Match but this server does not (PutObject and
+	// CompleteMultipartUpload honour them: condwrite.go).
+	unconditionalWrites = []string{"CopyObject", "CreateMultipartUpload"}
 )
 
 // headerRule checks one request header on the operations named (all of
@@ -62,8 +64,8 @@ var headerRules = []headerRule{
 
 	{"X-Amz-Website-Redirect-Location", objectWrites, refuse("NotImplemented",
 		"Website redirects (x-amz-website-redirect-location) are not supported.")},
-	{"If-Match", conditionalWrites, refuseConditionalWrite},
-	{"If-None-Match", conditionalWrites, refuseConditionalWrite},
+	{"If-Match", unconditionalWrites, refuseConditionalWrite},
+	{"If-None-Match", unconditionalWrites, refuseConditionalWrite},
 	{"X-Amz-Write-Offset-Bytes", []string{"PutObject"}, refuse("NotImplemented",
 		"Appending to an object (x-amz-write-offset-bytes) is not supported.")},
 	{"X-Amz-Mfa", []string{"DeleteObject", "DeleteObjects"}, refuse("NotImplemented",
@@ -74,7 +76,7 @@ var headerRules = []headerRule{
 	{"X-Amz-Grant-Full-Control", aclOps, refuseGrant},
 	{"X-Amz-Grant-Read", aclOps, refuseGrant},
 	{"X-Amz-Grant-Read-Acp", aclOps, refuseGrant},
-	{"X-Amz-Grant-Write", []string{"CreateBucket"}, refuseGrant},
+	{"X-Amz-Grant-Write", []string{"CreateBucket", "PutBucketAcl"}, refuseGrant},
 	{"X-Amz-Grant-Write-Acp", aclOps, refuseGrant},
 	{"X-Amz-Object-Ownership", []string{"CreateBucket"}, checkObjectOwnership},
 	{"X-Amz-Storage-Class", objectWrites, checkStorageClass},
@@ -125,7 +127,7 @@ func refuseSSE(*server, *request, string) error {
 }
 
 func refuseConditionalWrite(*server, *request, string) error {
-	return errorf("NotImplemented", "Conditional writes (If-Match, If-None-Match) are not supported yet.")
+	return errorf("NotImplemented", "Conditional writes (If-Match, If-None-Match) are supported on PutObject and CompleteMultipartUpload only.")
 }
 
 // checkChecksumType accepts S3's two checksum types; whether the
@@ -164,18 +166,34 @@ func checkObjectOwnership(_ *server, _ *request, v string) error {
 	return errorf("InvalidArgument", "Unknown object ownership %q.", v)
 }
 
-// storageClasses are S3's storage classes; every object here is STANDARD.
+// storageClasses are S3's storage classes. Each is accepted, stored with
+// the object and returned; the bytes are kept the same way whatever the
+// class, and stay readable (no class needs a restore here).
 var storageClasses = []string{"STANDARD", "REDUCED_REDUNDANCY", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING",
 	"GLACIER", "DEEP_ARCHIVE", "OUTPOSTS", "GLACIER_IR", "SNOW", "EXPRESS_ONEZONE"}
 
 func checkStorageClass(_ *server, _ *request, v string) error {
-	switch {
-	case v == "STANDARD":
-		return nil
-	case slices.Contains(storageClasses, v):
-		return errorf("NotImplemented", "Storage class %s is not supported yet: every object is STANDARD.", v)
+	if !slices.Contains(storageClasses, v) {
+		return errorf("InvalidStorageClass", "The storage class %q is not valid.", v)
 	}
-	return errorf("InvalidStorageClass", "The storage class %q is not valid.", v)
+	return nil
+}
+
+// storedClass is the store's form of an x-amz-storage-class value: ""
+// for STANDARD, the default.
+func storedClass(v string) string {
+	if v == "STANDARD" {
+		return ""
+	}
+	return v
+}
+
+// storageClassOf is the class listings show for an object or upload.
+func storageClassOf(m store.Meta) string {
+	if m.StorageClass == "" {
+		return "STANDARD"
+	}
+	return m.StorageClass
 }
 
 // checkBucketOwner refuses a request whose expected bucket owner is not

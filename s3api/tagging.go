@@ -6,7 +6,7 @@ import (
 	"github.com/xfs3/xfs3/store"
 )
 
-// maxTaggingBody bounds a Tagging document (10 tags of at most 384
+// maxTaggingBody bounds a Tagging document (50 bucket tags of at most 384
 // characters each, with room for markup).
 const maxTaggingBody = 64 << 10
 
@@ -39,12 +39,17 @@ func (s *server) getObjectTagging(w http.ResponseWriter, r *http.Request, rq *re
 	if err != nil {
 		return err
 	}
+	writeTagging(w, tags)
+	return nil
+}
+
+// writeTagging answers a GET ?tagging with tags.
+func writeTagging(w http.ResponseWriter, tags []store.Tag) {
 	out := tagging{Xmlns: xmlns, TagSet: []xmlTag{}}
 	for _, t := range tags {
 		out.TagSet = append(out.TagSet, xmlTag{Key: t.Key, Value: t.Value})
 	}
 	writeXML(w, http.StatusOK, out)
-	return nil
 }
 
 func (s *server) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {

@@ -62,6 +62,7 @@
 //	Content-Language                user.xfs3.content-language
 //	Cache-Control                   user.xfs3.cache-control
 //	Expires                         user.xfs3.expires
+//	x-amz-storage-class             user.xfs3.storage-class (absent: STANDARD)
 //	x-amz-meta-<name>               user.meta.<name> (name lowercased)
 //
 //	Tags (x-amz-tagging)            user.xfs3.tagging
@@ -86,6 +87,13 @@
 // PutObject and CompleteMultipartUpload store Meta.Tags; Head and Get
 // return them; Get/Put/DeleteObjectTagging read and replace them alone;
 // CopyObject keeps them with nil meta (COPY) and takes meta.Tags otherwise.
+// A bucket's tags (Get/Put/DeleteBucketTagging) are the same attribute on
+// the bucket's directory, with up to MaxBucketTags (50); none is
+// ErrNoSuchTagSet on Get.
+//
+// Meta.StorageClass is only stored and returned; ListObjects fills it
+// (the one Meta field a listing carries: it reads the attributes for the
+// ETag anyway).
 //
 // Checksums are stored as given (base64, as S3 sends them) and returned by
 // Head and Get. The S3 layer verifies those of a body while streaming, by
@@ -117,6 +125,15 @@
 // reference is closed. (Volumes written before this kept such inodes alive
 // with extra links in .xfs3/trash, which New empties and removes.)
 // CopyObject copies the bytes.
+//
+// Conditional writes: PutObjectIf and CompleteMultipartUploadWith (CompleteOptions.If) take a
+// Precondition (IfNoneMatch: no object has the key; IfMatch: the object
+// has that ETag) checked inside place, under the namespace lock, just
+// before the rename: no other write can place the key in between, so of
+// racing IfNoneMatch writers exactly one succeeds and the others get
+// ErrPreconditionFailed (ErrNoSuchKey for IfMatch without an object).
+// CheckPrecondition tests the same without writing, for callers that
+// refuse before reading a body.
 //
 // # Deletes and garbage collection
 //

@@ -191,11 +191,12 @@ func (l *lister) key(key string, ino format.Ino, folder bool) error {
 		return nil
 	}
 	info := ObjectInfo{Key: key}
-	_, etag, ftime, _, err := readMeta(l.s.v, ino)
+	meta, etag, ftime, _, err := readMeta(l.s.v, ino)
 	if err != nil {
 		return err
 	}
 	info.ETag = etag
+	info.Meta.StorageClass = meta.StorageClass
 	if folder {
 		info.LastModified = ftime
 	} else {

@@ -33,6 +33,9 @@ type Meta struct {
 	ContentLanguage    string
 	CacheControl       string
 	Expires            string
+	// StorageClass is the S3 storage class the object was written with;
+	// "" is STANDARD. Every class is stored the same way on the volume.
+	StorageClass string
 	// User holds x-amz-meta-* metadata by name without that prefix.
 	// Names are stored lowercased.
 	User map[string]string
@@ -58,6 +61,7 @@ func (m *Meta) standard() []attrField {
 		{xattrPrefix + "content-language", &m.ContentLanguage},
 		{xattrPrefix + "cache-control", &m.CacheControl},
 		{xattrPrefix + "expires", &m.Expires},
+		{xattrPrefix + "storage-class", &m.StorageClass},
 	}
 }
 
@@ -196,6 +200,6 @@ func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.T
 func (m Meta) Equal(o Meta) bool {
 	return m.ContentType == o.ContentType && m.ContentEncoding == o.ContentEncoding &&
 		m.ContentDisposition == o.ContentDisposition && m.ContentLanguage == o.ContentLanguage &&
-		m.CacheControl == o.CacheControl && m.Expires == o.Expires && maps.Equal(m.User, o.User) &&
+		m.CacheControl == o.CacheControl && m.Expires == o.Expires && m.StorageClass == o.StorageClass && maps.Equal(m.User, o.User) &&
 		slices.Equal(m.Tags, o.Tags) && m.Checksums == o.Checksums
 }

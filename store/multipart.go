@@ -59,6 +59,8 @@ type CompleteOptions struct {
 	// without their "-N"); a mismatch is ErrBadDigest, one of another
 	// algorithm than the upload's ErrInvalidChecksum.
 	Checksums Checksums
+	// If makes the completion conditional (If-Match, If-None-Match).
+	If Precondition
 }
 
 // ListPartsOptions selects a page of ListParts.
@@ -390,6 +392,10 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 // opt. The object's checksum is computed from its parts' (see
 // objectChecksum) and kept with the parts' numbers, sizes, ETags and
 // checksums (ObjectParts), all set in the transaction of its metadata.
+// A condition (opt.If) that fails before the parts are joined leaves the
+// upload as it was; one that fails only when the object is put in place
+// (a concurrent write got there first) leaves its parts consumed, like any
+// failure at that step.
 func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts []CompletePart, opt CompleteOptions) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
@@ -410,6 +416,9 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 		return ObjectInfo{}, err
 	}
 	if err := s.checkPlaceable(bucket, kp); err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := s.CheckPrecondition(bucket, key, opt.If); err != nil {
 		return ObjectInfo{}, err
 	}
 	project, err := s.bucketProject(bucket)
@@ -437,7 +446,7 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 	if err := setXattrs(s.v, st.ino, attrs); err != nil {
 		return ObjectInfo{}, err
 	}
-	mtime, err := s.place(bucket, kp, st)
+	mtime, err := s.place(bucket, kp, st, opt.If)
 	if err != nil {
 		return ObjectInfo{}, err
 	}

@@ -28,7 +28,7 @@ type ObjectInfo struct {
 	Size         int64
 	LastModified time.Time // the file's mtime (folder markers: when put)
 	ETag         string    // MD5 of the content, lowercase hex, unquoted
-	Meta         Meta      // left empty by ListObjects
+	Meta         Meta      // ListObjects fills only StorageClass
 }
 
 // PutObject stores the next size bytes of r as key (size -1: until EOF),
@@ -43,7 +43,11 @@ type ObjectInfo struct {
 // that error wrapped, so a verifying reader's ErrBadDigest reaches the
 // caller through errors.Is. Bytes beyond size are not read. A reader that
 // implements ChecksumReporter supplies the checksums stored with the object.
-func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (info ObjectInfo, err error) {
+func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta) (ObjectInfo, error) {
+	return s.putObject(bucket, key, r, size, meta, Precondition{})
+}
+
+func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta, cond Precondition) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -58,7 +62,7 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 		return ObjectInfo{}, err
 	}
 	if kp.folder {
-		return s.putFolder(bucket, kp, r, size, meta)
+		return s.putFolder(bucket, kp, r, size, meta, cond)
 	}
 	if err := s.checkRoom(project, size); err != nil {
 		return ObjectInfo{}, err
@@ -76,7 +80,7 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
 		return ObjectInfo{}, err
 	}
-	mtime, err := s.place(bucket, kp, st)
+	mtime, err := s.place(bucket, kp, st, cond)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -118,8 +122,9 @@ func (st *staging) discard() {
 // object alive for its readers and renames in one engine transaction.
 // It returns the object's mtime, read before the lock drops (after that
 // the inode may already be replaced and freed). On failure the
-// directories it made are removed again.
-func (s *Store) place(bucket string, kp keyPath, st *staging) (time.Time, error) {
+// directories it made are removed again. cond is checked against the
+// object being replaced in the same critical section as the rename.
+func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	b, err := s.bucket(bucket) // may have been deleted meanwhile
@@ -128,7 +133,7 @@ func (s *Store) place(bucket string, kp keyPath, st *staging) (time.Time, error)
 	}
 	inos, err := s.resolveDirs(b, kp, true)
 	if err == nil {
-		err = s.replace(kp, inos[len(inos)-1])
+		err = s.replace(kp, inos[len(inos)-1], cond)
 	}
 	if err == nil {
 		err = s.v.Rename(s.tmp, st.name, inos[len(inos)-1], kp.leaf)
@@ -148,16 +153,17 @@ func (s *Store) place(bucket string, kp keyPath, st *staging) (time.Time, error)
 }
 
 // replace checks that the leaf of kp in dir may be (re)placed: absent or an
-// object (whose open readers keep their reference on its inode).
-func (s *Store) replace(kp keyPath, dir format.Ino) error {
+// object (whose open readers keep their reference on its inode), in the
+// state cond asks for.
+func (s *Store) replace(kp keyPath, dir format.Ino, cond Precondition) error {
 	st, found, err := s.lookupStat(dir, kp.leaf)
-	if err != nil || !found {
+	if err != nil {
 		return err
 	}
-	if st.IsDir() {
+	if found && st.IsDir() {
 		return fmt.Errorf("key %q is a prefix of other keys: %w", kp.key, ErrKeyConflict)
 	}
-	return nil
+	return cond.check(s.v, kp.key, st.Ino, found)
 }
 
 // lookupStat looks name up in dir and stats it; found is false (and err
@@ -287,7 +293,7 @@ func readError(err error) error {
 
 // putFolder stores a folder marker: the key's directory, marked by an
 // attribute. Markers hold no content.
-func (s *Store) putFolder(bucket string, kp keyPath, r io.Reader, size int64, meta Meta) (ObjectInfo, error) {
+func (s *Store) putFolder(bucket string, kp keyPath, r io.Reader, size int64, meta Meta, cond Precondition) (ObjectInfo, error) {
 	if size > 0 {
 		return ObjectInfo{}, fmt.Errorf("folder marker %q with %d bytes of content: %w", kp.key, size, ErrInvalidKey)
 	}
@@ -311,6 +317,13 @@ func (s *Store) putFolder(bucket string, kp keyPath, r io.Reader, size int64, me
 		return ObjectInfo{}, err
 	}
 	dir := inos[len(inos)-1]
+	_, ferr := s.v.GetXattr(dir, xattrFolder)
+	if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
+		return ObjectInfo{}, ferr
+	}
+	if err := cond.check(s.v, kp.key, dir, ferr == nil); err != nil {
+		return ObjectInfo{}, err
+	}
 	if err := clearObjectXattrs(s.v, dir); err != nil {
 		return ObjectInfo{}, err
 	}

@@ -29,6 +29,11 @@ func checkTags(tags []Tag) error {
 	if len(tags) > MaxTags {
 		return fmt.Errorf("%d tags (at most %d): %w", len(tags), MaxTags, ErrInvalidTag)
 	}
+	return checkTagValues(tags)
+}
+
+// checkTagValues applies the limits on each tag and the uniqueness of keys.
+func checkTagValues(tags []Tag) error {
 	seen := make(map[string]bool, len(tags))
 	for _, t := range tags {
 		if !utf8.ValidString(t.Key) || !utf8.ValidString(t.Value) {

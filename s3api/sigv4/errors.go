@@ -19,6 +19,12 @@ var (
 	ErrRequestTimeTooSkewed = errors.New("sigv4: request time too skewed")
 	// ErrExpired: a presigned request is past its expiry.
 	ErrExpired = errors.New("sigv4: request has expired")
+	// ErrNotYetValid: a presigned request is dated further in the future
+	// than the allowed clock skew.
+	ErrNotYetValid = errors.New("sigv4: request is not yet valid")
+	// ErrExpiresRange: X-Amz-Expires of a presigned URL is not a number
+	// of seconds from 1 to 604800 (seven days).
+	ErrExpiresRange = errors.New("sigv4: X-Amz-Expires out of range")
 	// ErrContentSHA256Mismatch: the body's SHA-256 differs from the one in
 	// x-amz-content-sha256.
 	ErrContentSHA256Mismatch = errors.New("sigv4: content sha256 mismatch")

@@ -57,6 +57,7 @@ func hexSHA(b []byte) string {
 var sentinels = []error{
 	ErrMissingAuth, ErrMalformed, ErrInvalidAccessKey, ErrSignatureMismatch,
 	ErrRequestTimeTooSkewed, ErrExpired, ErrContentSHA256Mismatch, ErrIncompleteBody,
+	ErrNotYetValid, ErrExpiresRange,
 }
 
 func kindOf(err error) error {

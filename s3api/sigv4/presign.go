@@ -45,8 +45,13 @@ func ParsePresigned(q url.Values) (Presigned, error) {
 		return Presigned{}, malformed("credential date is not the X-Amz-Date day")
 	}
 	secs, err := strconv.ParseInt(q.Get("X-Amz-Expires"), 10, 64)
-	if err != nil || secs < 1 || secs > int64(MaxPresignExpiry/time.Second) {
-		return Presigned{}, malformed("X-Amz-Expires must be 1 to %d seconds", int64(MaxPresignExpiry/time.Second))
+	switch {
+	case err != nil:
+		return Presigned{}, fmt.Errorf("%w: X-Amz-Expires should be a number", ErrExpiresRange)
+	case secs < 1:
+		return Presigned{}, fmt.Errorf("%w: X-Amz-Expires must be positive", ErrExpiresRange)
+	case secs > int64(MaxPresignExpiry/time.Second):
+		return Presigned{}, fmt.Errorf("%w: X-Amz-Expires must be less than a week (in seconds) that is %d", ErrExpiresRange, int64(MaxPresignExpiry/time.Second))
 	}
 	p.Expires = time.Duration(secs) * time.Second
 	if p.SignedHeaders, err = parseSignedHeaders(q.Get("X-Amz-SignedHeaders")); err != nil {
@@ -72,7 +77,7 @@ func (v *Verifier) verifyPresignedV4(r *http.Request) (*Auth, error) {
 	}
 	now := v.now()
 	if p.Time.Sub(now) > v.skew() {
-		return nil, fmt.Errorf("%w: presigned request dated in the future", ErrRequestTimeTooSkewed)
+		return nil, fmt.Errorf("%w: dated %s", ErrNotYetValid, p.Time.UTC().Format(timeFormat))
 	}
 	if !now.Before(p.Time.Add(p.Expires)) {
 		return nil, fmt.Errorf("%w: expired at %s", ErrExpired, p.Time.Add(p.Expires).UTC().Format(timeFormat))

@@ -39,6 +39,7 @@ const (
 	V4Presigned
 	V2Header
 	V2Presigned
+	V4PostForm // a browser form upload's signed policy (VerifyPostForm)
 )
 
 func (k Kind) String() string {
@@ -51,6 +52,8 @@ func (k Kind) String() string {
 		return "v2-header"
 	case V2Presigned:
 		return "v2-presigned"
+	case V4PostForm:
+		return "v4-post-form"
 	}
 	return "unknown"
 }
