@@ -81,7 +81,7 @@ func TestQuotaPowerCut(t *testing.T) {
 			kernel := kernelEvery > 0 && n%kernelEvery == 0
 			n++
 			t.Run(fmt.Sprintf("seed%d/cut%d", seed, cutAt), func(t *testing.T) {
-				t.Logf("seed %d: %d writes in a full run, %d writes refused over a limit", seed, writes, dry.refused)
+				t.Logf("seed %d: %d writes in a full run, %d operations refused over a limit", seed, writes, dry.refused)
 				quotaCutCase(t, base, seed, ops, cutAt, kernel)
 			})
 		}
