@@ -210,7 +210,9 @@
 // report the exact usage from the dquots (after freeing what deleted
 // objects still hold). The limits are real XFS project quotas: xfs_quota
 // on a kernel with quota support reports and enforces them, and limits it
-// sets are enforced here.
+// sets are enforced here. A crash leaves them exact: the records change
+// in the transactions that charge them, so a log replay, ours or a
+// quota-enabled kernel's, brings back usage that matches the tree.
 //
 // # Listing cost
 //

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -90,18 +89,12 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 	rng := rand.New(rand.NewSource(seed * 104729))
 	cutAt := 1 + rng.Intn(writes+1)
 	r := runCutWorkload(t, base, seed, ops, cutAt)
-	crash := dev.Crash{Keep: rng.Intn(r.f.Pending() + 1), Tear: rng.Intn(2) == 0}
-	if rng.Intn(2) == 0 {
-		pick := rand.New(rand.NewSource(seed))
-		crash.Subset = func(int) bool { return pick.Intn(2) == 0 }
-	}
+	crash := randomCrash(rng, r.f, seed)
 	t.Logf("seed %d: cut at write %d of %d during %q; keeping %d of %d unflushed writes, tear %v",
 		seed, cutAt, writes, r.inFlight, crash.Keep, r.f.Pending(), crash.Tear)
 
 	img := filepath.Join(t.TempDir(), "crash.img")
-	if out, err := exec.Command("cp", "--sparse=always", base, img).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
-	}
+	copyFile(t, base, img)
 	if err := r.f.Image(img, crash); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +104,7 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 	}
 	got := cutModel{}
 	if _, err := s.HeadBucket("cut"); err == nil || r.inFlight != "setup" && r.inFlight != "open" {
-		got = readCutState(t, s) // the bucket was acknowledged
+		got = readBucketState(t, s, "cut", "") // the bucket was acknowledged
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -120,6 +113,18 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 		t.Errorf("after recovery the bucket holds %v;\nacknowledged before %q: %v\nafter it: %v", got, r.inFlight, r.before, r.after)
 	}
 	oracle.Repair(t, img)
+}
+
+// randomCrash picks what the disk of f keeps of its unflushed writes: a
+// random prefix, or half the time a random subset (drawn from pickSeed),
+// the last write kept torn or not.
+func randomCrash(rng *rand.Rand, f *dev.Fault, pickSeed int64) dev.Crash {
+	crash := dev.Crash{Keep: rng.Intn(f.Pending() + 1), Tear: rng.Intn(2) == 0}
+	if rng.Intn(2) == 0 {
+		pick := rand.New(rand.NewSource(pickSeed))
+		crash.Subset = func(int) bool { return pick.Intn(2) == 0 }
+	}
+	return crash
 }
 
 // runCutWorkload runs the seeded workload over base on a Fault device,
@@ -238,18 +243,19 @@ func cutStep(s *Store, rng *rand.Rand, m cutModel) (string, error) {
 	}
 }
 
-// readCutState reads every object of bucket "cut" whole.
-func readCutState(t *testing.T, s *Store) cutModel {
+// readBucketState reads every object of bucket whole into a model, its
+// keys prefixed with prefix.
+func readBucketState(t *testing.T, s *Store, bucket, prefix string) cutModel {
 	t.Helper()
 	got := cutModel{}
 	opt := ListOptions{}
 	for {
-		page, err := s.ListObjects("cut", opt)
+		page, err := s.ListObjects(bucket, opt)
 		if err != nil {
 			t.Fatalf("list after recovery: %v", err)
 		}
 		for _, oi := range page.Objects {
-			o, err := s.GetObject("cut", oi.Key)
+			o, err := s.GetObject(bucket, oi.Key)
 			if err != nil {
 				t.Fatalf("get %s after recovery: %v", oi.Key, err)
 			}
@@ -257,7 +263,7 @@ func readCutState(t *testing.T, s *Store) cutModel {
 			if _, err := io.Copy(h, o.Reader()); err != nil {
 				t.Fatalf("read %s after recovery: %v", oi.Key, err)
 			}
-			got[oi.Key] = cutObject{etag: hex.EncodeToString(h.Sum(nil)), tags: len(o.Info.Meta.Tags)}
+			got[prefix+oi.Key] = cutObject{etag: hex.EncodeToString(h.Sum(nil)), tags: len(o.Info.Meta.Tags)}
 			o.Close()
 		}
 		if !page.IsTruncated {

@@ -8,8 +8,8 @@
 //
 // The main pieces are:
 //
-//   - Require, Mkfs, Repair, DB and DBSuperblock: thin wrappers around the
-//     xfsprogs tools;
+//   - Require (Optional, for a part of a test), Mkfs, Repair, DB and
+//     DBSuperblock: thin wrappers around the xfsprogs tools;
 //   - Mount and Unmount: loop mounts that are always cleaned up;
 //   - Snapshot and SnapshotDir: a comparable description of a directory tree
 //     (types, modes, sizes, link counts, owners, content hashes, symlink

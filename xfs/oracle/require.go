@@ -58,6 +58,24 @@ func Require(t testing.TB, tools ...string) {
 	t.Skip(msg)
 }
 
+// Optional reports whether every named tool is available, for a test
+// that can do part of its work without them: when one is missing it logs
+// what the test leaves out and returns false, unless XFS3_REQUIRE_ORACLES=1
+// makes that a failure.
+func Optional(t testing.TB, without string, tools ...string) bool {
+	t.Helper()
+	for _, tool := range tools {
+		if reason := unavailable(tool); reason != "" {
+			if os.Getenv(RequireEnv) == "1" {
+				t.Fatalf("xfs oracle unavailable: %s (%s=1 makes this fatal)", reason, RequireEnv)
+			}
+			t.Logf("xfs oracle unavailable: %s; %s", reason, without)
+			return false
+		}
+	}
+	return true
+}
+
 // unavailable returns "" when tool can be used, or why it cannot.
 func unavailable(tool string) string {
 	if tool != ToolMount {
