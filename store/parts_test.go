@@ -1,0 +1,256 @@
+package store
+
+import (
+	"bytes"
+	"errors"
+	"math/rand"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// TestPartsCodecRandom: random part lists survive encodeParts and
+// decodeParts at every chunk limit, and chunks respect the limit.
+func TestPartsCodecRandom(t *testing.T) {
+	rng := rand.New(rand.NewSource(14))
+	for round := range 2000 {
+		var parts []ObjectPart
+		n := 0
+		var off int64
+		for range 1 + rng.Intn(60) {
+			n += 1 + rng.Intn(3) // gaps break runs
+			if n > MaxPartNumber {
+				break
+			}
+			size := int64(rng.Intn(3)) << 20 // few sizes: runs form
+			if rng.Intn(4) == 0 {
+				size = rng.Int63n(MaxPartSize + 1)
+			}
+			parts = append(parts, ObjectPart{Number: n, Offset: off, Size: size})
+			off += size
+		}
+		limit := 8 + rng.Intn(200)
+		chunks := encodeParts(parts, limit)
+		for _, c := range chunks {
+			// A single run may exceed a tiny limit; it is never split.
+			if len(c) > limit && strings.Contains(c, ",") {
+				t.Fatalf("round %d: chunk of %d bytes over limit %d: %q", round, len(c), limit, c)
+			}
+		}
+		got, err := decodeParts(chunks)
+		if err != nil || !slices.Equal(got, parts) {
+			t.Fatalf("round %d: %v\n got %v\nwant %v\nchunks %q", round, err, got, parts, chunks)
+		}
+	}
+}
+
+// TestPartsDecodeRefuses: values encodeParts never writes are refused.
+func TestPartsDecodeRefuses(t *testing.T) {
+	for _, v := range []string{
+		"", "1", "1:", ":5", "x:5", "1:x", "2-1:5", "1:5,1:5", "3:5,2:5", "0:5",
+		"10001:5", "1:-1", "1:5368709121", "1-3-4:5", "1:5,,2:5", "1-:5",
+	} {
+		if parts, err := decodeParts([]string{v}); err == nil {
+			t.Errorf("%q decoded as %v", v, parts)
+		}
+	}
+}
+
+// FuzzDecodeParts: any value either fails or re-encodes to itself.
+func FuzzDecodeParts(f *testing.F) {
+	for _, s := range []string{"1-99:8388608,100:1234", "1:0", "2:5,4-6:7", "1:5,1:5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		parts, err := decodeParts([]string{v})
+		if err != nil {
+			return
+		}
+		again, err := decodeParts(encodeParts(parts, partsChunk))
+		if err != nil || !slices.Equal(again, parts) {
+			t.Fatalf("%q: %v, then %v (%v)", v, parts, again, err)
+		}
+	})
+}
+
+// TestCompletedParts: a completed object knows its parts (numbers as
+// completed, gaps kept, offsets adding up); a PUT object has none; a
+// list too long for one xattr spills into more, and the volume stays
+// clean for xfs_repair.
+func TestCompletedParts(t *testing.T) {
+	s, img := newTestStore(t)
+	s.minPart = 1
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(3))
+	up, err := s.CreateMultipartUpload("bkt", "many", Meta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Parts 2, 4, 6, ...: no runs, so the list needs more than
+	// partsChunk bytes.
+	defer func(old int) { partsChunk = old }(partsChunk)
+	partsChunk = 1 << 10
+	const count = 600
+	var parts []CompletePart
+	var want []ObjectPart
+	var content bytes.Buffer
+	for i := range count {
+		body := randomBytes(rng, 1+i%97+rng.Intn(20))
+		n := 2 * (i + 1)
+		p, err := s.UploadPart("bkt", "many", up.UploadID, n, bytes.NewReader(body), int64(len(body)), Checksums{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts = append(parts, CompletePart{PartNumber: n, ETag: p.ETag})
+		want = append(want, ObjectPart{Number: n, Offset: int64(content.Len()), Size: int64(len(body))})
+		content.Write(body)
+	}
+	if chunks := encodeParts(want, partsChunk); len(chunks) < 2 {
+		t.Fatalf("the list fits one xattr (%d bytes): the test does not spill", len(chunks[0]))
+	}
+	info, err := s.CompleteMultipartUpload("bkt", "many", up.UploadID, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.GetObject("bkt", "many")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.Parts()
+	o.Close()
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("parts: %v (%d of %d)", err, len(got), len(want))
+	}
+	if body, _ := get(t, s, "bkt", "many"); body != content.String() || info.Size != int64(content.Len()) {
+		t.Fatalf("content differs")
+	}
+
+	put(t, s, "bkt", "plain", "whole", Meta{})
+	o, err = s.GetObject("bkt", "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := o.Parts(); err != nil || got != nil {
+		t.Errorf("a PUT object has parts %v, %v", got, err)
+	}
+	o.Close()
+	if _, err := o.Parts(); !errors.Is(err, ErrClosed) {
+		t.Errorf("parts of a closed object: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}
+
+// TestRepeatedCompletion: completing a finished upload again with the
+// same parts answers the same object; any other list, another upload ID,
+// or an object replaced since, gives ErrNoSuchUpload.
+func TestRepeatedCompletion(t *testing.T) {
+	s, _ := newTestStore(t)
+	s.minPart = 4 << 10
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	a, b := bytes.Repeat([]byte("a"), 4<<10), []byte("tail")
+	up, parts := uploadParts(t, s, "bkt", "k", Meta{ContentType: "text/x"}, a, b)
+	first, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ETag != first.ETag || again.Size != first.Size || !again.LastModified.Equal(first.LastModified) ||
+		again.Meta.ContentType != "text/x" {
+		t.Errorf("again %+v, first %+v", again, first)
+	}
+	unquoted := []CompletePart{{1, strings.Trim(parts[0].ETag, `"`)}, {2, strings.ToUpper(strings.Trim(parts[1].ETag, `"`))}}
+	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, unquoted); err != nil {
+		t.Errorf("same parts, ETags unquoted and uppercase: %v", err)
+	}
+	for name, list := range map[string][]CompletePart{
+		"one part":       parts[:1],
+		"other number":   {parts[0], {3, parts[1].ETag}},
+		"other etag":     {parts[0], {2, parts[0].ETag}},
+		"malformed etag": {parts[0], {2, "zz"}},
+		"empty":          nil,
+	} {
+		if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, list); !errors.Is(err, ErrNoSuchUpload) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := s.CompleteMultipartUpload("bkt", "k", "0123", parts); !errors.Is(err, ErrNoSuchUpload) {
+		t.Errorf("other upload ID: %v", err)
+	}
+	if _, err := s.CompleteMultipartUpload("bkt", "other", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+		t.Errorf("other key: %v", err)
+	}
+	put(t, s, "bkt", "k", "replaced", Meta{})
+	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+		t.Errorf("after the object was replaced: %v", err)
+	}
+	if err := s.DeleteObject("bkt", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+		t.Errorf("after the object was deleted: %v", err)
+	}
+}
+
+// TestDeleteBucketAbortsUploads: a bucket with only uploads in progress
+// is deleted and its uploads are gone; with an object as well it is not
+// empty and the uploads stay.
+func TestDeleteBucketAbortsUploads(t *testing.T) {
+	s, _ := newTestStore(t)
+	s.minPart = 1
+	for _, b := range []string{"full", "pending"} {
+		if err := s.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pendingIDs []string
+	for _, key := range []string{"x", "x", "d/y"} {
+		up, _ := uploadParts(t, s, "pending", key, Meta{}, []byte("part one"))
+		pendingIDs = append(pendingIDs, up.UploadID)
+	}
+	fullUp, _ := uploadParts(t, s, "full", "k", Meta{}, []byte("p"))
+	put(t, s, "full", "obj", "o", Meta{})
+
+	if err := s.DeleteBucket("full"); !errors.Is(err, ErrBucketNotEmpty) {
+		t.Fatalf("bucket with an object and an upload: %v", err)
+	}
+	if _, err := s.ListParts("full", "k", fullUp.UploadID, ListPartsOptions{}); err != nil {
+		t.Errorf("the upload of a bucket that was not deleted: %v", err)
+	}
+	if err := s.DeleteBucket("pending"); err != nil {
+		t.Fatalf("bucket with only uploads: %v", err)
+	}
+	if _, err := s.HeadBucket("pending"); !errors.Is(err, ErrNoSuchBucket) {
+		t.Errorf("deleted bucket: %v", err)
+	}
+	for _, id := range pendingIDs {
+		if _, err := s.UploadPart("pending", "x", id, 2, strings.NewReader("z"), 1, Checksums{}); !errors.Is(err, ErrNoSuchBucket) && !errors.Is(err, ErrNoSuchUpload) {
+			t.Errorf("upload %s of the deleted bucket: %v", id, err)
+		}
+	}
+	// The upload directories are gone from the volume too.
+	ents, err := s.v.ReadDir(s.upl)
+	if err != nil || len(ents) != 1 {
+		t.Errorf("uploads directory holds %d entries (%v), want the other bucket's one", len(ents), err)
+	}
+	// A new bucket of the same name starts without them.
+	if err := s.CreateBucket("pending"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.ListMultipartUploads("pending", ListUploadsOptions{})
+	if err != nil || len(res.Uploads) != 0 {
+		t.Errorf("recreated bucket lists uploads %v, %v", res.Uploads, err)
+	}
+	noStaging(t, s)
+}
