@@ -47,6 +47,7 @@ func (s *server) routes() []route {
 		{name: "GetBucketLocation", method: http.MethodGet, level: bucket, query: []string{"location"}, handler: s.getBucketLocation},
 		{name: "GetBucketVersioning", method: http.MethodGet, level: bucket, query: []string{"versioning"}, handler: s.getBucketVersioning},
 		{name: "GetBucketAcl", method: http.MethodGet, level: bucket, query: []string{"acl"}, handler: s.getACL},
+		{name: "ListObjectVersions", method: http.MethodGet, level: bucket, query: []string{"versions"}, handler: s.listObjectVersions},
 		{name: "ListMultipartUploads", method: http.MethodGet, level: bucket, query: []string{"uploads"}, handler: s.listMultipartUploads},
 		{name: "DeleteObjects", method: http.MethodPost, level: bucket, query: []string{"delete"}, handler: s.deleteObjects},
 
