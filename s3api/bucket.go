@@ -32,6 +32,9 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
+	if r := r.URL.Query().Get("bucket-region"); r != "" && r != s.region {
+		buckets = nil // every bucket is in the server's one region
+	}
 	page, next := sel.page(buckets)
 	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}, Prefix: sel.prefix}
 	for _, b := range page {

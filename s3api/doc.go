@@ -155,7 +155,7 @@
 // # Operations
 //
 //	GET    /                                  ListBuckets (prefix, max-buckets 1..10000,
-//	                                          continuation-token: see below)
+//	                                          continuation-token, bucket-region: see below)
 //	PUT    /b                                 CreateBucket (a CreateBucketConfiguration
 //	                                          body is accepted; its LocationConstraint ignored);
 //	                                          200 for a bucket you own in us-east-1
@@ -247,7 +247,8 @@
 //     ListBuckets returns every bucket without max-buckets; with it, pages
 //     of that many (1 to 10000, else 400 InvalidArgument), a
 //     ContinuationToken (the base64 of the page's last name) when more
-//     follow, prefix filtering and echoed, and each bucket's BucketRegion.
+//     follow, prefix filtering and echoed, and each bucket's BucketRegion;
+//     bucket-region other than the server's region lists none.
 //   - Multipart: CompleteMultipartUpload sent again after it succeeded
 //     (same upload ID, same part numbers and ETags) answers 200 with the
 //     same document, as long as the object at the key is still the one

@@ -87,6 +87,13 @@ func TestListBucketsPaging(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("max-buckets=10000: %d", resp.StatusCode)
 	}
+	for region, count := range map[string]int{DefaultRegion: len(names), "eu-west-3": 0} {
+		_, body := ts.do(t, "GET", "/?bucket-region="+region, nil, nil)
+		var doc listAllMyBucketsResult
+		if err := xml.Unmarshal(body, &doc); err != nil || len(doc.Buckets) != count {
+			t.Errorf("bucket-region=%s: %d buckets, want %d (%v)", region, len(doc.Buckets), count, err)
+		}
+	}
 }
 
 // TestCreateOwnedBucket: in us-east-1, creating a bucket you own answers
