@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand"
 	"slices"
 	"strings"
@@ -251,6 +252,85 @@ func TestDeleteBucketAbortsUploads(t *testing.T) {
 	res, err := s.ListMultipartUploads("pending", ListUploadsOptions{})
 	if err != nil || len(res.Uploads) != 0 {
 		t.Errorf("recreated bucket lists uploads %v, %v", res.Uploads, err)
+	}
+	noStaging(t, s)
+}
+
+// TestDeleteBucketRacesUploads deletes and re-creates a bucket while
+// other goroutines start, fill, complete and abort uploads into it: no
+// deadlock (DeleteBucket takes upload locks before ns, as everyone does),
+// and every call ends with success or one of the expected kinds.
+func TestDeleteBucketRacesUploads(t *testing.T) {
+	s, _ := newTestStore(t)
+	s.minPart = 1
+	if err := s.CreateBucket("race"); err != nil {
+		t.Fatal(err)
+	}
+	expected := func(err error) bool {
+		return err == nil || errors.Is(err, ErrNoSuchBucket) || errors.Is(err, ErrNoSuchUpload) ||
+			errors.Is(err, ErrBucketNotEmpty) || errors.Is(err, ErrBucketExists)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 16)
+	for w := range 4 {
+		go func() {
+			defer func() { errs <- nil }()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				key := fmt.Sprintf("w%d/%d", w, i)
+				up, err := s.CreateMultipartUpload("race", key, Meta{})
+				if err != nil {
+					if !expected(err) {
+						errs <- err
+					}
+					continue
+				}
+				p, err := s.UploadPart("race", key, up.UploadID, 1, strings.NewReader("part"), 4, Checksums{})
+				if err != nil {
+					if !expected(err) {
+						errs <- err
+					}
+					continue
+				}
+				if i%2 == 0 {
+					_, err = s.CompleteMultipartUpload("race", key, up.UploadID, []CompletePart{{1, p.ETag}})
+					if err == nil {
+						err = s.DeleteObject("race", key)
+					}
+				} else {
+					err = s.AbortMultipartUpload("race", key, up.UploadID)
+				}
+				if !expected(err) {
+					errs <- err
+				}
+			}
+		}()
+	}
+	deleted := 0
+	for range 60 {
+		if err := s.DeleteBucket("race"); err == nil {
+			deleted++
+		} else if !expected(err) {
+			t.Error(err)
+		}
+		if err := s.CreateBucket("race"); !expected(err) {
+			t.Error(err)
+		}
+	}
+	close(done)
+	for finished := 0; finished < 4; {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		} else {
+			finished++
+		}
+	}
+	if deleted == 0 {
+		t.Error("DeleteBucket never succeeded")
 	}
 	noStaging(t, s)
 }
