@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -144,25 +143,12 @@ func awsEdges(t *testing.T, s *server) {
 	}
 
 	// A multipart object: part reads and a completion sent twice.
-	part := make([]byte, 5<<20)
-	rand.Read(part)
-	p1, p2 := filepath.Join(home, "p1"), filepath.Join(home, "p2")
-	os.WriteFile(p1, part, 0o644)
-	os.WriteFile(p2, []byte("last"), 0o644)
-	var created struct{ UploadId string }
-	decode(t, aws.run("s3api", "create-multipart-upload", "--bucket", "cli-edges", "--key", "mp"), &created)
-	var parts []map[string]any
-	for i, p := range []string{p1, p2} {
-		var up struct{ ETag string }
-		decode(t, aws.run("s3api", "upload-part", "--bucket", "cli-edges", "--key", "mp", "--upload-id", created.UploadId,
-			"--part-number", fmt.Sprint(i+1), "--body", p), &up)
-		parts = append(parts, map[string]any{"PartNumber": i + 1, "ETag": up.ETag})
-	}
+	uploadID, parts := awsTwoParts(t, aws, home, "cli-edges", "mp", "last")
 	doc, _ := json.Marshal(map[string]any{"Parts": parts})
 	var first, again struct{ ETag string }
 	for _, into := range []*struct{ ETag string }{&first, &again} {
 		decode(t, aws.run("s3api", "complete-multipart-upload", "--bucket", "cli-edges", "--key", "mp",
-			"--upload-id", created.UploadId, "--multipart-upload", string(doc)), into)
+			"--upload-id", uploadID, "--multipart-upload", string(doc)), into)
 	}
 	if first.ETag == "" || again.ETag != first.ETag {
 		t.Errorf("completions: %q then %q", first.ETag, again.ETag)
