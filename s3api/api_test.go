@@ -114,7 +114,7 @@ func TestBucketDocuments(t *testing.T) {
 	_, body = ts.do(t, "GET", "/", nil, nil)
 	info, _ := ts.store.HeadBucket("docs")
 	want := `<?xml version="1.0" encoding="UTF-8"?>` + "\n" + `<ListAllMyBucketsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Owner><ID>` + ownerID(testAccessKey) +
-		`</ID><DisplayName>` + testAccessKey + `</DisplayName></Owner><Buckets><Bucket><Name>docs</Name><CreationDate>` + isoTime(info.Created) + `</CreationDate></Bucket></Buckets></ListAllMyBucketsResult>`
+		`</ID><DisplayName>` + testAccessKey + `</DisplayName></Owner><Buckets><Bucket><Name>docs</Name><CreationDate>` + isoTime(info.Created) + `</CreationDate><BucketRegion>` + DefaultRegion + `</BucketRegion></Bucket></Buckets></ListAllMyBucketsResult>`
 	if string(body) != want {
 		t.Errorf("ListBuckets\n%s\nwant\n%s", body, want)
 	}
@@ -128,6 +128,9 @@ func TestRegion(t *testing.T) {
 	if !strings.Contains(string(body), ">eu-central-1</LocationConstraint>") {
 		t.Errorf("location: %s", body)
 	}
+	// Outside us-east-1 S3 refuses to create a bucket you own.
+	resp, body := ts.do(t, "PUT", "/docs", nil, nil)
+	wantError(t, resp, body, 409, "BucketAlreadyOwnedByYou")
 }
 
 // TestClientDisconnectLogged: a client that goes away mid-download is

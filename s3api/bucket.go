@@ -1,7 +1,10 @@
 package s3api
 
 import (
+	"errors"
 	"net/http"
+
+	"github.com/xfs3/xfs3/store"
 )
 
 type listAllMyBucketsResult struct {
@@ -9,21 +12,36 @@ type listAllMyBucketsResult struct {
 	Xmlns   string   `xml:"xmlns,attr"`
 	Owner   owner
 	Buckets []bucketEntry `xml:"Buckets>Bucket"`
+	// ContinuationToken resumes after this page; only when one follows.
+	ContinuationToken string `xml:",omitempty"`
+	Prefix            string `xml:",omitempty"`
 }
 
 type bucketEntry struct {
 	Name         string
 	CreationDate string
+	BucketRegion string
 }
 
 func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
+	sel, err := parseBucketSelection(r.URL.Query())
+	if err != nil {
+		return err
+	}
 	buckets, err := s.store.ListBuckets()
 	if err != nil {
 		return err
 	}
-	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}}
-	for _, b := range buckets {
-		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created)})
+	if r := r.URL.Query().Get("bucket-region"); r != "" && r != s.region {
+		buckets = nil // every bucket is in the server's one region
+	}
+	page, next := sel.page(buckets)
+	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}, Prefix: sel.prefix}
+	for _, b := range page {
+		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created), BucketRegion: s.region})
+	}
+	if next != "" {
+		out.ContinuationToken = encodeContinuationToken(next)
 	}
 	writeXML(w, http.StatusOK, out)
 	return nil
@@ -52,7 +70,13 @@ func (s *server) createBucket(w http.ResponseWriter, r *http.Request, rq *reques
 				"The %s location constraint is incompatible with this server's one region, %s.", c, s.region)
 		}
 	}
-	if err := s.store.CreateBucket(rq.bucket); err != nil {
+	err = s.store.CreateBucket(rq.bucket)
+	if errors.Is(err, store.ErrBucketExists) && s.region == DefaultRegion {
+		// S3's legacy us-east-1 behaviour: re-creating a bucket you own
+		// succeeds (there is one owner, so every bucket is yours).
+		err = nil
+	}
+	if err != nil {
 		return err
 	}
 	w.Header().Set("Location", "/"+rq.bucket)

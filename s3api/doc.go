@@ -155,11 +155,13 @@
 //
 // # Operations
 //
-//	GET    /                                  ListBuckets
+//	GET    /                                  ListBuckets (prefix, max-buckets 1..10000,
+//	                                          continuation-token, bucket-region: see below)
 //	PUT    /b                                 CreateBucket (a CreateBucketConfiguration
-//	                                          body is accepted; its LocationConstraint ignored)
+//	                                          body is accepted; its LocationConstraint ignored);
+//	                                          200 for a bucket you own in us-east-1
 //	HEAD   /b                                 HeadBucket
-//	DELETE /b                                 DeleteBucket
+//	DELETE /b                                 DeleteBucket (aborts uploads in progress)
 //	GET    /b?location                        GetBucketLocation (empty for us-east-1)
 //	GET    /b?versioning                      GetBucketVersioning (never enabled)
 //	GET    /b?acl, /b/k?acl                   canned ACL: the owner has FULL_CONTROL
@@ -170,12 +172,13 @@
 //	POST   /b (multipart/form-data)           PostObject: a browser form upload (below)
 //	GET    /b                                 ListObjects (v1)
 //	GET    /b?list-type=2                     ListObjectsV2
+//	GET    /b?versions                        ListObjectVersions (every object once, "null")
 //	GET    /b?uploads                         ListMultipartUploads
 //	POST   /b?delete                          DeleteObjects (1 to 1000 keys, Quiet)
 //	PUT    /b/k                               PutObject (If-None-Match: *, If-Match: below)
 //	PUT    /b/k + x-amz-copy-source           CopyObject
-//	GET    /b/k, HEAD /b/k                    GetObject, HeadObject (?partNumber=1 is the
-//	                                          whole object: part boundaries are not kept)
+//	GET    /b/k, HEAD /b/k                    GetObject, HeadObject (?partNumber=N: one
+//	                                          part of a multipart object, see below)
 //	DELETE /b/k                               DeleteObject
 //	POST   /b/k?uploads                       CreateMultipartUpload
 //	PUT    /b/k?partNumber&uploadId           UploadPart (UploadPartCopy with
@@ -186,8 +189,8 @@
 //	GET|PUT|DELETE /b/k?tagging               Get/Put/DeleteObjectTagging
 //	GET    /b/k?attributes                    GetObjectAttributes
 //
-// Any other subresource (policy, lifecycle, cors, versions, object lock,
-// website, notification, replication, select, restore, ...) is 501
+// Any other subresource (policy, lifecycle, cors, versioning writes,
+// object lock, website, notification, replication, select, restore, ...) is 501
 // NotImplemented; other methods are 405 MethodNotAllowed.
 //
 // # Browser form uploads (postform.go, policy.go)
@@ -334,11 +337,43 @@
 //     copying an object onto itself needs a REPLACE. The copy-source
 //     preconditions all fail with 412.
 //   - Versions: buckets are never versioned, so every object's version ID
-//     is "null". versionId=null names the object on GetObject, HeadObject,
+//     is "null". ListObjectVersions lists each object once (VersionId
+//     null, IsLatest true, no delete markers) through the ListObjects
+//     walk, with prefix, delimiter, max-keys and encoding-type as there;
+//     key-marker starts after that key (its one version); version-id-marker
+//     may be empty or "null", needs a key marker (else 400
+//     InvalidArgument), and any other value names no version this server
+//     made: 400 InvalidArgument "Invalid version id specified" (S3's answer
+//     for a marker it cannot resolve). A truncated page sends NextKeyMarker
+//     and, when it ends on an object, NextVersionIdMarker "null"; one that
+//     ends on a common prefix sends no version marker (the next page
+//     starts after the prefix). versionId=null names the object on GetObject, HeadObject,
 //     DeleteObject, the object tagging operations, GetObjectAcl, copy
 //     sources and DeleteObjects entries; any other ID is 404 NoSuchVersion
 //     (400 InvalidArgument when empty, over 1024 bytes, or holding other
 //     than letters, digits and "._-+=/"), and nothing is read or deleted.
+//   - Buckets: CreateBucket of a bucket that exists answers 200 when the
+//     server's region is us-east-1 (S3's legacy behaviour there: one owner
+//     owns every bucket) and 409 BucketAlreadyOwnedByYou in any other
+//     region. DeleteBucket of a bucket holding only uploads in progress
+//     aborts them and succeeds; with an object it is 409 BucketNotEmpty.
+//     ListBuckets returns every bucket without max-buckets; with it, pages
+//     of that many (1 to 10000, else 400 InvalidArgument), a
+//     ContinuationToken (the base64 of the page's last name) when more
+//     follow, prefix filtering and echoed, and each bucket's BucketRegion;
+//     bucket-region other than the server's region lists none.
+//   - Multipart: CompleteMultipartUpload sent again after it succeeded
+//     (same upload ID, same part numbers and ETags) answers 200 with the
+//     same document, as long as the object at the key is still the one
+//     that upload made; otherwise 404 NoSuchUpload. GET/HEAD ?partNumber=N
+//     of a multipart object serves part N (the number it was completed
+//     with; S3 keeps those numbers, so a gap names no part) with 206,
+//     Content-Range and x-amz-mp-parts-count (the number of parts); an
+//     object stored whole is part 1 (206, no count header); a part the
+//     object lacks is 416 InvalidPartNumber; an empty part answers 200
+//     with no bytes (no Content-Range can name none). Checksum headers are
+//     sent only for whole objects. partNumber with Range is 400
+//     InvalidRequest.
 //   - XML request bodies are read through the signature check, verified
 //     against Content-MD5 when sent, and bounded (2 MiB; 64 KiB for Tagging).
 //   - Errors: Code, Message, Resource, RequestId and HostId (plus Key or

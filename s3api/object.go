@@ -110,10 +110,11 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	defer o.Close()
 	info := o.Info
-	if part > 1 {
-		return &s3Error{code: "InvalidPartNumber"}
-	}
 	h := w.Header()
+	partBytes, err := partRange(o, part, h)
+	if err != nil {
+		return err
+	}
 	setValidators(h, info)
 	failed, notModified := requestConditions(r.Header).evaluate(info)
 	if failed {
@@ -127,13 +128,19 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 		h.Set("Content-Range", "bytes */"+strconv.FormatInt(info.Size, 10))
 		return err
 	}
+	if partBytes != nil {
+		br, ranged = *partBytes, true
+	}
 	setObjectHeaders(h, info, r.URL.Query())
 	if checksumMode(r.Header) && !ranged {
 		setChecksumHeaders(h, info.Meta.Checksums, true)
 	}
 	content := o.Reader()
 	status := http.StatusOK
-	if ranged {
+	switch {
+	case ranged && br.length() == 0: // an empty part
+		content = io.NewSectionReader(o, 0, 0)
+	case ranged:
 		if content, err = o.Range(br.first, br.length()); err != nil {
 			return err
 		}
@@ -172,11 +179,7 @@ func (rr *readRecorder) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// requestedPart reads ?partNumber of a GET or HEAD (0 when absent). The
-// store keeps no part boundaries after completion, so every object is
-// served as one part: part 1 is the whole object and later parts do not
-// exist; clients that fetch by part (SDK transfer managers) then find one
-// part, which holds all the bytes.
+// requestedPart reads ?partNumber of a GET or HEAD (0 when absent).
 func requestedPart(r *http.Request) (int, error) {
 	v, ok := r.URL.Query()["partNumber"]
 	if !ok {

@@ -178,14 +178,15 @@ func TestDefaultContentTypeAndFolders(t *testing.T) {
 	}
 }
 
-// TestPartNumberRead: objects are served as one part.
+// TestPartNumberRead: an object stored whole is one part.
 func TestPartNumberRead(t *testing.T) {
 	ts := newTestServer(t)
 	mustBucket(t, ts, "bkt")
 	mustPut(t, ts, "bkt", "k", "whole", store.Meta{})
 	resp, body := ts.do(t, "GET", "/bkt/k?partNumber=1", nil, nil)
-	if resp.StatusCode != 200 || string(body) != "whole" {
-		t.Errorf("part 1: %d %q", resp.StatusCode, body)
+	if resp.StatusCode != 206 || string(body) != "whole" || resp.Header.Get("Content-Range") != "bytes 0-4/5" ||
+		resp.Header.Get("X-Amz-Mp-Parts-Count") != "" {
+		t.Errorf("part 1: %d %q %v", resp.StatusCode, body, resp.Header)
 	}
 	resp, body = ts.do(t, "GET", "/bkt/k?partNumber=2", nil, nil)
 	wantError(t, resp, body, 416, "InvalidPartNumber")

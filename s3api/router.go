@@ -51,6 +51,7 @@ func (s *server) routes() []route {
 		{name: "PutBucketTagging", method: http.MethodPut, level: bucket, query: []string{"tagging"}, handler: s.putBucketTagging},
 		{name: "DeleteBucketTagging", method: http.MethodDelete, level: bucket, query: []string{"tagging"}, handler: s.deleteBucketTagging},
 		{name: "PutBucketAcl", method: http.MethodPut, level: bucket, query: []string{"acl"}, handler: s.putACL},
+		{name: "ListObjectVersions", method: http.MethodGet, level: bucket, query: []string{"versions"}, handler: s.listObjectVersions},
 		{name: "ListMultipartUploads", method: http.MethodGet, level: bucket, query: []string{"uploads"}, handler: s.listMultipartUploads},
 		{name: "DeleteObjects", method: http.MethodPost, level: bucket, query: []string{"delete"}, handler: s.deleteObjects},
 

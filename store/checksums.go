@@ -130,6 +130,8 @@ type ObjectPart struct {
 	// Checksum is the part's checksum in the object's algorithm (none:
 	// the upload had none).
 	Checksum string
+	// Offset of the part's first byte in the object (set by Object.Parts).
+	Offset int64
 }
 
 // ObjectPartsResult is a page of an object's parts.

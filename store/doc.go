@@ -26,8 +26,9 @@
 // "sthree-", not ending with "-s3alias" or "--ol-s3"; not "minio"
 // (ReservedBucket: the server's own endpoints live under /minio/). Breaking
 // a rule gives ErrInvalidBucketName. CreateBucket on an existing bucket gives
-// ErrBucketExists; DeleteBucket of a non-empty one ErrBucketNotEmpty; a
-// missing bucket ErrNoSuchBucket. ListBuckets reports the directory's
+// ErrBucketExists; DeleteBucket of a bucket holding an object
+// ErrBucketNotEmpty (uploads in progress do not count: they are aborted
+// with the bucket); a missing bucket ErrNoSuchBucket. ListBuckets reports the directory's
 // creation time (crtime) and skips root entries that are not valid bucket
 // names (the system directory, lost+found).
 //
@@ -75,6 +76,7 @@
 //	parts of a multipart object     user.xfs3.parts (their count) and
 //	                                user.xfs3.parts.1, .2, … (400 lines each:
 //	                                "number size etag checksum", "-" for none)
+//	the upload it was completed from user.xfs3.upload-id
 //
 // Empty standard headers are not stored. User metadata names are 1 to 245
 // bytes of printable ASCII without spaces (ErrInvalidMetadata), names plus
@@ -179,11 +181,19 @@
 // renamed into place as PutObject does, and the upload's directory goes
 // with any unused parts. A completion that fails after moving parts
 // leaves them consumed (the part file is shorter than its part-size):
-// they then give ErrInvalidPart. Abort removes the directory. DeleteBucket
-// gives ErrBucketNotEmpty while the bucket has uploads, as S3 does.
+// they then give ErrInvalidPart. Abort removes the directory, and so does
+// DeleteBucket for every upload into a bucket without objects.
+//
+// The object keeps, in the xattrs set with its other metadata in one
+// transaction, the upload ID and its parts' numbers and sizes
+// (Object.Parts: S3's GET ?partNumber). A completion of an upload that is
+// gone succeeds again when the object now at the key came from that
+// upload with the same part numbers and ETags (a client retrying a
+// completion whose answer it lost); otherwise ErrNoSuchUpload.
 //
 // Lock order: an upload's own mutex (serialising its part renames,
-// completion, abort and part listing), then the namespace lock, then the
+// completion, abort and part listing; DeleteBucket takes those of its
+// bucket's uploads in ID order), then the namespace lock, then the
 // index and reader-count mutexes, then the engine's locks.
 //
 // # Quotas

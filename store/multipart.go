@@ -376,6 +376,11 @@ type storedPart struct {
 // (tags included, checksums empty) and is renamed into place as PutObject
 // does; then the upload's directory goes, with its unused parts.
 //
+// The object remembers the upload ID and its parts' numbers and sizes
+// (Object.Parts). A completion of an upload that is gone succeeds again,
+// answering the object as it is, when that object came from the upload
+// with the same part numbers and ETags.
+//
 // Errors: ErrNoSuchUpload; ErrInvalidPartOrder when part numbers do not
 // ascend; ErrInvalidPart for an empty list, a part that is missing, whose
 // ETag (quoted or not) differs, or whose content an earlier failed
@@ -403,6 +408,11 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 		return ObjectInfo{}, err
 	}
 	u, err := s.findUpload(bucket, key, uploadID)
+	if errors.Is(err, ErrNoSuchUpload) {
+		if info, ok, rerr := s.repeatedCompletion(bucket, kp, uploadID, parts); rerr != nil || ok {
+			return info, rerr
+		}
+	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -443,6 +453,7 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 	meta.Checksums = objSums
 	attrs := meta.xattrs(etag)
 	partsXattrs(attrs, objParts)
+	attrs[xattrFromUpload] = uploadID
 	if err := setXattrs(s.v, st.ino, attrs); err != nil {
 		return ObjectInfo{}, err
 	}

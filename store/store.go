@@ -362,18 +362,18 @@ func (s *Store) CreateBucket(name string) (err error) {
 	return err
 }
 
-// DeleteBucket removes an empty bucket. Uploads in progress count as
-// content, as in S3: abort them first.
+// DeleteBucket removes a bucket that holds no object, aborting the
+// uploads in progress into it (as S3 does). With objects it gives
+// ErrBucketNotEmpty and leaves the uploads alone.
 func (s *Store) DeleteBucket(name string) (err error) {
 	defer s.settle(&err)
+	pending := s.lockBucketUploads(name)
+	defer unlockUploads(pending)
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	ino, err := s.bucket(name)
 	if err != nil {
 		return err
-	}
-	if n := s.countUploads(name); n > 0 {
-		return fmt.Errorf("bucket %q has %d uploads in progress: %w", name, n, ErrBucketNotEmpty)
 	}
 	ents, err := s.v.ReadDir(ino)
 	if err != nil {
@@ -381,6 +381,14 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	}
 	if len(ents) > 0 {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
+	}
+	if n := s.countUploads(name); n != len(pending) {
+		return fmt.Errorf("bucket %q got an upload while being deleted: %w", name, ErrBucketNotEmpty)
+	}
+	for _, u := range pending {
+		if err := s.dropUpload(u); err != nil {
+			return err
+		}
 	}
 	project, err := s.project(ino)
 	if err != nil {
