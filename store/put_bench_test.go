@@ -171,7 +171,11 @@ func BenchmarkPut4KQuota(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				runClients(b, clients, put4K(s, "bench"))
+				runClients(b, clients, func(i int64) error {
+					key := fmt.Sprintf("d%d/k%d", i%10, i)
+					_, err := s.PutObject("bench", key, bytes.NewReader(data), int64(len(data)), Meta{ContentType: "text/plain"})
+					return err
+				})
 			})
 		}
 	}
