@@ -25,12 +25,20 @@ const (
 	// volume counts as freed) ends within seconds and the next interval
 	// carries on where it stopped.
 	DefaultTrimPassBytes = 4 << 30
-	// DefaultTrimBackoffStep is how long a pass sleeps between two looks
-	// at the foreground's change counter.
-	DefaultTrimBackoffStep = 2 * time.Millisecond
+	// DefaultTrimBackoffRatio: while the foreground changes things, a
+	// pass pauses nine times as long as each batch took, so it keeps at
+	// most a tenth of the time. A discard is a metadata change of the
+	// storage underneath (a punched hole is a journalled change of the
+	// host file system) and stalls the volume's own flushes while it
+	// runs: pacing by the time batches take bounds that share whatever a
+	// discard costs on the storage at hand.
+	DefaultTrimBackoffRatio = 9
+	// DefaultTrimBackoffMin is the shortest pause after a batch while the
+	// foreground is busy.
+	DefaultTrimBackoffMin = 2 * time.Millisecond
 	// DefaultTrimBackoffMax bounds the pause after one batch, so a pass
-	// still progresses (slowly) under a writer that never stops.
-	DefaultTrimBackoffMax = 50 * time.Millisecond
+	// still progresses under a writer that never stops.
+	DefaultTrimBackoffMax = time.Second
 )
 
 // TrimOptions configure a Trimmer; zero values take the defaults.
@@ -42,10 +50,12 @@ type TrimOptions struct {
 	PassBytes int64
 	// MinLen is the scheduled passes' minimum extent length in bytes.
 	MinLen int64
-	// Busy counts the foreground's changes (monotonic). Between batches
-	// a pass sleeps while it advances, for up to BackoffMax (nil: never).
-	Busy                    func() uint64
-	BackoffStep, BackoffMax time.Duration
+	// Busy counts the foreground's changes (monotonic; nil: never busy).
+	// When it moved while a batch ran, the pass pauses BackoffRatio times
+	// the batch's time, kept within [BackoffMin, BackoffMax].
+	Busy                   func() uint64
+	BackoffRatio           float64
+	BackoffMin, BackoffMax time.Duration
 	// PassDone, when set, is called after every pass (for the log).
 	PassDone func(TrimPass)
 	// Now is the clock (time.Now when nil).
@@ -140,7 +150,6 @@ type Trimmer struct {
 	// and the byte offset in it where the last one stopped (0: none).
 	nextAG    int
 	resumeOff int64
-	lastBusy  uint64
 }
 
 // NewTrimmer starts a scheduler over v (its loop runs only when Interval
@@ -149,8 +158,11 @@ func NewTrimmer(v Trimmable, opt TrimOptions) *Trimmer {
 	if opt.PassBytes <= 0 {
 		opt.PassBytes = DefaultTrimPassBytes
 	}
-	if opt.BackoffStep <= 0 {
-		opt.BackoffStep = DefaultTrimBackoffStep
+	if opt.BackoffRatio <= 0 {
+		opt.BackoffRatio = DefaultTrimBackoffRatio
+	}
+	if opt.BackoffMin <= 0 {
+		opt.BackoffMin = DefaultTrimBackoffMin
 	}
 	if opt.BackoffMax <= 0 {
 		opt.BackoffMax = DefaultTrimBackoffMax
@@ -393,9 +405,10 @@ func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(Trim
 
 // progress returns the engine's Progress callback for pass p: it records
 // where the pass is (its stats added to done, what earlier engine calls
-// of the pass did), reports it, then backs off while the foreground is
-// busy. It runs with no engine lock held.
+// of the pass did), reports it, then paces the pass while the foreground
+// is busy. It runs with no engine lock held.
 func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats, report func(TrimPass)) func(xfs.TrimProgress) {
+	pace := t.newPacer()
 	return func(pr xfs.TrimProgress) {
 		t.mu.Lock()
 		p.AG, p.Offset, p.From, p.To = int(pr.AG), pr.Offset, pr.From, pr.To
@@ -405,45 +418,64 @@ func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats,
 		if report != nil {
 			report(snap)
 		}
-		t.backoff(ctx, p)
+		if d := pace.pause(ctx); d > 0 {
+			t.mu.Lock()
+			p.Backoffs++
+			p.Backoff += d
+			t.mu.Unlock()
+		}
 	}
 }
 
-// backoff sleeps while the foreground's change counter keeps moving, up
-// to BackoffMax after a batch.
-func (t *Trimmer) backoff(ctx context.Context, p *TrimPass) {
-	if t.opt.Busy == nil {
-		return
+// pacer times one engine call's batches and the foreground's changes
+// while each ran.
+type pacer struct {
+	t     *Trimmer
+	since time.Time // the current batch began (the last pause ended)
+	busy  uint64    // the change counter then
+}
+
+func (t *Trimmer) newPacer() *pacer {
+	pc := &pacer{t: t, since: t.opt.Now()}
+	if t.opt.Busy != nil {
+		pc.busy = t.opt.Busy()
 	}
-	var waited time.Duration
-	for {
-		now := t.opt.Busy()
-		t.mu.Lock()
-		prev := t.lastBusy
-		t.lastBusy = now
-		t.mu.Unlock()
-		if !shouldBackOff(prev, now, waited, t.opt.BackoffMax) {
-			break
-		}
+	return pc
+}
+
+// pause sleeps after a batch as backoffPause says (until ctx is done) and
+// returns how long it slept.
+func (pc *pacer) pause(ctx context.Context) time.Duration {
+	o := &pc.t.opt
+	if o.Busy == nil {
+		return 0
+	}
+	now, busy := o.Now(), o.Busy()
+	d := backoffPause(now.Sub(pc.since), busy != pc.busy, o.BackoffRatio, o.BackoffMin, o.BackoffMax)
+	if d > 0 {
+		timer := time.NewTimer(d)
 		select {
 		case <-ctx.Done():
-			return
-		case <-time.After(t.opt.BackoffStep):
+		case <-timer.C:
 		}
-		waited += t.opt.BackoffStep
+		timer.Stop()
+		now, busy = o.Now(), o.Busy()
 	}
-	if waited > 0 {
-		t.mu.Lock()
-		p.Backoffs++
-		p.Backoff += waited
-		t.mu.Unlock()
-	}
+	pc.since, pc.busy = now, busy
+	return d
 }
 
-// shouldBackOff is the back-off policy: wait another step while the
-// foreground changed something since the last look, until max is waited.
-func shouldBackOff(prev, now uint64, waited, max time.Duration) bool {
-	return now != prev && waited < max
+// backoffPause is the pacing policy: after a batch that took work, with
+// the foreground busy meanwhile, pause ratio times as long, within
+// [lo, hi]; with the foreground still, do not pause. The batch's time
+// stands for what it cost the storage (its discards are most of it), so
+// a pass under a busy foreground keeps at most 1/(1+ratio) of the time;
+// hi bounds the pause so the pass still advances.
+func backoffPause(work time.Duration, busy bool, ratio float64, lo, hi time.Duration) time.Duration {
+	if !busy {
+		return 0
+	}
+	return min(max(time.Duration(float64(work)*ratio), lo), hi)
 }
 
 // scheduled runs one scheduled pass, unless something else runs, the

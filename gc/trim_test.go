@@ -171,34 +171,37 @@ func TestTrimBudgetRoundRobin(t *testing.T) {
 }
 
 func TestTrimBackOffPolicy(t *testing.T) {
+	const lo, hi = 2 * time.Millisecond, time.Second
 	for _, c := range []struct {
-		prev, now uint64
-		waited    time.Duration
-		want      bool
+		work time.Duration
+		busy bool
+		want time.Duration
 	}{
-		{5, 5, 0, false},
-		{5, 6, 0, true},
-		{5, 9, 40 * time.Millisecond, true},
-		{5, 9, 50 * time.Millisecond, false},
+		{10 * time.Millisecond, false, 0},                    // foreground still: no pause
+		{time.Second, false, 0},                              // however long the batch took
+		{10 * time.Millisecond, true, 90 * time.Millisecond}, // nine times the batch
+		{100 * time.Microsecond, true, lo},                   // at least lo
+		{0, true, lo},
+		{200 * time.Millisecond, true, hi}, // at most hi
 	} {
-		if got := shouldBackOff(c.prev, c.now, c.waited, 50*time.Millisecond); got != c.want {
-			t.Errorf("shouldBackOff(%d, %d, %v) = %v", c.prev, c.now, c.waited, got)
+		if got := backoffPause(c.work, c.busy, 9, lo, hi); got != c.want {
+			t.Errorf("backoffPause(%v, busy %v) = %v, want %v", c.work, c.busy, got, c.want)
 		}
 	}
 }
 
 // TestTrimBacksOffWhileBusy: while the foreground counter moves, a pass
-// pauses after each batch (up to BackoffMax); when it is still, it does
-// not.
+// pauses after each batch (at least BackoffMin); when it is still, it
+// does not pause at all.
 func TestTrimBacksOffWhileBusy(t *testing.T) {
 	f := newFakeTrim(1, 1<<20, 4096)
 	f.free(0, 4*4096)
 	var changes atomic.Uint64
 	busy := func() uint64 { return changes.Add(1) } // a writer that never stops
-	tr := NewTrimmer(f, TrimOptions{Busy: busy, BackoffStep: time.Millisecond, BackoffMax: 5 * time.Millisecond})
+	tr := NewTrimmer(f, TrimOptions{Busy: busy, BackoffMin: 5 * time.Millisecond, BackoffMax: 5 * time.Millisecond})
 	p, err := tr.Run(context.Background(), TrimRequest{}, nil)
 	tr.Close()
-	if err != nil || p.Backoffs != 4 || p.Backoff < 4*5*time.Millisecond {
+	if err != nil || p.Backoffs != 4 || p.Backoff != 4*5*time.Millisecond {
 		t.Fatalf("busy: %+v %v", p, err)
 	}
 
@@ -206,9 +209,27 @@ func TestTrimBacksOffWhileBusy(t *testing.T) {
 	tr = NewTrimmer(f, TrimOptions{Busy: func() uint64 { return 7 }})
 	defer tr.Close()
 	p, err = tr.Run(context.Background(), TrimRequest{}, nil)
-	// The first look sees the counter move from 0 to 7, once.
-	if err != nil || p.Backoffs > 1 {
+	if err != nil || p.Backoffs != 0 || p.Stats.Batches != 4 {
 		t.Fatalf("idle: %+v %v", p, err)
+	}
+}
+
+// TestTrimBackOffScalesWithBatches: under a busy foreground, the pauses
+// follow what the batches took (BackoffRatio times), on the injected clock.
+func TestTrimBackOffScalesWithBatches(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 3*4096)
+	var changes atomic.Uint64
+	var clock atomic.Int64 // nanoseconds; every look at it is 1 ms later
+	now := func() time.Time { return time.Unix(0, clock.Add(int64(time.Millisecond))) }
+	tr := NewTrimmer(f, TrimOptions{Busy: func() uint64 { return changes.Add(1) }, Now: now,
+		BackoffRatio: 3, BackoffMin: time.Microsecond, BackoffMax: time.Second})
+	defer tr.Close()
+	p, err := tr.Run(context.Background(), TrimRequest{}, nil)
+	// Every look at the clock moves it 1 ms on, so a batch spans 1 or 2
+	// ms of it and its pause is 3 times that.
+	if err != nil || p.Backoffs != 3 || p.Backoff < 9*time.Millisecond || p.Backoff > 12*time.Millisecond {
+		t.Fatalf("%+v %v", p, err)
 	}
 }
 

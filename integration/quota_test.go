@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -114,16 +112,7 @@ func TestQuotaThroughBinary(t *testing.T) {
 
 	// xfs3 quota, the binary, with the server's credentials from the
 	// environment, reads the same numbers.
-	cli := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(binary, args...)
-		cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("xfs3 %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	cli := func(args ...string) string { t.Helper(); return string(runCLI(t, args...)) }
 	var report struct {
 		Buckets []quotaEntry `json:"buckets"`
 	}

@@ -273,6 +273,20 @@ func (s *server) checkKernelView(t *testing.T, want map[string]apiObject) {
 	t.Logf("kernel mount matches the API: %d entries", len(want))
 }
 
+// runCLI runs the xfs3 binary with the test servers' credentials in its
+// environment and returns its standard output; it fails the test when the
+// command fails.
+func runCLI(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("xfs3 %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
 // lockedBuffer collects a process's output safely across goroutines.
 type lockedBuffer struct {
 	mu  sync.Mutex

@@ -50,7 +50,7 @@ func trimImage(t *testing.T) string {
 func TestAdminTrim(t *testing.T) {
 	var changes atomic.Uint64
 	st, err := store.OpenWith(trimImage(t), store.Options{Trim: gc.TrimOptions{
-		Busy: func() uint64 { return changes.Add(1) }, BackoffStep: 5 * time.Millisecond, BackoffMax: time.Minute}})
+		Busy: func() uint64 { return changes.Add(1) }, BackoffMin: time.Minute, BackoffMax: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,11 +39,7 @@ func BenchmarkPut4K(b *testing.B) {
 				}
 			}
 			before := s.Volume().LogStats()
-			runClients(b, clients, func(i int64) error {
-				key := fmt.Sprintf("d%d/k%d", i%10, i)
-				_, err := s.PutObject("bench", key, bytes.NewReader(data), int64(len(data)), Meta{ContentType: "text/plain"})
-				return err
-			})
+			runClients(b, clients, put4K(s, "bench"))
 			after := s.Volume().LogStats()
 			n := float64(b.N)
 			b.ReportMetric(float64(after.Flushes-before.Flushes)/n, "flushes/op")
@@ -67,23 +63,41 @@ func BenchmarkKernelCreateFsync4K(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			data := bytes.Repeat([]byte("x"), 4096)
-			runClients(b, clients, func(i int64) error {
-				f, err := os.Create(filepath.Join(mnt, "bench", fmt.Sprintf("d%d/k%d", i%10, i)))
-				if err != nil {
-					return err
-				}
-				if _, err := f.Write(data); err != nil {
-					f.Close()
-					return err
-				}
-				if err := f.Sync(); err != nil {
-					f.Close()
-					return err
-				}
-				return f.Close()
-			})
+			runClients(b, clients, kernelCreateFsync4K(filepath.Join(mnt, "bench")))
 		})
+	}
+}
+
+// kernelCreateFsync4K returns an operation that creates file d(i%10)/k(i)
+// under dir, writes 4 KiB to it and fsyncs it: the kernel's side of a
+// durable 4 KiB PUT.
+func kernelCreateFsync4K(dir string) func(i int64) error {
+	data := bytes.Repeat([]byte("x"), 4096)
+	return func(i int64) error {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("d%d/k%d", i%10, i)))
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+}
+
+// put4K returns an operation that PUTs 4 KiB object d(i%10)/k(i) into
+// bucket.
+func put4K(s *Store, bucket string) func(i int64) error {
+	data := bytes.Repeat([]byte("x"), 4096)
+	return func(i int64) error {
+		key := fmt.Sprintf("d%d/k%d", i%10, i)
+		_, err := s.PutObject(bucket, key, bytes.NewReader(data), int64(len(data)), Meta{ContentType: "text/plain"})
+		return err
 	}
 }
 

@@ -4,70 +4,27 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/xfs3/xfs3/gc"
-	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
-
-// allocated is the bytes the host has allocated to the volume file
-// outside its internal log. The log is written round and round and fills
-// the sparse file as it advances (each delete logs a few KiB): growth that
-// no trim can or should give back, so it is left out of the measure.
-func allocated(t *testing.T, path string) int64 {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var st syscall.Stat_t
-	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		t.Fatal(err)
-	}
-	buf := make([]byte, 4096)
-	if _, err := f.ReadAt(buf, 0); err != nil {
-		t.Fatal(err)
-	}
-	sb, err := format.DecodeSuperblock(buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := format.NewGeometry(sb)
-	from := format.DaddrToByte(g.FsbToDaddr(sb.LogStart))
-	to := from + int64(sb.LogBlocks)<<g.BlockLog
-	inLog := int64(0)
-	for off := from; off < to; {
-		data, err := syscall.Seek(int(f.Fd()), off, 3) // SEEK_DATA
-		if err != nil || data >= to {
-			break
-		}
-		hole, err := syscall.Seek(int(f.Fd()), data, 4) // SEEK_HOLE
-		if err != nil {
-			t.Fatal(err)
-		}
-		inLog += min(hole, to) - data
-		off = hole
-	}
-	return st.Blocks*512 - inLog
-}
 
 // TestPeriodicTrimReturnsFreedSpace: with a trim interval of a second,
 // deleting every other object of an interleaved set (free space in many
 // small pieces) gives at least 99% of the freed bytes back to the host by
 // itself, and the volume stays clean with the kept objects intact.
 func TestPeriodicTrimReturnsFreedSpace(t *testing.T) {
-	oracle.Require(t, oracle.ToolRepair)
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolDB)
 	img := filepath.Join(t.TempDir(), "vol.xfs")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 512 << 20}); err != nil {
 		t.Fatal(err)
 	}
+	logOff, logLen := oracle.LogRange(t, img)
+	allocated := func(t *testing.T, path string) int64 { return oracle.AllocatedOutside(t, path, logOff, logLen) }
 	passes := make(chan gc.TrimPass, 1000)
 	s, err := OpenWith(img, Options{Trim: gc.TrimOptions{Interval: time.Second, PassDone: func(p gc.TrimPass) { passes <- p }}})
 	if err != nil {

@@ -167,17 +167,18 @@ func (p *trimPass) run(ctx context.Context) error {
 		}
 		start := format.AgBlock(max(p.from, base) - base)
 		end := format.AgBlock(min(p.to-base, uint64(g.AgSize(ag))))
-		windows := space.TakeUntrimmed(ag, start, end)
+		// Either way the range is walked now: forget it as untrimmed.
+		walks := joinRuns(space.TakeUntrimmed(ag, start, end))
 		if !p.o.OnlyFreed {
-			windows = [][2]format.AgBlock{{start, end}}
+			walks = []trimWalk{{start: start, end: end}}
 		}
-		for i, w := range windows {
-			resume, err := p.walk(inner, ag, w[0], w[1], stop, budget)
-			if resume < w[1] || err != nil {
+		for i, w := range walks {
+			resume, err := p.walk(inner, ag, w, stop, budget)
+			if resume < w.end || err != nil {
 				// Give back what this pass did not finish.
-				space.MarkUntrimmed(ag, resume, w[1])
-				for _, rest := range windows[i+1:] {
-					space.MarkUntrimmed(ag, rest[0], rest[1])
+				w.giveBack(space, ag, resume)
+				for _, rest := range walks[i+1:] {
+					rest.giveBack(space, ag, 0)
 				}
 				p.setNext(p.linear(ag, resume))
 				if ctx.Err() == nil && budget() && errors.Is(err, context.Canceled) {
@@ -192,10 +193,52 @@ func (p *trimPass) run(ctx context.Context) error {
 	return nil
 }
 
-// walk trims [start, end) of ag, batch by batch.
-func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, start, end format.AgBlock, stop func(), budget func() bool) (format.AgBlock, error) {
+// trimWalk is one walk of an AG's by-block free-space tree: [start, end),
+// discarding only inside runs when they are set.
+type trimWalk struct {
+	start, end format.AgBlock
+	runs       [][2]format.AgBlock
+}
+
+// trimJoinGap: untrimmed runs closer than this many blocks share one
+// walk. The free-space records in such a gap are few next to the 100 a
+// batch examines unless free space there is very fragmented, while a
+// walk of its own costs a hold of the AGF and a tree lookup, and a
+// batch of its own a pause of the scheduler's.
+const trimJoinGap = 1024
+
+// joinRuns turns untrimmed runs (sorted, apart) into walks.
+func joinRuns(runs [][2]format.AgBlock) []trimWalk {
+	var walks []trimWalk
+	for _, r := range runs {
+		if n := len(walks); n > 0 && r[0]-walks[n-1].end < trimJoinGap {
+			walks[n-1].end = r[1]
+			walks[n-1].runs = append(walks[n-1].runs, r)
+			continue
+		}
+		walks = append(walks, trimWalk{start: r[0], end: r[1], runs: [][2]format.AgBlock{r}})
+	}
+	return walks
+}
+
+// giveBack marks what the walk did not finish, from block resume on,
+// untrimmed again.
+func (w trimWalk) giveBack(space *alloc.Space, ag format.AgNumber, resume format.AgBlock) {
+	if w.runs == nil {
+		space.MarkUntrimmed(ag, max(w.start, resume), w.end)
+		return
+	}
+	for _, r := range w.runs {
+		if r[1] > resume {
+			space.MarkUntrimmed(ag, max(r[0], resume), r[1])
+		}
+	}
+}
+
+// walk trims the walk's range of ag, batch by batch.
+func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, w trimWalk, stop func(), budget func() bool) (format.AgBlock, error) {
 	v := p.v
-	r := alloc.TrimRange{AG: ag, Start: start, End: end, MinLen: p.minLen, BatchRecords: p.o.BatchRecords}
+	r := alloc.TrimRange{AG: ag, Start: w.start, End: w.end, Only: w.runs, MinLen: p.minLen, BatchRecords: p.o.BatchRecords}
 	discard := func(exts []trans.Extent) error { return p.discard(exts) }
 	done := func(b alloc.TrimBatch) {
 		p.batchDone(ag, b)

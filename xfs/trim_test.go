@@ -152,7 +152,8 @@ func openImage(t testing.TB, o mkfs.Options) (string, *xfs.Volume) {
 // back to the host (du of the volume file drops by that much); the files
 // left read back identically through the engine and the kernel, and
 // xfs_repair is clean. A second pass over only what was freed since
-// finds nothing; after more deletes it finds just those.
+// finds nothing; after more deletes it finds just those, and discards
+// them and not the free space beside them.
 func TestTrimReturnsFreedSpace(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
 	img, v := openImage(t, mkfs.Options{Size: 256 << 20})
@@ -204,7 +205,10 @@ func TestTrimReturnsFreedSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	drop := before - du(t, img)
-	if drop*100 < freed*99 || st.DiscardedBytes > 4*freed {
+	// Only what was freed is discarded again, not the free space beside
+	// it that the first pass discarded (what is freed sits between
+	// extents freed before).
+	if drop*100 < freed*99 || st.DiscardedBytes > freed+freed/100 || st.ExaminedBytes > freed+freed/100 {
 		t.Fatalf("pass over the freed space: du dropped by %d of %d freed; %+v", drop, freed, st)
 	}
 	t.Logf("freed %d more bytes; du dropped by %d; pass over them: %+v", freed, drop, st)

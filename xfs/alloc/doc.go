@@ -59,7 +59,14 @@
 //
 // Space also keeps which parts of each AG were freed since they were last
 // walked (untrimmed.go: one bit per granule, set by every free and, at
-// open, everywhere), so a periodic pass can walk only those.
+// open, everywhere), so a periodic pass can walk only those. Granules are
+// one block on AGs up to 2^18 blocks (the record then costs 32 KiB an AG)
+// and grow with larger AGs. The engine joins runs of marked granules that
+// lie close together into one walk and passes the runs as TrimRange.Only:
+// the walk batches their records but discards only inside the runs, so
+// free space already discarded beside a freed extent is not discarded
+// again (a pass over 8 MB freed between earlier frees used to discard 25
+// MB with 64 KiB granules; now 8 MB, TestTrimReturnsFreedSpace).
 //
 // Lock order: see package xfs doc.
 package alloc

@@ -1,8 +1,10 @@
 package alloc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/btree"
@@ -24,6 +26,12 @@ type TrimRange struct {
 	// BatchRecords bounds the free-space records examined per batch, that
 	// is per hold of the AGF (0: DefaultTrimBatch).
 	BatchRecords int
+	// Only, when set, are the parts of [Start, End) to discard, sorted
+	// and apart: free space outside them is walked past, not discarded
+	// (it was discarded since it was last freed). One walk over runs
+	// close together batches their records, where a walk per run would
+	// take the AGF once per run.
+	Only [][2]format.AgBlock
 }
 
 // TrimBatch is what one batch gathered under the AGF.
@@ -156,10 +164,27 @@ func (a *AG) trimStart(from format.AgBlock) (*btree.Cursor, bool, error) {
 	return cur, ok, err
 }
 
-// gatherPiece adds the parts of free range [start, end) that no busy
+// gatherPiece adds the parts of free range [start, end) inside r.Only
+// (when set) to the batch.
+func (s *Space) gatherPiece(b *TrimBatch, r TrimRange, start, end format.AgBlock) {
+	if r.Only == nil {
+		s.gatherFree(b, r, start, end)
+		return
+	}
+	i, _ := slices.BinarySearchFunc(r.Only, start, func(run [2]format.AgBlock, x format.AgBlock) int {
+		return cmp.Compare(run[1], x+1) // the first run that ends past start
+	})
+	for ; i < len(r.Only) && r.Only[i][0] < end; i++ {
+		if from, to := max(start, r.Only[i][0]), min(end, r.Only[i][1]); to > from {
+			s.gatherFree(b, r, from, to)
+		}
+	}
+}
+
+// gatherFree adds the parts of free range [start, end) that no busy
 // extent overlaps to the batch, those of at least MinLen blocks; busy
 // parts go back to the untrimmed record, to be tried once durable.
-func (s *Space) gatherPiece(b *TrimBatch, r TrimRange, start, end format.AgBlock) {
+func (s *Space) gatherFree(b *TrimBatch, r TrimRange, start, end format.AgBlock) {
 	b.Examined += uint64(end - start)
 	keep := func(from, to format.AgBlock) {
 		if to <= from {

@@ -46,6 +46,7 @@ func TestTrimGather(t *testing.T) {
 		start, end uint32 // 0, 0: the whole AG
 		minLen     uint32
 		batch      int
+		only       [][2]format.AgBlock
 		want       []batchWant
 		// blocks examined, skipped as busy, skipped as short (all batches)
 		examined, busyBlocks, short uint64
@@ -92,6 +93,19 @@ func TestTrimGather(t *testing.T) {
 				{exts: [][2]uint32{{140, 2}}, records: 1, next: 142},
 			},
 			examined: 8},
+		{name: "only inside runs", free: free, only: [][2]format.AgBlock{{105, 108}, {240, 1004}, {2099, 2100}},
+			want:     []batchWant{{exts: [][2]uint32{{105, 3}, {240, 10}, {1000, 4}, {2099, 1}}, records: 4}},
+			examined: 18},
+		{name: "runs past every free extent", free: free, only: [][2]format.AgBlock{{0, 100}, {150, 200}, {3000, 4000}},
+			want: []batchWant{{records: 4}}},
+		{name: "runs with minlen and a batch boundary", free: five, batch: 2, minLen: 2,
+			only: [][2]format.AgBlock{{100, 111}, {121, 134}},
+			want: []batchWant{
+				{exts: nil, records: 2, next: 112},
+				{exts: [][2]uint32{{121, 2}, {130, 4}}, records: 2, next: 134},
+				{records: 1},
+			},
+			examined: 8, short: 2},
 		{name: "full AG", want: []batchWant{{}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -106,7 +120,7 @@ func TestTrimGather(t *testing.T) {
 					c.want[i].next = end
 				}
 			}
-			r := TrimRange{AG: ag, Start: format.AgBlock(c.start), End: format.AgBlock(end), MinLen: c.minLen, BatchRecords: c.batch}
+			r := TrimRange{AG: ag, Start: format.AgBlock(c.start), End: format.AgBlock(end), MinLen: c.minLen, BatchRecords: c.batch, Only: c.only}
 			var got []batchWant
 			var examined, busy, short uint64
 			for from, done := r.Start, false; !done; {
@@ -286,11 +300,16 @@ func TestTrimPipeline(t *testing.T) {
 
 // TestUntrimmed: every granule is untrimmed at open; taking a range
 // forgets the granules wholly inside it, frees mark theirs again, and so
-// does a walk for the busy extents it skips.
+// does a walk for the busy extents it skips. Granules of 16 blocks (an
+// AG of 4 GiB of 4 KiB blocks has them) show partly covered ones.
 func TestUntrimmed(t *testing.T) {
 	const ag = 1
 	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
 	s := h.space
+	if s.untrimmed.shift != 0 {
+		t.Fatalf("granules of %d blocks on an AG of %d blocks", 1<<s.untrimmed.shift, h.geo.AgBlocks)
+	}
+	s.untrimmed = newUntrimmedShift(h.geo, 4)
 	gran := format.AgBlock(1) << s.untrimmed.shift
 	size := format.AgBlock(h.geo.AgSize(ag))
 	if got := s.Untrimmed(ag); got < uint64(size) {

@@ -12,7 +12,10 @@ import (
 // set by every free and cleared by trim as it walks a range. It lives in
 // memory only; at open every granule is set, so the first pass trims all
 // free space once. Granules bound its size whatever the fragmentation: at
-// most maxGranules bits per AG (8 KiB).
+// most maxGranules bits per AG (32 KiB). A pass discards only inside
+// marked granules, so a granule's size is how much already discarded
+// free space next to a freed extent it may discard again: one block on
+// AGs up to 1 GiB of 4 KiB blocks, and 2^shift blocks on larger ones.
 type untrimmed struct {
 	shift uint // immutable
 
@@ -21,17 +24,18 @@ type untrimmed struct {
 }
 
 // maxGranules bounds the granules of one AG.
-const maxGranules = 1 << 16
-
-// minGranuleShift makes a granule at least 16 blocks: smaller ones would
-// only make a pass walk the same free extent once per granule.
-const minGranuleShift = 4
+const maxGranules = 1 << 18
 
 func newUntrimmed(g *format.Geometry) *untrimmed {
-	shift := uint(minGranuleShift)
+	shift := uint(0)
 	for uint64(g.AgBlocks)>>shift > maxGranules {
 		shift++
 	}
+	return newUntrimmedShift(g, shift)
+}
+
+// newUntrimmedShift records with granules of 2^shift blocks, all marked.
+func newUntrimmedShift(g *format.Geometry, shift uint) *untrimmed {
 	u := &untrimmed{shift: shift, bits: make([][]uint64, g.AgCount)}
 	for ag := range u.bits {
 		n := (uint64(g.AgSize(format.AgNumber(ag))) + 1<<shift - 1) >> shift

@@ -133,3 +133,26 @@ func kernelLog(n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// Loop attaches img to a free loop device and returns its path and a
+// detach function, which a cleanup registered with t also calls (it is
+// idempotent). The test must close the device before detaching.
+func Loop(t testing.TB, img string) (dev string, detach func()) {
+	t.Helper()
+	Require(t, ToolMount)
+	out, err := run("losetup", nil, "--find", "--show", img)
+	if err != nil {
+		t.Fatalf("losetup %s: %v\n%s", img, err, out)
+	}
+	dev = strings.TrimSpace(out)
+	var once sync.Once
+	detach = func() {
+		once.Do(func() {
+			if out, err := run("losetup", nil, "--detach", dev); err != nil {
+				t.Errorf("losetup --detach %s: %v\n%s", dev, err, out)
+			}
+		})
+	}
+	t.Cleanup(detach)
+	return dev, detach
+}
