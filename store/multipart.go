@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -223,12 +222,8 @@ func (s *Store) dropUpload(u *upload) error {
 // none). It is made in .xfs3/tmp and renamed into place whole.
 func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadInfo, err error) {
 	defer s.settle(&err)
-	kp, err := parseKey(key)
-	if err != nil {
+	if _, err := parseKey(key); err != nil {
 		return UploadInfo{}, err
-	}
-	if kp.folder {
-		return UploadInfo{}, fmt.Errorf("folder marker %q holds no content to upload: %w", key, ErrInvalidKey)
 	}
 	meta = meta.clone()
 	meta.Checksums = Checksums{}
@@ -377,9 +372,6 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	if err := s.checkPlaceable(bucket, kp); err != nil {
-		return ObjectInfo{}, err
-	}
 	project, err := s.bucketProject(bucket)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -481,30 +473,6 @@ func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
 		return storedPart{}, "", fmt.Errorf("part %d holds %d of its %d bytes (an earlier completion took them): %w", n, st.Size, size, ErrInvalidPart)
 	}
 	return storedPart{number: n, ino: ino, size: size, md5: sum}, string(etag), nil
-}
-
-// checkPlaceable reports ErrKeyConflict early, before parts are consumed,
-// when kp cannot become an object: a directory above it is an object, or
-// the key itself is a prefix of other keys. place checks again.
-func (s *Store) checkPlaceable(bucket string, kp keyPath) error {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	cur, err := s.bucket(bucket)
-	if err != nil {
-		return err
-	}
-	names := append(slices.Clone(kp.dirs), kp.leaf)
-	for i, name := range names {
-		st, found, err := s.lookupStat(cur, name)
-		if err != nil || !found {
-			return err
-		}
-		if last := i == len(names)-1; st.IsDir() == last {
-			return fmt.Errorf("key %q conflicts at %q: %w", kp.key, name, ErrKeyConflict)
-		}
-		cur = st.Ino
-	}
-	return nil
 }
 
 // joinParts appends the parts to the empty file dst, moving extents while
