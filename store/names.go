@@ -10,8 +10,8 @@ import (
 
 // Limits on names.
 const (
-	MaxKeyLen       = 1024 // bytes of a whole key
-	maxNameLen      = 255  // bytes of one directory entry name (XFS MAXNAMELEN)
+	MaxKeyLen  = 1024 // bytes of a whole key
+	maxNameLen = 255  // bytes of one directory entry name (XFS MAXNAMELEN)
 	// MaxUserMetaLen bounds names plus values of user metadata, as S3 does.
 	MaxUserMetaLen = 2048
 	// maxMetaNameLen keeps "user.meta.<name>" within Linux's 255-byte
