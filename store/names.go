@@ -173,7 +173,7 @@ func hashedName(name string) bool {
 // no keys.
 func decodeName(name string, stored func() (string, bool)) (c string, beside, ok bool) {
 	if !strings.HasPrefix(name, reservedPrefix) {
-		return name, false, true
+		return name, false, plainName(name)
 	}
 	switch {
 	case strings.HasPrefix(name, escapedHashPrefix) || strings.HasPrefix(name, besideHashPrefix):
