@@ -411,3 +411,93 @@ func FuzzKeyNames(f *testing.F) {
 		}
 	})
 }
+
+// TestKeyMappingCrashStates builds the states a crash can leave between
+// the one-transaction steps of the mapping and checks that each reads as
+// the keys before or after it, and that the store carries on from it.
+func TestKeyMappingCrashStates(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	b := s.mustBucket(t, "bkt")
+	listKeys := func() []string {
+		t.Helper()
+		res, err := s.ListObjects("bkt", ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var keys []string
+		for _, o := range res.Objects {
+			keys = append(keys, o.Key)
+		}
+		return keys
+	}
+	// Promotion cut after the object moved beside, before the directory
+	// was made (also: pruning cut after the directory went, before the
+	// object moved back).
+	put(t, s, "bkt", "p", "object p", Meta{})
+	if err := s.v.Rename(b, "p", b, ".xfs3.o.p"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, s, "bkt", "p"); got != "object p" {
+		t.Fatalf("p = %q", got)
+	}
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"p"}) {
+		t.Fatalf("listed %q", keys)
+	}
+	put(t, s, "bkt", "p", "object p again", Meta{}) // replaces it where it lies
+	if _, err := s.v.Lookup(b, "p"); err == nil {
+		t.Fatal("an overwrite made a second object p")
+	}
+	put(t, s, "bkt", "p/q", "q", Meta{})
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"p", "p/q"}) {
+		t.Fatalf("listed %q", keys)
+	}
+	if got, _ := get(t, s, "bkt", "p"); got != "object p again" {
+		t.Fatalf("p = %q", got)
+	}
+	if err := s.DeleteObject("bkt", "p"); err != nil {
+		t.Fatal(err)
+	}
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"p/q"}) {
+		t.Fatalf("listed %q", keys)
+	}
+
+	// A marker with content written over an empty one, cut before the
+	// attribute went: the file wins, and one key is listed.
+	put(t, s, "bkt", "m/", "", Meta{})
+	m, err := s.v.Lookup(b, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := s.v.Create(m, ".xfs3.e.", fileAttrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.v.WriteAt(file, []byte("marker"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := get(t, s, "bkt", "m/"); got != "marker" {
+		t.Fatalf("m/ = %q", got)
+	}
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"m/", "p/q"}) {
+		t.Fatalf("listed %q", keys)
+	}
+	if err := s.DeleteObject("bkt", "m/"); err != nil {
+		t.Fatal(err)
+	}
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"p/q"}) {
+		t.Fatalf("listed %q after deleting the marker", keys)
+	}
+
+	// Names the mapping does not produce hold no keys.
+	for _, name := range []string{".xfs3.x", ".xfs3.e.a", ".xfs3.eh.00"} {
+		if _, err := s.v.Create(b, name, fileAttrs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keys := listKeys(); !reflect.DeepEqual(keys, []string{"p/q"}) {
+		t.Fatalf("listed %q with foreign reserved names", keys)
+	}
+}
