@@ -78,7 +78,8 @@ func (l *lister) walk(ino format.Ino, path string) error {
 	// can hold matching keys: look it up instead of reading this one.
 	if rest, ok := strings.CutPrefix(l.opt.Prefix, path); ok {
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			child, err := l.s.v.Lookup(ino, entryName(rest[:i]))
+			name := entryName(rest[:i])
+			child, err := l.s.v.Lookup(ino, name)
 			if errors.Is(err, xfs.ErrNotFound) {
 				return nil
 			}
@@ -95,7 +96,7 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			if after := l.opt.StartAfter; !strings.HasPrefix(after, path) && after > path {
 				return nil
 			}
-			return l.dir(entry{sortKey: rest[:i+1], name: rest[:i], ino: child, dir: true}, path+rest[:i+1])
+			return l.dir(entry{sortKey: rest[:i+1], name: name, ino: child, dir: true}, path+rest[:i+1])
 		}
 	}
 	list, err := l.s.sorted(ino)
