@@ -501,3 +501,71 @@ func TestKeyMappingCrashStates(t *testing.T) {
 		t.Fatalf("listed %q with foreign reserved names", keys)
 	}
 }
+
+// TestKeyMappingConcurrent races PUTs, DELETEs and listings over keys
+// that turn objects into prefixes and back: listings stay strictly
+// ordered, and once quiet the listing, HEAD and the bucket agree.
+func TestKeyMappingConcurrent(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"p", "p/q", "p/q/r", "p/", "p//", "p//x", "..", "../p", strings.Repeat("l", 300), strings.Repeat("l", 300) + "/x"}
+	done := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func(seed int64) {
+			rng := rand.New(rand.NewSource(seed))
+			for i := 0; i < 150; i++ {
+				k := keys[rng.Intn(len(keys))]
+				var err error
+				switch rng.Intn(3) {
+				case 0:
+					_, err = s.PutObject("bkt", k, strings.NewReader(k), int64(len(k)), Meta{})
+				case 1:
+					err = s.DeleteObject("bkt", k)
+				default:
+					var res ListResult
+					res, err = s.ListObjects("bkt", ListOptions{})
+					for j := 1; err == nil && j < len(res.Objects); j++ {
+						if res.Objects[j-1].Key >= res.Objects[j].Key {
+							err = fmt.Errorf("listing out of order: %q before %q", res.Objects[j-1].Key, res.Objects[j].Key)
+						}
+					}
+				}
+				if err != nil {
+					done <- fmt.Errorf("%q: %w", k, err)
+					return
+				}
+			}
+			done <- nil
+		}(int64(w))
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := s.ListObjects("bkt", ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed, present []string
+	for _, o := range res.Objects {
+		listed = append(listed, o.Key)
+	}
+	for _, k := range keys {
+		if _, err := s.HeadObject("bkt", k); err == nil {
+			present = append(present, k)
+		}
+		if err := s.DeleteObject("bkt", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(present)
+	if !reflect.DeepEqual(listed, present) {
+		t.Fatalf("listed %q, HEAD finds %q", listed, present)
+	}
+	if err := s.DeleteBucket("bkt"); err != nil {
+		t.Fatalf("bucket not empty after deleting every key: %v", err)
+	}
+}
