@@ -176,10 +176,9 @@
 // sent again replaces the old one atomically.
 //
 // CompleteMultipartUpload checks the list (ascending numbers, existing
-// parts with matching ETags, all but the last at least 5 MiB) and that
-// the key can be placed, then joins the parts in a staging file. While the
-// staging size is a multiple of the block size, a part is moved rather
-// than copied: xfs.Volume.AppendExtents remaps its extents onto the end of
+// parts with matching ETags, all but the last at least 5 MiB), then joins
+// the parts in a staging file. While the staging size is a multiple of
+// the block size, a part is moved rather than copied: xfs.Volume.AppendExtents remaps its extents onto the end of
 // the staging file in one engine transaction (two inodes, no data I/O),
 // so completing 1 GiB of aligned parts costs milliseconds. After a part of
 // unaligned size every later part is copied. The object gets the upload's

@@ -354,8 +354,8 @@ type storedPart struct {
 // ETag (quoted or not) differs, or whose content an earlier failed
 // completion consumed; ErrEntityTooSmall for a part but the last under
 // MinPartSize; ErrEntityTooLarge over MaxObjectSize. A completion that
-// fails after moving parts (the key became a prefix meanwhile, the
-// volume is full) leaves those parts consumed: retrying gives
+// fails after moving parts (the volume is full, a name on the key's
+// path is neither file nor directory) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
 func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
 	defer s.settle(&err)
