@@ -23,14 +23,15 @@
 // (bucket.host) is not recognised: such a request is read as path style.
 // Paths are not cleaned: this handler is the server's only one (no mux in
 // front of it redirects "a//b", "./" or "../"), so such keys reach the
-// store, which rejects them (InvalidArgument) until it maps every key.
+// store, which stores every S3 key as sent ("a//b", "/lead", "x/../y",
+// "..", components over 255 bytes, keys up to 1024 bytes, an object that
+// is also a prefix, folder markers with content; see store/doc.go).
 //
 // Nothing a client sends can name anything outside the addressed bucket:
-// keys are checked component by component by the store, listing prefixes
-// whose components no key can have ("..", ".", "", NUL) match nothing
-// and are never looked up, markers and continuation tokens are only
-// compared, never resolved, and upload IDs are looked up in an index of
-// the bucket's own uploads.
+// the store maps "", "." and ".." components (of keys and of listing
+// prefixes) to reserved names inside the bucket, markers and continuation
+// tokens are only compared, never resolved, and upload IDs are looked up
+// in an index of the bucket's own uploads.
 //
 // # The server's own endpoints: /minio/
 //
@@ -377,10 +378,14 @@
 //   - XML request bodies are read through the signature check, verified
 //     against Content-MD5 when sent, and bounded (2 MiB; 64 KiB for Tagging).
 //   - Errors: Code, Message, Resource, RequestId and HostId (plus Key or
-//     BucketName where S3 sends them); HEAD errors have no body. Keys the
-//     store cannot map (empty or "."/".." components, a key that is both an
-//     object and a prefix of another) are InvalidArgument. Errors the edge
-//     does not know are InternalError and logged.
+//     BucketName where S3 sends them); HEAD errors have no body. Keys are
+//     1 to 1024 bytes of UTF-8 (else KeyTooLongError or InvalidArgument);
+//     any other key is stored, control characters and NUL included (XML
+//     cannot carry those: listings show them only with encoding-type=url,
+//     as in S3). A name on the volume that is neither file nor directory
+//     (made by other tools) where the store needs one gives
+//     InvalidArgument. Errors the edge does not know are InternalError and
+//     logged.
 //   - Objects are streamed both ways: upload bodies are readers handed to the
 //     store, downloads are io.Copy from the store's reader.
 //

@@ -53,8 +53,6 @@ func TestErrorCodes(t *testing.T) {
 		{name: "invalid bucket name", method: "PUT", path: "/Bad_Name", status: 400, code: "InvalidBucketName"},
 		{name: "system directory", method: "GET", path: "/.xfs3/tmp", status: 400, code: "InvalidBucketName"},
 		{name: "key too long", method: "PUT", path: "/full/" + strings.Repeat("k", 1025), body: "x", status: 400, code: "KeyTooLongError"},
-		{name: "invalid key", method: "PUT", path: "/full/a//b", body: "x", status: 400, code: "InvalidArgument"},
-		{name: "key conflict", method: "PUT", path: "/full/five/x", body: "x", status: 400, code: "InvalidArgument"},
 		{name: "invalid range", method: "GET", path: "/full/five", header: hdr("Range", "bytes=5-"), status: 416, code: "InvalidRange"},
 		{name: "precondition", method: "GET", path: "/full/five", header: hdr("If-Match", `"nope"`), status: 412, code: "PreconditionFailed"},
 		{name: "not modified", method: "GET", path: "/full/five", header: hdr("If-None-Match", "*"), status: 304, code: "NotModified"},

@@ -11,8 +11,13 @@
 //	│       └── 00007      part 7
 //	└── photos/            bucket "photos"
 //	    ├── a.jpg          key "a.jpg"
-//	    └── 2024/          key prefix "2024/" (a folder marker if it has
-//	        └── b.jpg      user.xfs3.folder), key "2024/b.jpg"
+//	    ├── 2024/          key prefix "2024/" (a folder marker if it has
+//	    │   └── b.jpg      user.xfs3.folder), key "2024/b.jpg"
+//	    ├── p/             key prefix "p/"
+//	    │   ├── q          key "p/q"
+//	    │   └── .xfs3.e.   key "p//" (a folder marker with content)
+//	    └── .xfs3.o.p      key "p", an object that is also a prefix
+//	                       (reserved names: see Keys)
 //
 // It knows nothing of HTTP or S3 error codes: failures are the sentinel
 // errors in errors.go (tested with errors.Is), which the S3 layer maps.
@@ -34,23 +39,57 @@
 //
 // # Keys
 //
-// A key "a/b/c" is the directory path "a/b" and the file "c" in the
-// bucket's directory. Rules:
-//   - 1 to 1024 bytes (longer: ErrKeyTooLong; empty: ErrInvalidKey) of
-//     valid UTF-8 without NUL (ErrInvalidKey);
-//   - no empty component ("/a", "a//b"), no "." or ".." component
-//     (ErrInvalidKey); no component over 255 bytes (ErrKeyTooLong);
-//   - a key cannot be an object and a prefix at once: putting "a" while
-//     "a/b" exists, or "a/b" while the object "a" exists, gives
-//     ErrKeyConflict;
-//   - a key ending in "/" ("photos/") is a folder marker: its directory,
-//     made if missing, with the attribute user.xfs3.folder (value: the
-//     marker's Last-Modified, RFC 3339). It has no content (a body gives
-//     ErrInvalidKey), lists as an object of size 0 and keeps its directory
-//     when the keys below it are deleted. It may coexist with keys below it.
+// Every S3 key is an object: 1 to 1024 bytes (longer: ErrKeyTooLong;
+// empty: ErrInvalidKey) of valid UTF-8 (else ErrInvalidKey). A key is
+// split at every "/" into components: "a/b/c" is the directory "a/b" and
+// the file "c" in the bucket's directory, as a kernel mount shows it. The
+// common case, keys whose components are usable names and no key both an
+// object and a prefix, is nothing more: plain files in plain directories.
+// The rest is mapped into names that start with ".xfs3.", which no client
+// key gives otherwise:
+//
+//	component c, used as a name        its name in the directory (entry name)
+//	plain: not "", ".", "..", at most  c
+//	  255 bytes, no NUL, not starting
+//	  with ".xfs3."
+//	otherwise, if 8 + len(c) ≤ 255     ".xfs3.e." + c       (".." → ".xfs3.e...")
+//	  and c has no NUL
+//	otherwise                          ".xfs3.eh." + hex(SHA-256(c)), and the
+//	                                   inode's xattr user.xfs3.name holds c
+//
+// so "a//b" is a/.xfs3.e./b, "x/../y" is x/.xfs3.e.../y, a component of
+// 300 bytes is a hashed name, and a client component ".xfs3.o.p" is
+// .xfs3.e..xfs3.o.p. A key ending in "/" has the empty last component: it
+// is a folder marker, the object of its directory. An empty marker is
+// kept as it always was, as the directory itself (made if missing) with
+// the attribute user.xfs3.folder (value: its Last-Modified, RFC 3339) and
+// its metadata, so a kernel mount shows a plain directory; a marker with
+// content is the file named for the empty component, "m/.xfs3.e.". A
+// marker file wins over the attribute (a crash between writing one and
+// removing the other leaves both).
+//
+// A key that is an object and a prefix at once ("p" and "p/q") keeps the
+// directory at the entry name and the object file beside it, under its
+// beside name: ".xfs3.o." + c, or ".xfs3.oh." + hex(SHA-256(c)) with
+// user.xfs3.name when that would pass 255 bytes (or c holds a NUL). A PUT
+// of "p/q" while the file "p" exists first renames "p" to ".xfs3.o.p",
+// then makes the directory "p"; a PUT of "p" while the directory exists
+// renames the staged file to ".xfs3.o.p". When the directory "p" is
+// pruned, ".xfs3.o.p" is renamed back to "p". Each of these steps is one
+// engine transaction and every state between them reads as the same keys
+// (an object found under either name is the object), so a crash never
+// loses or duplicates an acknowledged object; lookups try the entry name,
+// then the beside name. A directory with a hashed name is made in
+// .xfs3/tmp, given its user.xfs3.name and renamed into place, so it never
+// appears without it. Any other name starting with ".xfs3.", a name that
+// is not the one form of the component it decodes to, and entries that
+// are neither files nor directories hold no keys: listings skip them.
 //
 // Deleting an object removes every directory above it left empty, up to
-// the bucket, stopping at folder markers. Deleting a missing key succeeds.
+// the bucket, stopping at folder markers (an attribute, or a marker file,
+// which makes its directory non-empty). Deleting a missing key succeeds.
+// ErrKeyConflict remains only for a name that is neither file nor
+// directory (made by other tools) where the store needs one.
 //
 // # Metadata
 //
@@ -170,8 +209,8 @@
 // parts with matching ETags and checksums, all but the last at least 5
 // MiB; for a composite checksum every part's listed), computes the
 // object's checksum from the parts' and checks the one the client
-// expects (ErrBadDigest), and that the key can be placed, then joins the parts in a staging file. While the
-// staging size is a multiple of the block size, a part is moved rather
+// expects (ErrBadDigest), then joins the parts in a staging file. While
+// the staging size is a multiple of the block size, a part is moved rather
 // than copied: xfs.Volume.AppendExtents remaps its extents onto the end of
 // the staging file in one engine transaction (two inodes, no data I/O),
 // so completing 1 GiB of aligned parts costs milliseconds. After a part of
@@ -227,13 +266,17 @@
 // # Listing cost
 //
 // XFS directories are in hash order, so ListObjects walks the bucket
-// depth-first, reading each directory it enters once, sorting its names
-// with "/" appended to directories (the directory "a" is visited where
-// "a/" sorts: after "a.b", since '.' < '/'), and descending in order. It
-// looks up the directories Prefix names ("a/b/" in "a/b/c") instead of
-// reading their parents (a Prefix component no key can have, such as ".."
-// or "", matches nothing and is never looked up, so no prefix reaches
-// outside the bucket), binary-searches past entries that sort before
+// depth-first, reading each directory it enters once, decoding its names
+// into components (one xattr read per hashed name), sorting them by
+// component with "/" appended to directories (the directory "a" is
+// visited where "a/" sorts: after "a.b", since '.' < '/'; an object beside
+// its directory sorts as its own key, before it), and descending in
+// order. Delimiter, prefix, marker and continuation semantics apply to
+// the decoded keys, so the order is S3's byte order whatever the names. It
+// looks up the directories Prefix names ("a/b/" in "a/b/c") by their
+// entry names instead of reading their parents (a Prefix component such
+// as ".." is looked up as ".xfs3.e...", inside the bucket, so no prefix
+// reaches outside it), binary-searches past entries that sort before
 // StartAfter, skips subtrees outside Prefix and subtrees already rolled
 // into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
 // directory per level of the walk path (O(sum of those directories'

@@ -16,8 +16,8 @@ var (
 	ErrBucketNotEmpty    = errors.New("bucket not empty")
 	ErrInvalidKey        = errors.New("invalid key")
 	ErrKeyTooLong        = errors.New("key too long")
-	// ErrKeyConflict: the key names an object where another key needs a
-	// directory ("a" while "a/b" exists), or the reverse.
+	// ErrKeyConflict: where the key needs a file or directory, the volume
+	// holds something else (a symlink or device made by other tools).
 	ErrKeyConflict      = errors.New("key conflicts with an existing object or prefix")
 	ErrNoSuchKey        = errors.New("no such key")
 	ErrInvalidMetadata  = errors.New("invalid metadata")

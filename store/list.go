@@ -34,7 +34,7 @@ type ListResult struct {
 
 // entry is one name of a directory with the key it sorts as.
 type entry struct {
-	sortKey string // name, plus "/" for directories
+	sortKey string // the decoded component, plus "/" for directories
 	name    string
 	ino     format.Ino
 	dir     bool
@@ -78,13 +78,8 @@ func (l *lister) walk(ino format.Ino, path string) error {
 	// can hold matching keys: look it up instead of reading this one.
 	if rest, ok := strings.CutPrefix(l.opt.Prefix, path); ok {
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			if checkComponent(rest[:i]) != nil {
-				// No stored key has such a component ("..", "", ...):
-				// nothing matches, and the name is never looked up, so
-				// a prefix can never lead out of the bucket.
-				return nil
-			}
-			child, err := l.s.v.Lookup(ino, rest[:i])
+			name := entryName(rest[:i])
+			child, err := l.s.v.Lookup(ino, name)
 			if errors.Is(err, xfs.ErrNotFound) {
 				return nil
 			}
@@ -101,7 +96,7 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			if after := l.opt.StartAfter; !strings.HasPrefix(after, path) && after > path {
 				return nil
 			}
-			return l.dir(entry{sortKey: rest[:i+1], name: rest[:i], ino: child, dir: true}, path+rest[:i+1])
+			return l.dir(entry{sortKey: rest[:i+1], name: name, ino: child, dir: true}, path+rest[:i+1])
 		}
 	}
 	list, err := l.s.sorted(ino)
@@ -147,11 +142,18 @@ func (l *lister) walk(ino format.Ino, path string) error {
 }
 
 // dir visits the directory entry e whose keys start with full: its
-// folder marker, then its contents.
+// contents, after its folder marker if that is kept the old way (an
+// attribute of the directory that no marker file replaced).
 func (l *lister) dir(e entry, full string) error {
 	if _, err := l.s.v.GetXattr(e.ino, xattrFolder); err == nil {
-		if err := l.key(full, e.ino, true); err != nil {
+		_, _, replaced, err := l.s.findLeaf(keyPath{folder: true}, e.ino)
+		if err != nil {
 			return err
+		}
+		if !replaced {
+			if err := l.key(full, e.ino, true); err != nil {
+				return err
+			}
 		}
 	} else if !errors.Is(err, xfs.ErrNoData) {
 		return err

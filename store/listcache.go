@@ -2,7 +2,8 @@ package store
 
 import (
 	"container/list"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,16 +72,32 @@ func (s *Store) sorted(ino format.Ino) ([]entry, error) {
 	}
 	out := make([]entry, 0, len(ents))
 	for _, e := range ents {
-		ent := entry{sortKey: e.Name, name: e.Name, ino: e.Ino}
+		if e.Type != format.FTDir && e.Type != format.FTReg {
+			continue // only files and directories map to keys
+		}
+		c, beside, ok := decodeName(e.Name, func() (string, bool) {
+			v, err := s.v.GetXattr(e.Ino, xattrName)
+			return string(v), err == nil
+		})
+		if !ok || (beside && e.Type == format.FTDir) {
+			continue // not of the documented forms: no key
+		}
+		ent := entry{sortKey: c, name: e.Name, ino: e.Ino}
 		if e.Type == format.FTDir {
 			ent.dir = true
 			ent.sortKey += "/"
-		} else if e.Type != format.FTReg {
-			continue // only files and directories map to keys
 		}
 		out = append(out, ent)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].sortKey < out[j].sortKey })
+	// One object per key: where a crash left an object under both of its
+	// names, findLeaf takes the entry name, and so does the listing.
+	slices.SortFunc(out, func(a, b entry) int {
+		if c := strings.Compare(a.sortKey, b.sortKey); c != 0 {
+			return c
+		}
+		return besideRank(a) - besideRank(b)
+	})
+	out = slices.CompactFunc(out, func(a, b entry) bool { return a.sortKey == b.sortKey })
 	// The directory may have changed while it was read: cache it only if
 	// its version is still the one read at the start.
 	if len(out) >= cacheMinEntries {
@@ -127,4 +144,13 @@ func (c *dirCache) remove(el *list.Element) {
 	d := c.lru.Remove(el).(*sortedDir)
 	delete(c.byIno, d.ino)
 	c.entries -= len(d.entries)
+}
+
+// besideRank orders an object's entry name before its name beside a
+// directory.
+func besideRank(e entry) int {
+	if e.name == entryName(e.sortKey) {
+		return 0
+	}
+	return 1
 }

@@ -142,7 +142,8 @@ func setXattrs(v *xfs.Volume, ino format.Ino, attrs map[string]string) error {
 	return nil
 }
 
-// clearObjectXattrs removes every store attribute from ino.
+// clearObjectXattrs removes every object attribute from ino (all but a
+// hashed entry's name).
 func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
 	list, err := v.ListXattr(ino)
 	if err != nil {
@@ -150,6 +151,9 @@ func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
 	}
 	for _, x := range list {
 		full := x.FullName()
+		if full == xattrName {
+			continue // the name of the inode's directory entry, not metadata
+		}
 		if strings.HasPrefix(full, xattrPrefix) || strings.HasPrefix(full, xattrMetaPrefix) {
 			if err := v.RemoveXattr(ino, full); err != nil && !errors.Is(err, xfs.ErrNoData) {
 				return err

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,12 +238,8 @@ func (s *Store) dropUpload(u *upload) error {
 // the algorithm's). It is made in .xfs3/tmp and renamed into place whole.
 func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadInfo, err error) {
 	defer s.settle(&err)
-	kp, err := parseKey(key)
-	if err != nil {
+	if _, err := parseKey(key); err != nil {
 		return UploadInfo{}, err
-	}
-	if kp.folder {
-		return UploadInfo{}, fmt.Errorf("folder marker %q holds no content to upload: %w", key, ErrInvalidKey)
 	}
 	meta = meta.clone()
 	if meta.Checksums, err = uploadChecksums(meta.Checksums); err != nil {
@@ -386,8 +381,8 @@ type storedPart struct {
 // ETag (quoted or not) differs, or whose content an earlier failed
 // completion consumed; ErrEntityTooSmall for a part but the last under
 // MinPartSize; ErrEntityTooLarge over MaxObjectSize. A completion that
-// fails after moving parts (the key became a prefix meanwhile, the
-// volume is full) leaves those parts consumed: retrying gives
+// fails after moving parts (the volume is full, a name on the key's
+// path is neither file nor directory) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
 func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
 	return s.CompleteMultipartUploadWith(bucket, key, uploadID, parts, CompleteOptions{})
@@ -423,9 +418,6 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 	}
 	objSums, objParts, err := objectChecksum(u, parts, stored, opt.Checksums)
 	if err != nil {
-		return ObjectInfo{}, err
-	}
-	if err := s.checkPlaceable(bucket, kp); err != nil {
 		return ObjectInfo{}, err
 	}
 	if err := s.CheckPrecondition(bucket, key, opt.If); err != nil {
@@ -541,30 +533,6 @@ func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
 		*c.val = byName[c.name]
 	}
 	return sp, etag, nil
-}
-
-// checkPlaceable reports ErrKeyConflict early, before parts are consumed,
-// when kp cannot become an object: a directory above it is an object, or
-// the key itself is a prefix of other keys. place checks again.
-func (s *Store) checkPlaceable(bucket string, kp keyPath) error {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	cur, err := s.bucket(bucket)
-	if err != nil {
-		return err
-	}
-	names := append(slices.Clone(kp.dirs), kp.leaf)
-	for i, name := range names {
-		st, found, err := s.lookupStat(cur, name)
-		if err != nil || !found {
-			return err
-		}
-		if last := i == len(names)-1; st.IsDir() == last {
-			return fmt.Errorf("key %q conflicts at %q: %w", kp.key, name, ErrKeyConflict)
-		}
-		cur = st.Ino
-	}
-	return nil
 }
 
 // joinParts appends the parts to the empty file dst, moving extents while

@@ -95,7 +95,7 @@ func TestMultipartErrors(t *testing.T) {
 		err  error
 		call func() error
 	}{
-		{"create folder key", ErrInvalidKey, func() error { _, err := s.CreateMultipartUpload("bkt", "dir/", Meta{}); return err }},
+		{"create empty key", ErrInvalidKey, func() error { _, err := s.CreateMultipartUpload("bkt", "", Meta{}); return err }},
 		{"create no bucket", ErrNoSuchBucket, func() error { _, err := s.CreateMultipartUpload("nobucket", "k", Meta{}); return err }},
 		{"create bad tags", ErrInvalidTag, func() error {
 			_, err := s.CreateMultipartUpload("bkt", "k", Meta{Tags: []Tag{{"a", "1"}, {"a", "2"}}})
@@ -157,28 +157,27 @@ func TestMultipartErrors(t *testing.T) {
 	noStaging(t, s)
 }
 
-// TestMultipartKeyConflict: a key that became a prefix meanwhile fails
-// before any part is consumed, so the upload can still complete elsewhere.
-func TestMultipartKeyConflict(t *testing.T) {
+// TestMultipartObjectAndPrefix: an upload completes onto a key that
+// became a prefix meanwhile, and onto a folder marker (content and all).
+func TestMultipartObjectAndPrefix(t *testing.T) {
 	s, _ := newTestStore(t)
 	s.minPart = 8 << 10
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
 	body := bytes.Repeat([]byte("x"), 8<<10)
-	up, parts := uploadParts(t, s, "bkt", "a", Meta{}, body, body)
-	put(t, s, "bkt", "a/b", "child", Meta{})
-	if _, err := s.CompleteMultipartUpload("bkt", "a", up.UploadID, parts); !errors.Is(err, ErrKeyConflict) {
-		t.Fatalf("complete over a prefix: %v", err)
-	}
-	if err := s.DeleteObject("bkt", "a/b"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.CompleteMultipartUpload("bkt", "a", up.UploadID, parts); err != nil {
-		t.Fatalf("complete after the conflict went: %v", err)
-	}
-	if got, _ := get(t, s, "bkt", "a"); got != string(body)+string(body) {
-		t.Errorf("object holds %d bytes", len(got))
+	for _, key := range []string{"a", "m/"} {
+		up, parts := uploadParts(t, s, "bkt", key, Meta{}, body, body)
+		put(t, s, "bkt", key+"/b", "child", Meta{})
+		if _, err := s.CompleteMultipartUpload("bkt", key, up.UploadID, parts); err != nil {
+			t.Fatalf("complete %q over a prefix: %v", key, err)
+		}
+		if got, _ := get(t, s, "bkt", key); got != string(body)+string(body) {
+			t.Errorf("%q holds %d bytes", key, len(got))
+		}
+		if got, _ := get(t, s, "bkt", key+"/b"); got != "child" {
+			t.Errorf("%q/b = %q", key, got)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -8,8 +10,8 @@ import (
 
 // Limits on names.
 const (
-	MaxKeyLen       = 1024 // bytes of a whole key
-	MaxComponentLen = 255  // bytes of one path component (XFS MAXNAMELEN)
+	MaxKeyLen  = 1024 // bytes of a whole key
+	maxNameLen = 255  // bytes of one directory entry name (XFS MAXNAMELEN)
 	// MaxUserMetaLen bounds names plus values of user metadata, as S3 does.
 	MaxUserMetaLen = 2048
 	// maxMetaNameLen keeps "user.meta.<name>" within Linux's 255-byte
@@ -83,9 +85,11 @@ func isIPv4(s string) bool {
 	return true
 }
 
-// keyPath is a checked key split into path components: dirs are the
-// directories above the object, leaf its file name. A folder marker
-// ("a/b/") has no leaf: it is the directory dirs[len(dirs)-1] itself.
+// keyPath is a checked key split at every "/": dirs are the components
+// naming the directories above the object, leaf its own component. Any
+// component may be empty, ".", "..", long or look like a reserved name:
+// entryName and besideName turn it into a name. A folder marker ("a/b/")
+// has the empty leaf.
 type keyPath struct {
 	key    string
 	dirs   []string
@@ -104,42 +108,92 @@ func parseKey(key string) (keyPath, error) {
 	if !utf8.ValidString(key) {
 		return keyPath{}, fmt.Errorf("key %q is not valid UTF-8: %w", key, ErrInvalidKey)
 	}
-	if strings.IndexByte(key, 0) >= 0 {
-		return keyPath{}, fmt.Errorf("key %q contains a NUL byte: %w", key, ErrInvalidKey)
-	}
-	kp := keyPath{key: key}
-	body := key
-	if strings.HasSuffix(key, "/") {
-		kp.folder = true
-		body = key[:len(key)-1]
-	}
-	comps := strings.Split(body, "/")
-	for _, c := range comps {
-		if err := checkComponent(c); err != nil {
-			return keyPath{}, fmt.Errorf("key %q: %w", key, err)
-		}
-	}
-	if kp.folder {
-		kp.dirs = comps
-	} else {
-		kp.dirs, kp.leaf = comps[:len(comps)-1], comps[len(comps)-1]
-	}
-	return kp, nil
+	comps := strings.Split(key, "/")
+	last := len(comps) - 1
+	return keyPath{key: key, dirs: comps[:last], leaf: comps[last], folder: comps[last] == ""}, nil
 }
 
-// checkComponent tells whether c can be one directory or file name of a
-// stored key: a name that only ever resolves inside its directory, never
-// to the directory itself, its parent or outside the bucket.
-func checkComponent(c string) error {
-	switch {
-	case c == "":
-		return fmt.Errorf("an empty path component: %w", ErrInvalidKey)
-	case c == "." || c == "..":
-		return fmt.Errorf("a %q component: %w", c, ErrInvalidKey)
-	case len(c) > MaxComponentLen:
-		return fmt.Errorf("a component of %d bytes (at most %d): %w", len(c), MaxComponentLen, ErrKeyTooLong)
-	case strings.IndexByte(c, 0) >= 0:
-		return fmt.Errorf("a component with a NUL byte: %w", ErrInvalidKey)
+// Reserved names: every name in a bucket that starts with reservedPrefix
+// is one of the forms below, and no other name does (see the package doc,
+// "Keys").
+const (
+	reservedPrefix = ".xfs3."
+	// escapedPrefix + c: component c, which cannot be its own name.
+	escapedPrefix = reservedPrefix + "e."
+	// besidePrefix + c: the object of key prefix+c when prefix+c+"/" is
+	// also a directory, lying beside that directory.
+	besidePrefix = reservedPrefix + "o."
+	// The hashed forms stand for components too long for the two above:
+	// the prefix and the SHA-256 of the component in hex, the component
+	// itself in the xattr user.xfs3.name of the inode.
+	escapedHashPrefix = reservedPrefix + "eh."
+	besideHashPrefix  = reservedPrefix + "oh."
+	xattrName         = xattrPrefix + "name"
+)
+
+// plainName tells whether component c can be its own name: a name that
+// only ever resolves inside its directory and is not reserved.
+func plainName(c string) bool {
+	return c != "" && c != "." && c != ".." && len(c) <= maxNameLen &&
+		!strings.HasPrefix(c, reservedPrefix) && strings.IndexByte(c, 0) < 0
+}
+
+// entryName is the name of component c in its directory: of its object,
+// or of its directory when the component is a prefix.
+func entryName(c string) string {
+	if plainName(c) {
+		return c
 	}
-	return nil
+	return reservedForm(escapedPrefix, escapedHashPrefix, c)
+}
+
+// besideName is the name of the object of component c while entryName(c)
+// is a directory.
+func besideName(c string) string {
+	return reservedForm(besidePrefix, besideHashPrefix, c)
+}
+
+func reservedForm(prefix, hashPrefix, c string) string {
+	if len(prefix)+len(c) <= maxNameLen && strings.IndexByte(c, 0) < 0 {
+		return prefix + c
+	}
+	sum := sha256.Sum256([]byte(c))
+	return hashPrefix + hex.EncodeToString(sum[:])
+}
+
+// hashedName tells whether a name keeps its component in xattrName.
+func hashedName(name string) bool {
+	return strings.HasPrefix(name, escapedHashPrefix) || strings.HasPrefix(name, besideHashPrefix)
+}
+
+// decodeName returns the component a directory entry stands for and
+// whether it is an object beside its directory. stored reads the
+// component kept in xattrName, for hashed names. ok is false for names
+// that are not of the documented forms (made by other tools): those hold
+// no keys.
+func decodeName(name string, stored func() (string, bool)) (c string, beside, ok bool) {
+	if !strings.HasPrefix(name, reservedPrefix) {
+		return name, false, plainName(name)
+	}
+	switch {
+	case strings.HasPrefix(name, escapedHashPrefix) || strings.HasPrefix(name, besideHashPrefix):
+		if c, ok = stored(); !ok {
+			return "", false, false
+		}
+	case strings.HasPrefix(name, escapedPrefix):
+		c = name[len(escapedPrefix):]
+	case strings.HasPrefix(name, besidePrefix):
+		c = name[len(besidePrefix):]
+	default:
+		return "", false, false
+	}
+	// Only the form the encoder gives for c is c: any other spelling
+	// could not be found again by its key.
+	switch name {
+	case entryName(c):
+		return c, false, true
+	case besideName(c):
+		return c, true, true
+	}
+	return "", false, false
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"errors"
@@ -62,7 +63,13 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 		return ObjectInfo{}, err
 	}
 	if kp.folder {
-		return s.putFolder(bucket, kp, r, size, meta, cond)
+		var empty bool
+		if r, empty, err = peekEmpty(r, size); err != nil {
+			return ObjectInfo{}, err
+		}
+		if empty {
+			return s.putFolder(bucket, kp, meta, cond)
+		}
 	}
 	if err := s.checkRoom(project, size); err != nil {
 		return ObjectInfo{}, err
@@ -118,11 +125,12 @@ func (st *staging) discard() {
 }
 
 // place renames a complete staging file over key kp in bucket: under the
-// namespace lock it makes missing parent directories, keeps a replaced
-// object alive for its readers and renames in one engine transaction.
-// It returns the object's mtime, read before the lock drops (after that
-// the inode may already be replaced and freed). On failure the
-// directories it made are removed again. cond is checked against the
+// namespace lock it makes missing parent directories (moving objects that
+// stand in their way beside them), picks the leaf's name and renames in
+// one engine transaction; a replaced object stays readable by its open
+// readers. It returns the object's mtime, read before the lock drops
+// (after that the inode may already be replaced and freed). On failure
+// the directories it made are removed again. cond is checked against the
 // object being replaced in the same critical section as the rename.
 func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
 	s.ns.Lock()
@@ -132,11 +140,19 @@ func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition)
 		return time.Time{}, err
 	}
 	inos, err := s.resolveDirs(b, kp, true)
+	dir := inos[len(inos)-1]
+	var name string
 	if err == nil {
-		err = s.replace(kp, inos[len(inos)-1], cond)
+		name, err = s.leafName(kp, dir)
 	}
 	if err == nil {
-		err = s.v.Rename(s.tmp, st.name, inos[len(inos)-1], kp.leaf)
+		err = s.checkCondition(kp, dir, cond)
+	}
+	if err == nil && hashedName(name) {
+		err = s.v.SetXattr(st.ino, xattrName, []byte(kp.leaf), 0)
+	}
+	if err == nil {
+		err = s.v.Rename(s.tmp, st.name, dir, name)
 	}
 	if err != nil {
 		if len(inos) > 1 {
@@ -145,6 +161,13 @@ func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition)
 		return time.Time{}, err
 	}
 	st.moved = true
+	if kp.folder {
+		// An empty marker kept as the directory's attribute: the file
+		// replaces it.
+		if err := clearObjectXattrs(s.v, dir); err != nil {
+			return time.Time{}, err
+		}
+	}
 	stat, err := s.v.Stat(st.ino)
 	if err != nil {
 		return time.Time{}, err
@@ -152,19 +175,74 @@ func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition)
 	return stat.Mtime, nil
 }
 
-// replace checks that the leaf of kp in dir may be (re)placed: absent or an
-// object (whose open readers keep their reference on its inode), in the
-// state cond asks for.
-func (s *Store) replace(kp keyPath, dir format.Ino, cond Precondition) error {
-	st, found, err := s.lookupStat(dir, kp.leaf)
+// leafName returns the name the object of kp takes in dir: where it is
+// now if it exists, beside the directory of the same component if there
+// is one, else its entry name.
+func (s *Store) leafName(kp keyPath, dir format.Ino) (string, error) {
+	name := entryName(kp.leaf)
+	st, found, err := s.lookupStat(dir, name)
+	switch {
+	case err != nil:
+		return "", err
+	case found && isFile(&st):
+		return name, nil
+	case found && !st.IsDir():
+		return "", fmt.Errorf("key %q: %q is neither object nor prefix: %w", kp.key, name, ErrKeyConflict)
+	case found:
+		return besideName(kp.leaf), nil
+	}
+	// An object may lie beside a directory that is gone (a crash between
+	// pruning the directory and moving the object back).
+	if _, found, err := s.findFile(dir, besideName(kp.leaf)); err != nil || found {
+		return besideName(kp.leaf), err
+	}
+	return name, nil
+}
+
+// findLeaf finds the object file of kp in dir: at its entry name, or
+// beside the directory of that name.
+func (s *Store) findLeaf(kp keyPath, dir format.Ino) (st xfs.Stat, name string, found bool, err error) {
+	name = entryName(kp.leaf)
+	if st, found, err = s.findFile(dir, name); err != nil || found {
+		return st, name, found, err
+	}
+	name = besideName(kp.leaf)
+	st, found, err = s.findFile(dir, name)
+	return st, name, found, err
+}
+
+// findFile looks up a regular file; other types are not found.
+func (s *Store) findFile(dir format.Ino, name string) (xfs.Stat, bool, error) {
+	st, found, err := s.lookupStat(dir, name)
+	if err != nil || !found || !isFile(&st) {
+		return xfs.Stat{}, false, err
+	}
+	return st, true, nil
+}
+
+// checkCondition checks cond against the object of kp in dir as it is
+// now: its file, or for a folder marker without content the directory's
+// marker attribute.
+func (s *Store) checkCondition(kp keyPath, dir format.Ino, cond Precondition) error {
+	if cond.none() {
+		return nil
+	}
+	st, _, found, err := s.findLeaf(kp, dir)
 	if err != nil {
 		return err
 	}
-	if found && st.IsDir() {
-		return fmt.Errorf("key %q is a prefix of other keys: %w", kp.key, ErrKeyConflict)
+	ino := st.Ino
+	if !found && kp.folder {
+		_, ferr := s.v.GetXattr(dir, xattrFolder)
+		if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
+			return ferr
+		}
+		found, ino = ferr == nil, dir
 	}
-	return cond.check(s.v, kp.key, st.Ino, found)
+	return cond.check(s.v, kp.key, ino, found)
 }
+
+func isFile(st *xfs.Stat) bool { return st.Mode&format.SIFMT == format.SIFREG }
 
 // lookupStat looks name up in dir and stats it; found is false (and err
 // nil) when there is no such name.
@@ -291,18 +369,46 @@ func readError(err error) error {
 	return fmt.Errorf("read body: %w", err)
 }
 
-// putFolder stores a folder marker: the key's directory, marked by an
-// attribute. Markers hold no content.
-func (s *Store) putFolder(bucket string, kp keyPath, r io.Reader, size int64, meta Meta, cond Precondition) (ObjectInfo, error) {
-	if size > 0 {
-		return ObjectInfo{}, fmt.Errorf("folder marker %q with %d bytes of content: %w", kp.key, size, ErrInvalidKey)
-	}
-	if r != nil {
-		var one [1]byte
-		if n, _ := io.ReadFull(r, one[:]); n > 0 {
-			return ObjectInfo{}, fmt.Errorf("folder marker %q with content: %w", kp.key, ErrInvalidKey)
+// peekEmpty tells whether a body is empty, reading it when its size is
+// not declared; r2 then reads the whole body, r's checksums included.
+func peekEmpty(r io.Reader, size int64) (r2 io.Reader, empty bool, err error) {
+	switch {
+	case size > 0:
+		return r, false, nil
+	case r == nil:
+		return r, true, nil
+	case size == 0:
+		if err := readEOF(r); err != nil {
+			return r, false, readError(err)
 		}
+		return r, true, nil
 	}
+	var one [1]byte
+	n, err := readFull(r, one[:])
+	if err != nil && err != io.EOF {
+		return r, false, readError(err)
+	}
+	if n == 0 {
+		return r, true, nil
+	}
+	return prepended{io.MultiReader(bytes.NewReader(one[:n]), r), r}, false, nil
+}
+
+// prepended is a body whose first bytes were read ahead; it reports the
+// checksums of its source.
+type prepended struct {
+	io.Reader
+	src io.Reader
+}
+
+func (p prepended) Checksums() Checksums { return Checksums{}.reported(p.src) }
+
+// putFolder stores an empty folder marker as an attribute of its
+// directory, so that a kernel mount shows a plain directory (markers with
+// content are files, see the package doc). A marker file it replaces is
+// removed after the attribute is set: a crash between the two leaves the
+// file, which wins.
+func (s *Store) putFolder(bucket string, kp keyPath, meta Meta, cond Precondition) (ObjectInfo, error) {
 	s.ns.Lock()
 	defer s.ns.Unlock()
 	b, err := s.bucket(bucket)
@@ -331,6 +437,13 @@ func (s *Store) putFolder(bucket string, kp keyPath, r io.Reader, size int64, me
 	attrs := meta.xattrs(emptyETag)
 	attrs[xattrFolder] = now.Format(time.RFC3339Nano)
 	if err := setXattrs(s.v, dir, attrs); err != nil {
+		return ObjectInfo{}, err
+	}
+	_, name, found, err := s.findLeaf(kp, dir)
+	if err == nil && found {
+		err = s.v.Unlink(dir, name)
+	}
+	if err != nil {
 		return ObjectInfo{}, err
 	}
 	return ObjectInfo{Key: kp.key, LastModified: now, ETag: emptyETag, Meta: meta}, nil
@@ -421,8 +534,9 @@ func (s *Store) HeadObject(bucket, key string) (ObjectInfo, error) {
 	return info, err
 }
 
-// head resolves key; callers hold ns.
-func (s *Store) head(bucket, key string) (ObjectInfo, format.Ino, bool, error) {
+// head resolves key; callers hold ns. isFile is false for a folder
+// marker kept the old way, as an attribute of its directory (ino).
+func (s *Store) head(bucket, key string) (info ObjectInfo, ino format.Ino, isFile bool, err error) {
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, 0, false, err
@@ -436,35 +550,29 @@ func (s *Store) head(bucket, key string) (ObjectInfo, format.Ino, bool, error) {
 		return ObjectInfo{}, 0, false, err
 	}
 	notFound := fmt.Errorf("key %q: %w", key, ErrNoSuchKey)
-	ino := inos[len(inos)-1]
-	if !kp.folder {
-		ino, err = s.v.Lookup(ino, kp.leaf)
-		if errors.Is(err, xfs.ErrNotFound) {
-			return ObjectInfo{}, 0, false, notFound
-		}
+	dir := inos[len(inos)-1]
+	st, _, found, err := s.findLeaf(kp, dir)
+	if err != nil {
+		return ObjectInfo{}, 0, false, err
+	}
+	if found {
+		meta, etag, _, _, err := readMeta(s.v, st.Ino)
 		if err != nil {
 			return ObjectInfo{}, 0, false, err
 		}
+		return ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}, st.Ino, true, nil
 	}
-	st, err := s.v.Stat(ino)
-	if err != nil {
-		return ObjectInfo{}, 0, false, err
-	}
-	if st.IsDir() != kp.folder {
+	if !kp.folder {
 		return ObjectInfo{}, 0, false, notFound
 	}
-	meta, etag, ftime, isFolder, err := readMeta(s.v, ino)
+	meta, etag, ftime, isFolder, err := readMeta(s.v, dir)
 	if err != nil {
 		return ObjectInfo{}, 0, false, err
 	}
-	info := ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}
-	if kp.folder {
-		if !isFolder {
-			return ObjectInfo{}, 0, false, notFound
-		}
-		info.Size, info.LastModified = 0, ftime
+	if !isFolder {
+		return ObjectInfo{}, 0, false, notFound
 	}
-	return info, ino, !kp.folder, nil
+	return ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}, dir, false, nil
 }
 
 // DeleteObject removes an object and then every directory above it left
@@ -514,33 +622,21 @@ func (s *Store) deleteObject(bucket, key string) error {
 		return err
 	}
 	dir := inos[len(inos)-1]
-	if kp.folder {
-		if _, err := s.v.GetXattr(dir, xattrFolder); errors.Is(err, xfs.ErrNoData) {
-			return nil
-		} else if err != nil {
+	_, name, found, err := s.findLeaf(kp, dir)
+	if err != nil {
+		return err
+	}
+	if found {
+		if err := s.v.Unlink(dir, name); err != nil {
 			return err
 		}
+	}
+	if kp.folder {
 		if err := clearObjectXattrs(s.v, dir); err != nil {
 			return err
 		}
-		return s.prune(kp, inos)
-	}
-	ino, err := s.v.Lookup(dir, kp.leaf)
-	if errors.Is(err, xfs.ErrNotFound) {
+	} else if !found {
 		return nil
-	}
-	if err != nil {
-		return err
-	}
-	st, err := s.v.Stat(ino)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() {
-		return nil // a prefix, not an object
-	}
-	if err := s.v.Unlink(dir, kp.leaf); err != nil {
-		return err
 	}
 	return s.prune(kp, inos)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs"
@@ -19,7 +20,9 @@ import (
 )
 
 // The S3-level power-cut test: a random object workload (PUTs of every
-// size class, overwrites, DELETEs, copies, tagging and multipart uploads)
+// size class, overwrites, DELETEs, copies, tagging and multipart uploads,
+// on plain keys and on keys the store maps to reserved names: objects that
+// become prefixes and back, markers with content, escaped components)
 // runs on a device with a volatile write cache (dev.Fault), with no Sync
 // other than what the store itself does: an operation that returned is
 // acknowledged. The power is cut at a random write, the disk keeps a random
@@ -184,7 +187,7 @@ func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutR
 // when it succeeds (set first, so that m is that state even when the power
 // cut makes it fail).
 func cutStep(s *Store, rng *rand.Rand, m cutModel) (string, error) {
-	key := fmt.Sprintf("d%d/k%d", rng.Intn(3), rng.Intn(12))
+	key := cutKey(rng)
 	switch op := rng.Intn(10); {
 	case op < 5:
 		sizes := []int{0, 100, 4096, 70000, 1<<20 + 333, 3 << 20}
@@ -241,6 +244,18 @@ func cutStep(s *Store, rng *rand.Rand, m cutModel) (string, error) {
 		_, err = s.CompleteMultipartUpload("cut", key, up.UploadID, parts)
 		return "complete " + key, err
 	}
+}
+
+// cutKey draws a key: mostly plain ones, else keys that make them objects
+// and prefixes at once, markers (with content or not) and keys stored
+// under reserved names.
+func cutKey(rng *rand.Rand) string {
+	if rng.Intn(3) > 0 {
+		return fmt.Sprintf("d%d/k%d", rng.Intn(3), rng.Intn(12))
+	}
+	awkward := []string{"d0", "d1/k1/x", "d1/k1/x/y", "d2/", "d2//k", "..", "x/../y", "/lead",
+		strings.Repeat("L", 300) + "/k", "d0/" + strings.Repeat("é", 200)}
+	return awkward[rng.Intn(len(awkward))]
 }
 
 // readBucketState reads every object of bucket whole into a model, its

@@ -447,34 +447,33 @@ func (s *Store) ListBuckets() ([]BucketInfo, error) {
 
 // resolveDirs looks up the directories of a key below the bucket and
 // returns their inodes, the bucket first. With create, missing ones are
-// made. A component that is a file gives ErrKeyConflict with create,
-// ErrNoSuchKey without. Callers hold ns (exclusively when creating).
+// made, and an object standing where a directory is needed moves beside
+// it (promote). Without create, a missing directory gives ErrNoSuchKey.
+// Callers hold ns (exclusively when creating).
 func (s *Store) resolveDirs(bucket format.Ino, kp keyPath, create bool) ([]format.Ino, error) {
 	inos := []format.Ino{bucket}
 	cur := bucket
 	for _, c := range kp.dirs {
-		ino, err := s.v.Lookup(cur, c)
-		switch {
-		case errors.Is(err, xfs.ErrNotFound) && create:
-			ino, err = s.v.Mkdir(cur, c, dirAttrs)
-			if err != nil {
-				return inos, err
-			}
-		case errors.Is(err, xfs.ErrNotFound):
-			return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
-		case err != nil:
+		name := entryName(c)
+		st, found, err := s.lookupStat(cur, name)
+		if err != nil {
 			return inos, err
+		}
+		var ino format.Ino
+		switch {
+		case found && st.IsDir():
+			ino = st.Ino
+		case !create:
+			return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
+		case found && isFile(&st):
+			ino, err = s.promote(bucket, cur, c, st.Ino)
+		case found:
+			return inos, fmt.Errorf("key %q: %q is neither object nor prefix: %w", kp.key, name, ErrKeyConflict)
 		default:
-			st, err := s.v.Stat(ino)
-			if err != nil {
-				return inos, err
-			}
-			if !st.IsDir() {
-				if create {
-					return inos, fmt.Errorf("key %q: %q is an object: %w", kp.key, c, ErrKeyConflict)
-				}
-				return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
-			}
+			ino, err = s.makeDir(bucket, cur, c)
+		}
+		if err != nil {
+			return inos, err
 		}
 		inos = append(inos, ino)
 		cur = ino
@@ -482,9 +481,56 @@ func (s *Store) resolveDirs(bucket format.Ino, kp keyPath, create bool) ([]forma
 	return inos, nil
 }
 
+// makeDir makes the directory of component c in dir. A hashed name gets
+// its component before it appears: the directory is made and labelled in
+// .xfs3/tmp (charged to the bucket's project) and renamed into place.
+func (s *Store) makeDir(bucket, dir format.Ino, c string) (format.Ino, error) {
+	name := entryName(c)
+	if !hashedName(name) {
+		return s.v.Mkdir(dir, name, dirAttrs)
+	}
+	project, err := s.project(bucket)
+	if err != nil {
+		return 0, err
+	}
+	a := dirAttrs
+	a.ProjID = project
+	tmp := randomName()
+	ino, err := s.v.Mkdir(s.tmp, tmp, a)
+	if err != nil {
+		return 0, err
+	}
+	if err = s.v.SetXattr(ino, xattrName, []byte(c), 0); err == nil {
+		err = s.v.Rename(s.tmp, tmp, dir, name)
+	}
+	if err != nil {
+		s.v.Rmdir(s.tmp, tmp)
+		return 0, err
+	}
+	return ino, nil
+}
+
+// promote turns the object file of component c in dir into a prefix: the
+// file moves to its name beside the directory, then the directory is
+// made. Each step is one transaction and every state between them reads
+// as the same keys, so a crash loses nothing.
+func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) (format.Ino, error) {
+	beside := besideName(c)
+	if hashedName(beside) {
+		if err := s.v.SetXattr(file, xattrName, []byte(c), 0); err != nil {
+			return 0, err
+		}
+	}
+	if err := s.v.Rename(dir, entryName(c), dir, beside); err != nil {
+		return 0, err
+	}
+	return s.makeDir(bucket, dir, c)
+}
+
 // prune removes empty directories of a key path from the deepest up,
 // stopping at the bucket, at a folder marker or at a non-empty directory.
-// inos is resolveDirs' result. Callers hold ns exclusively.
+// An object that lay beside a removed directory takes its plain place
+// again. inos is resolveDirs' result. Callers hold ns exclusively.
 func (s *Store) prune(kp keyPath, inos []format.Ino) error {
 	for i := len(inos) - 1; i >= 1; i-- {
 		if _, err := s.v.GetXattr(inos[i], xattrFolder); err == nil {
@@ -499,8 +545,16 @@ func (s *Store) prune(kp keyPath, inos []format.Ino) error {
 		if len(ents) > 0 {
 			return nil
 		}
-		if err := s.v.Rmdir(inos[i-1], kp.dirs[i-1]); err != nil {
+		parent, c := inos[i-1], kp.dirs[i-1]
+		if err := s.v.Rmdir(parent, entryName(c)); err != nil {
 			return err
+		}
+		st, found, err := s.lookupStat(parent, besideName(c))
+		if err != nil {
+			return err
+		}
+		if found && isFile(&st) {
+			return s.v.Rename(parent, besideName(c), parent, entryName(c))
 		}
 	}
 	return nil

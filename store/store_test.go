@@ -92,18 +92,18 @@ func TestKeyRules(t *testing.T) {
 		{key: "héllo/wörld", dirs: []string{"héllo"}, leaf: "wörld"},
 		{key: ".hidden/..x/x..", dirs: []string{".hidden", "..x"}, leaf: "x.."},
 		{key: "", err: ErrInvalidKey},
-		{key: "/a", err: ErrInvalidKey},
-		{key: "a//b", err: ErrInvalidKey},
-		{key: "/", err: ErrInvalidKey},
-		{key: "a//", err: ErrInvalidKey},
-		{key: ".", err: ErrInvalidKey},
-		{key: "a/./b", err: ErrInvalidKey},
-		{key: "a/..", err: ErrInvalidKey},
-		{key: "../a", err: ErrInvalidKey},
-		{key: "./", err: ErrInvalidKey},
-		{key: "a\x00b", err: ErrInvalidKey},
+		{key: "/a", dirs: []string{""}, leaf: "a"},
+		{key: "a//b", dirs: []string{"a", ""}, leaf: "b"},
+		{key: "/", dirs: []string{""}, folder: true},
+		{key: "a//", dirs: []string{"a", ""}, folder: true},
+		{key: ".", leaf: "."},
+		{key: "x/../y", dirs: []string{"x", ".."}, leaf: "y"},
+		{key: "./", dirs: []string{"."}, folder: true},
+		{key: "a\x00b", leaf: "a\x00b"},
 		{key: "a\xffb", err: ErrInvalidKey},
-		{key: strings.Repeat("a", 256), err: ErrKeyTooLong},
+		{key: strings.Repeat("a", 256), leaf: strings.Repeat("a", 256)},
+		{key: strings.Repeat("a", 1024), leaf: strings.Repeat("a", 1024)},
+		{key: strings.Repeat("a", 1025), err: ErrKeyTooLong},
 		{key: "x/" + strings.Repeat("a", 255), dirs: []string{"x"}, leaf: strings.Repeat("a", 255)},
 		{key: strings.Repeat("abcd/", 204) + "abcd", dirs: strings.Split(strings.Repeat("abcd/", 204), "/")[:204], leaf: "abcd"},
 		{key: strings.Repeat("abcd/", 205), err: ErrKeyTooLong},
@@ -307,51 +307,57 @@ func (s *Store) mustBucket(t *testing.T, name string) format.Ino {
 	return b
 }
 
-func TestKeyConflicts(t *testing.T) {
+// TestObjectAndPrefix: a key may be an object and a prefix at once, in
+// either order, and the object moves back to its plain name when the
+// prefix empties.
+func TestObjectAndPrefix(t *testing.T) {
 	s, _ := newTestStore(t)
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, "bkt", "a", "file a", Meta{})
 	put(t, s, "bkt", "d/x", "in d", Meta{})
-	for _, tc := range []struct {
-		key string
-		err error
-	}{
-		{"a/b", ErrKeyConflict}, // a is an object
-		{"a/b/c", ErrKeyConflict},
-		{"a/", ErrKeyConflict}, // marker over an object
-		{"d", ErrKeyConflict},  // d is a prefix
-		{"d/x/y", ErrKeyConflict},
-		{"d/", nil}, // a marker may sit on a prefix
-		{"d/y", nil},
-		{"e/f/", nil},
-	} {
-		_, err := s.PutObject("bkt", tc.key, strings.NewReader(""), 0, Meta{})
-		if (tc.err == nil) != (err == nil) || !errors.Is(err, tc.err) {
-			t.Errorf("put %q: %v, want %v", tc.key, err, tc.err)
+	for _, k := range []string{"a/b", "a/b/c", "a/", "d", "d/x/y", "d/"} {
+		put(t, s, "bkt", k, "body of "+k, Meta{})
+	}
+	want := map[string]string{"a": "file a", "d/x": "in d"}
+	for _, k := range []string{"a/b", "a/b/c", "a/", "d", "d/x/y", "d/"} {
+		want[k] = "body of " + k
+	}
+	for k, v := range want {
+		if got, _ := get(t, s, "bkt", k); got != v {
+			t.Errorf("get %q = %q, want %q", k, got, v)
 		}
 	}
-	// Failed puts left nothing behind.
-	if _, err := s.HeadObject("bkt", "a"); err != nil {
+	b := s.mustBucket(t, "bkt")
+	for _, name := range []string{"a", ".xfs3.o.a", "d", ".xfs3.o.d"} {
+		if _, err := s.v.Lookup(b, name); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	for _, k := range []string{"a/b/c", "a/b", "a/"} {
+		if err := s.DeleteObject("bkt", k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The prefix a/ is gone: the object a is the plain file again.
+	ino, err := s.v.Lookup(b, "a")
+	if err != nil {
 		t.Fatal(err)
+	}
+	if st, _ := s.v.Stat(ino); !isFile(&st) {
+		t.Fatal("a is still a directory")
+	}
+	if _, err := s.v.Lookup(b, ".xfs3.o.a"); err == nil {
+		t.Fatalf(".xfs3.o.a: %v", err)
 	}
 	if got, _ := get(t, s, "bkt", "a"); got != "file a" {
 		t.Fatalf("a = %q", got)
 	}
-	// Lookups through a file or of a directory are NoSuchKey.
-	for _, k := range []string{"a/b", "d", "x/", "a/", "e/"} {
+	for _, k := range []string{"a/b", "x/", "e/"} {
 		if _, err := s.HeadObject("bkt", k); !errors.Is(err, ErrNoSuchKey) {
 			t.Errorf("head %q: %v", k, err)
 		}
-	}
-	for _, k := range []string{"d", "a/b", "zz/top"} { // not objects: no error, nothing removed
-		if err := s.DeleteObject("bkt", k); err != nil {
-			t.Errorf("delete %q: %v", k, err)
-		}
-	}
-	if got, _ := get(t, s, "bkt", "d/x"); got != "in d" {
-		t.Fatal("d/x changed")
 	}
 }
 
@@ -360,8 +366,11 @@ func TestFolderMarkers(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PutObject("bkt", "photos/", strings.NewReader("data"), 4, Meta{}); !errors.Is(err, ErrInvalidKey) {
-		t.Fatalf("marker with content: %v", err)
+	// A marker with content is a file in its directory; an empty one
+	// replaces it with the directory's attribute, and the other way round.
+	put(t, s, "bkt", "photos/", "data", Meta{})
+	if got, _ := get(t, s, "bkt", "photos/"); got != "data" {
+		t.Fatalf("marker content %q", got)
 	}
 	put(t, s, "bkt", "photos/", "", Meta{ContentType: "application/x-directory"})
 	hi, err := s.HeadObject("bkt", "photos/")
