@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"github.com/xfs3/xfs3/gc"
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
-	"github.com/xfs3/xfs3/xfs/xfstest"
 )
 
 // gcModes are the modes the delete benchmarks compare.
@@ -37,8 +38,9 @@ func openBenchStore(b *testing.B, size int64, mode gc.Mode) *Store {
 	return s
 }
 
-// fragmentedObject makes key in bucket an object of extents one-block
-// extents (xfstest.FragmentedFile).
+// fragmentedObject makes key in bucket a regular object of extents
+// one-block extents: its blocks are written one at a time alternating with
+// a filler file's, which is then removed, so no two are adjacent.
 func fragmentedObject(b *testing.B, s *Store, bucket, key string, extents int) {
 	b.Helper()
 	v := s.Volume()
@@ -46,8 +48,24 @@ func fragmentedObject(b *testing.B, s *Store, bucket, key string, extents int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ino, err := xfstest.FragmentedFile(v, dir, key, extents)
+	ino, err := v.Create(dir, key, xfs.Attrs{Mode: 0o644})
 	if err != nil {
+		b.Fatal(err)
+	}
+	filler, err := v.Create(dir, key+".filler", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		b.Fatal(err)
+	}
+	block := bytes.Repeat([]byte{'f'}, int(v.Geometry().BlockSize))
+	for i := range extents {
+		off := int64(i) * int64(len(block))
+		for _, f := range []format.Ino{ino, filler} {
+			if _, err := v.WriteAt(f, block, off); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := v.Unlink(dir, key+".filler"); err != nil {
 		b.Fatal(err)
 	}
 	if err := setXattrs(v, ino, (&Meta{}).xattrs(emptyETag)); err != nil {
