@@ -211,11 +211,11 @@ func BenchmarkParallelDeletes(b *testing.B) {
 }
 
 // BenchmarkKernelRm: the kernel unlinks b.N 4 KiB files spread over 100
-// directories on a loop mount of the same kind of volume, from 1 and 8
-// goroutines, then syncs.
+// directories on a loop mount of the same kind of volume, from 1, 2, 8
+// and 32 goroutines, then syncs.
 func BenchmarkKernelRm(b *testing.B) {
 	oracle.Require(b, oracle.ToolMount)
-	for _, clients := range []int{1, 8} {
+	for _, clients := range []int{1, 2, 8, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			img := filepath.Join(b.TempDir(), "vol.xfs")
 			if _, err := mkfs.Format(img, mkfs.Options{Size: 4 << 30}); err != nil {
