@@ -41,11 +41,12 @@ func fragment(path string, extents int) error {
 		return err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
+	fd := int(f.Fd())
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
 	}
-	fd, block := int(f.Fd()), st.Sys().(*unix.Stat_t).Blksize
+	block := st.Blksize
 	if err := unix.Fallocate(fd, 0, 0, 2*int64(extents)*block); err != nil {
 		return &os.PathError{Op: "fallocate", Path: path, Err: err}
 	}
