@@ -97,5 +97,16 @@ func fragmentedBucket(b *testing.B, size int64, mode gc.Mode, bucket string, key
 	if st, err = store.OpenWith(img, store.Options{GC: gc.Options{Mode: mode}}); err != nil {
 		b.Fatal(err)
 	}
-	return newTestServerOn(b, st)
+	ts := newTestServerOn(b, st)
+	v := st.Volume()
+	for _, key := range keys {
+		ino, err := v.LookupPath(bucket+"/"+key, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s, err := v.Stat(ino); err != nil || s.Extents != uint64(extents) {
+			b.Fatalf("%s has %d extents (%v), want %d", key, s.Extents, err, extents)
+		}
+	}
+	return ts
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xfs3/xfs3/gc"
+	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -69,6 +70,18 @@ func fragmentedStore(b *testing.B, size int64, mode gc.Mode, keys []string, exte
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
+	for _, p := range paths {
+		ino, err := s.v.LookupPath(p, false)
+		if err == nil {
+			var st xfs.Stat
+			if st, err = s.v.Stat(ino); err == nil && st.Extents != uint64(extents) {
+				err = fmt.Errorf("%d extents, want %d", st.Extents, extents)
+			}
+		}
+		if err != nil {
+			b.Fatalf("%s: %v", p, err)
+		}
+	}
 	return s
 }
 
