@@ -50,6 +50,13 @@ func newTestServer(t testing.TB, options ...func(*Config)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newTestServerOn(t, st, options...)
+}
+
+// newTestServerOn is newTestServer over an open store, which it closes
+// at the end of the test.
+func newTestServerOn(t testing.TB, st *store.Store, options ...func(*Config)) *testServer {
+	t.Helper()
 	logBuf := &syncBuffer{}
 	conf := Config{
 		Store:       st,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
-	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -38,42 +38,60 @@ func openBenchStore(b *testing.B, size int64, mode gc.Mode) *Store {
 	return s
 }
 
-// fragmentedObject makes key in bucket a regular object of extents
-// one-block extents: its blocks are written one at a time alternating with
-// a filler file's, which is then removed, so no two are adjacent.
-func fragmentedObject(b *testing.B, s *Store, bucket, key string, extents int) {
+// fragmentedStore is openBenchStore whose bucket "frag" holds keys, each an
+// object of extents one-block extents: the store PUTs them empty and is
+// closed, the kernel fragments them (oracle.FragmentInImage), and the
+// store opens again in mode.
+func fragmentedStore(b *testing.B, size int64, mode gc.Mode, keys []string, extents int) *Store {
 	b.Helper()
-	v := s.Volume()
-	dir, err := v.Lookup(v.Root(), bucket)
+	img := filepath.Join(b.TempDir(), "vol.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: size}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := Open(img)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ino, err := v.Create(dir, key, xfs.Attrs{Mode: 0o644})
-	if err != nil {
+	if err := s.CreateBucket("frag"); err != nil {
 		b.Fatal(err)
 	}
-	filler, err := v.Create(dir, key+".filler", xfs.Attrs{Mode: 0o644})
-	if err != nil {
+	var paths []string
+	for _, key := range keys {
+		if _, err := s.PutObject("frag", key, bytes.NewReader(nil), 0, Meta{}); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, path.Join("frag", key))
+	}
+	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
-	block := bytes.Repeat([]byte{'f'}, int(v.Geometry().BlockSize))
-	for i := range extents {
-		off := int64(i) * int64(len(block))
-		for _, f := range []format.Ino{ino, filler} {
-			if _, err := v.WriteAt(f, block, off); err != nil {
-				b.Fatal(err)
+	oracle.FragmentInImage(b, img, paths, extents)
+	if s, err = OpenWith(img, Options{GC: gc.Options{Mode: mode}}); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	for _, p := range paths {
+		ino, err := s.v.LookupPath(p, false)
+		if err == nil {
+			var st xfs.Stat
+			if st, err = s.v.Stat(ino); err == nil && st.Extents != uint64(extents) {
+				err = fmt.Errorf("%d extents, want %d", st.Extents, extents)
 			}
 		}
+		if err != nil {
+			b.Fatalf("%s: %v", p, err)
+		}
 	}
-	if err := v.Unlink(dir, key+".filler"); err != nil {
-		b.Fatal(err)
+	return s
+}
+
+// benchKeys are the keys o0, o1, ... of n objects.
+func benchKeys(n int) []string {
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("o%d", i)
 	}
-	if err := setXattrs(v, ino, (&Meta{}).xattrs(emptyETag)); err != nil {
-		b.Fatal(err)
-	}
-	if err := v.Sync(); err != nil {
-		b.Fatal(err)
-	}
+	return keys
 }
 
 // BenchmarkDeleteLatency measures DeleteObject of objects of 1, 10,000
@@ -94,10 +112,7 @@ func BenchmarkDeleteLatency(b *testing.B) {
 				var lat []time.Duration
 				b.StopTimer()
 				for range b.N {
-					s := openBenchStore(b, volSize, mode)
-					for i := range sz.objects {
-						fragmentedObject(b, s, "frag", fmt.Sprintf("o%d", i), sz.extents)
-					}
+					s := fragmentedStore(b, volSize, mode, benchKeys(sz.objects), sz.extents)
 					b.StartTimer()
 					for i := range sz.objects {
 						start := time.Now()
@@ -135,12 +150,9 @@ func BenchmarkPutDuringBigDeletes(b *testing.B) {
 				var lat []time.Duration
 				b.StopTimer()
 				for range b.N {
-					s := openBenchStore(b, 1<<30, mode)
+					s := fragmentedStore(b, 1<<30, mode, benchKeys(bigObjects), extents)
 					if err := s.CreateBucket("small"); err != nil {
 						b.Fatal(err)
-					}
-					for i := range bigObjects {
-						fragmentedObject(b, s, "frag", fmt.Sprintf("o%d", i), extents)
 					}
 					data := bytes.Repeat([]byte("x"), 4096)
 					var wg sync.WaitGroup
@@ -212,11 +224,11 @@ func BenchmarkParallelDeletes(b *testing.B) {
 }
 
 // BenchmarkKernelRm: the kernel unlinks b.N 4 KiB files spread over 100
-// directories on a loop mount of the same kind of volume, from 1 and 8
-// goroutines, then syncs.
+// directories on a loop mount of the same kind of volume, from 1, 2, 8
+// and 32 goroutines, then syncs.
 func BenchmarkKernelRm(b *testing.B) {
 	oracle.Require(b, oracle.ToolMount)
-	for _, clients := range []int{1, 8} {
+	for _, clients := range []int{1, 2, 8, 32} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			img := filepath.Join(b.TempDir(), "vol.xfs")
 			if _, err := mkfs.Format(img, mkfs.Options{Size: 4 << 30}); err != nil {

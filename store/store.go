@@ -538,12 +538,11 @@ func (s *Store) prune(kp keyPath, inos []format.Ino) error {
 		} else if !errors.Is(err, xfs.ErrNoData) {
 			return err
 		}
-		ents, err := s.v.ReadDir(inos[i])
-		if err != nil {
+		// Only emptiness matters: reading the whole directory under the
+		// namespace lock made every delete in a prefix of n keys O(n).
+		empty, err := s.v.IsEmptyDir(inos[i])
+		if err != nil || !empty {
 			return err
-		}
-		if len(ents) > 0 {
-			return nil
 		}
 		parent, c := inos[i-1], kp.dirs[i-1]
 		if err := s.v.Rmdir(parent, entryName(c)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -76,7 +77,8 @@ func BenchmarkPutDuringTrim(b *testing.B) {
 }
 
 // fragmentedTrimImage makes a volume whose free space is in many one-block
-// pieces (fragmentedObject), with the PUT bucket's directories in place,
+// pieces (oracle.FragmentWrittenInImage punches every other written
+// block of its objects), with the PUT bucket's directories in place,
 // closed cleanly; it returns its path and its AGs' byte ranges.
 func fragmentedTrimImage(b *testing.B) (string, [][2]int64) {
 	b.Helper()
@@ -94,8 +96,13 @@ func fragmentedTrimImage(b *testing.B) (string, [][2]int64) {
 			b.Fatal(err)
 		}
 	}
+	var paths []string
 	for i := range trimBenchObjects {
-		fragmentedObject(b, s, "frag", fmt.Sprintf("o%d", i), trimBenchExtents)
+		key := fmt.Sprintf("o%d", i)
+		if _, err := s.PutObject("frag", key, bytes.NewReader(nil), 0, Meta{}); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, path.Join("frag", key))
 	}
 	data := bytes.Repeat([]byte("x"), 4096)
 	for d := range 10 {
@@ -112,6 +119,7 @@ func fragmentedTrimImage(b *testing.B) (string, [][2]int64) {
 	if err := s.Close(); err != nil {
 		b.Fatal(err)
 	}
+	oracle.FragmentWrittenInImage(b, img, paths, trimBenchExtents)
 	return img, ags
 }
 

@@ -525,6 +525,19 @@ func (m *model) checkEngine() {
 		}
 		m.t.Fatalf("op %d: the engine differs from the model", m.op)
 	}
+	var walk func(n *mnode)
+	walk = func(n *mnode) {
+		if n.dir == nil {
+			return
+		}
+		if empty, err := m.v.IsEmptyDir(n.ino); err != nil || empty != (len(n.dir) == 0) {
+			m.t.Fatalf("op %d: IsEmptyDir(%d) = %v, %v; the model has %d entries", m.op, n.ino, empty, err, len(n.dir))
+		}
+		for _, c := range n.dir {
+			walk(c)
+		}
+	}
+	walk(m.root)
 }
 
 func (m *model) checkOracles(img string) {

@@ -52,6 +52,19 @@ func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
 	return out, format.Located(err, fmt.Sprintf("inode %d", ino))
 }
 
+// IsEmptyDir reports whether directory ino holds nothing but "." and
+// "..". It stops at the first entry, so a large directory costs no more
+// than a small one.
+func (v *Volume) IsEmptyDir(ino format.Ino) (bool, error) {
+	defer v.rlock(ino)()
+	ip, err := v.getDir(ino)
+	if err != nil {
+		return false, err
+	}
+	empty, err := dir.IsEmpty(readFork{v, ip})
+	return empty, format.Located(err, fmt.Sprintf("inode %d", ino))
+}
+
 // Lookup finds name in directory dirIno. "." and ".." work in every format.
 func (v *Volume) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
 	defer v.rlock(dirIno)()
