@@ -20,18 +20,20 @@ import (
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
-// requireBoto3 skips (or fails under XFS3_REQUIRE_ORACLES=1) when python3
-// with boto3 and requests is missing.
-func requireBoto3(t *testing.T) {
+// requireBoto3 returns the python3 that imports boto3 (boto3Python) and
+// skips, or fails under XFS3_REQUIRE_ORACLES=1, when it cannot also
+// import requests.
+func requireBoto3(t *testing.T) string {
 	t.Helper()
-	oracle.Require(t, "python3")
-	if err := exec.Command("python3", "-c", "import boto3, requests").Run(); err != nil {
-		msg := "boto3 or requests not importable by python3: " + err.Error()
+	py := boto3Python(t)
+	if err := exec.Command(py, "-c", "import requests").Run(); err != nil {
+		msg := "requests not importable by " + py + " (Debian package python3-requests): " + err.Error()
 		if os.Getenv(oracle.RequireEnv) == "1" {
 			t.Fatalf("%s (%s=1 makes this fatal)", msg, oracle.RequireEnv)
 		}
 		t.Skip(msg)
 	}
+	return py
 }
 
 // TestConformance2Boto3: browser form uploads from generate_presigned_post
@@ -39,9 +41,9 @@ func requireBoto3(t *testing.T) {
 // tagging, storage classes, canned ACLs and an expired presigned URL, all
 // through boto3 against the real binary.
 func TestConformance2Boto3(t *testing.T) {
-	requireBoto3(t)
+	py := requireBoto3(t)
 	s := startServer(t, "1G")
-	cmd := exec.Command("python3", "testdata/conformance2.py", s.URL, accessKey, secretKey, region)
+	cmd := exec.Command(py, "testdata/conformance2.py", s.URL, accessKey, secretKey, region)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
