@@ -110,11 +110,14 @@ type TrimCounters struct {
 }
 
 // TrimStatus is what GET shows: the pass under way (if any), the last
-// one that ended, and the counters.
+// one that ended, the last on-demand one that ended (scheduled passes,
+// which may end every second, would soon hide it from Last), and the
+// counters.
 type TrimStatus struct {
-	Current  *TrimPass
-	Last     *TrimPass
-	Counters TrimCounters
+	Current      *TrimPass
+	Last         *TrimPass
+	LastOnDemand *TrimPass
+	Counters     TrimCounters
 }
 
 // Trim scheduler errors.
@@ -138,14 +141,15 @@ type Trimmer struct {
 	wg   sync.WaitGroup
 
 	// mu guards everything below.
-	mu       sync.Mutex
-	closed   bool
-	cur      *TrimPass          // the pass under way, nil when none
-	cancel   context.CancelFunc // cancels cur
-	manual   bool               // an on-demand pass is running or starting
-	last     *TrimPass
-	counters TrimCounters
-	nextID   uint64
+	mu           sync.Mutex
+	closed       bool
+	cur          *TrimPass          // the pass under way, nil when none
+	cancel       context.CancelFunc // cancels cur
+	manual       bool               // an on-demand pass is running or starting
+	last         *TrimPass
+	lastOnDemand *TrimPass
+	counters     TrimCounters
+	nextID       uint64
 	// The round-robin cursor: the AG the next scheduled pass starts in,
 	// and the byte offset in it where the last one stopped (0: none).
 	nextAG    int
@@ -250,6 +254,10 @@ func (t *Trimmer) Status() TrimStatus {
 		l := *t.last
 		st.Last = &l
 	}
+	if t.lastOnDemand != nil {
+		l := *t.lastOnDemand
+		st.LastOnDemand = &l
+	}
 	for _, b := range backlog {
 		st.Counters.Backlog += b
 	}
@@ -341,6 +349,9 @@ func (t *Trimmer) end(p *TrimPass, err error) TrimPass {
 	c.Backoff += p.Backoff
 	t.cancel()
 	t.cur, t.cancel, t.last = nil, nil, p
+	if !p.Scheduled {
+		t.lastOnDemand = p
+	}
 	out := *p
 	t.mu.Unlock()
 	if t.opt.PassDone != nil {

@@ -297,6 +297,14 @@ func TestTrimOnDemand(t *testing.T) {
 	if c := tr.Status().Counters; c.OnDemand != 2 || c.Canceled < 1 {
 		t.Fatalf("counters %+v", c)
 	}
+
+	// A scheduled pass ending after it takes Last, not LastOnDemand.
+	f.free(1, 1<<20)
+	tr.scheduled()
+	st := tr.Status()
+	if st.Last == nil || !st.Last.Scheduled || st.LastOnDemand == nil || st.LastOnDemand.ID != p.ID {
+		t.Fatalf("after a scheduled pass: last %+v, last on demand %+v (want pass %d)", st.Last, st.LastOnDemand, p.ID)
+	}
 }
 
 func TestTrimUnsupportedStopsSchedule(t *testing.T) {

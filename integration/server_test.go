@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -280,9 +281,11 @@ func runCLI(t *testing.T, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("xfs3 %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("xfs3 %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.Bytes())
 	}
 	return out
 }

@@ -117,9 +117,11 @@
 // (holes punched in a volume file, BLKDISCARD on a block device) by
 // passes over the free-space trees: periodic ones (trim_interval) and
 // passes on demand. The scheduler is package gc's, the documents package
-// admin's, shared with 'xfs3 trim'. Every answer is the status document:
+// admin's, shared with 'xfs3 trim'. Every answer is the status document
+// ("last" is the last pass that ended, "last_on_demand" the last one
+// started on demand, which periodic passes do not hide):
 //
-//	{"current":{PASS},"last":{PASS},"counters":{
+//	{"current":{PASS},"last":{PASS},"last_on_demand":{PASS},"counters":{
 //	   "interval_seconds":60,"pass_bytes":4294967296,"passes":12,
 //	   "on_demand":1,"canceled":0,"failed":0,"examined_bytes":N,
 //	   "discarded_bytes":N,"discarded_extents":N,"batches":N,"errors":0,

@@ -159,6 +159,10 @@ func trimServer(f trimFlags, req admin.TrimRequest, e *env) error {
 			fmt.Fprint(e.stdout, "last: ")
 			printTrimText(e.stdout, *st.Last)
 		}
+		if st.LastOnDemand != nil {
+			fmt.Fprint(e.stdout, "last on demand: ")
+			printTrimText(e.stdout, *st.LastOnDemand)
+		}
 		c := st.Counters
 		fmt.Fprintf(e.stdout, "passes %d (on demand %d, canceled %d, failed %d); discarded %s in %d extents; lock hold max %s; backlog %s; interval %gs\n",
 			c.Passes, c.OnDemand, c.Canceled, c.Failed, humanSize(uint64(c.DiscardedBytes)), c.DiscardedExtents,
@@ -173,7 +177,17 @@ func followServerPass(ctx context.Context, c *admin.Client, req admin.TrimReques
 	if err != nil {
 		return err
 	}
-	id := st.Current.ID
+	// The pass is the current one unless it already ended: then it is the
+	// last on demand (Last may already be a scheduled pass after it).
+	var id uint64
+	switch {
+	case st.Current != nil && !st.Current.Scheduled:
+		id = st.Current.ID
+	case st.LastOnDemand != nil:
+		id = st.LastOnDemand.ID
+	default:
+		return errors.New("the server shows no pass on demand after starting one")
+	}
 	bar := newTrimProgress(e.stderr)
 	for st.Current != nil && st.Current.ID == id {
 		bar.showDoc(*st.Current)
@@ -192,10 +206,10 @@ func followServerPass(ctx context.Context, c *admin.Client, req admin.TrimReques
 		}
 	}
 	bar.done()
-	if st.Last == nil || st.Last.ID != id {
-		return fmt.Errorf("pass %d is no longer shown: another pass ended after it", id)
+	if st.LastOnDemand == nil || st.LastOnDemand.ID != id {
+		return fmt.Errorf("pass %d is no longer shown: another pass on demand ended after it", id)
 	}
-	return printTrimPass(e, *st.Last, f.json)
+	return printTrimPass(e, *st.LastOnDemand, f.json)
 }
 
 func printJSONOrText(e *env, v any, asJSON bool, text func()) error {

@@ -118,9 +118,11 @@ type TrimCounters struct {
 
 // TrimStatus is the answer of every trim request.
 type TrimStatus struct {
-	Current  *TrimPass    `json:"current,omitempty"`
-	Last     *TrimPass    `json:"last,omitempty"`
-	Counters TrimCounters `json:"counters"`
+	Current *TrimPass `json:"current,omitempty"`
+	Last    *TrimPass `json:"last,omitempty"`
+	// LastOnDemand is the last pass started on demand that ended.
+	LastOnDemand *TrimPass    `json:"last_on_demand,omitempty"`
+	Counters     TrimCounters `json:"counters"`
 }
 
 func us(d time.Duration) int64 { return d.Microseconds() }
@@ -158,6 +160,10 @@ func TrimStatusOf(st store.TrimStatus) TrimStatus {
 	if st.Last != nil {
 		p := TrimPassOf(*st.Last)
 		out.Last = &p
+	}
+	if st.LastOnDemand != nil {
+		p := TrimPassOf(*st.LastOnDemand)
+		out.LastOnDemand = &p
 	}
 	return out
 }
