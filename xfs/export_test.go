@@ -104,3 +104,7 @@ func CloseKeepingUnlinked(v *Volume) error {
 	}
 	return v.dev.Close()
 }
+
+// DquotCache returns how many dquots v holds in memory and how many it
+// has evicted.
+func DquotCache(v *Volume) (cached, evicted int64) { return v.w.quota.Cached() }

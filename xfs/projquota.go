@@ -3,7 +3,9 @@ package xfs
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -54,8 +56,48 @@ func (v *Volume) loadQuota() error {
 	if err := v.readDquots(m); err != nil {
 		return fmt.Errorf("project quota: %w", err)
 	}
+	m.SetLoader(v.dquotLoader(m), dquotCacheBound())
 	v.w.quota = m
 	return nil
+}
+
+// dquotCacheBound is how many dquots stay in memory: the
+// XFS3_DQUOT_CACHE environment variable when it holds a positive number
+// (tests force eviction with a tiny one), else quota.DefaultCacheBound.
+func dquotCacheBound() int {
+	if n, err := strconv.Atoi(os.Getenv("XFS3_DQUOT_CACHE")); err == nil && n > 0 {
+		return n
+	}
+	return quota.DefaultCacheBound
+}
+
+// dquotLoader returns m's loader: it reads a project's record as
+// committed, for a dquot evicted from memory; ok is false when the quota
+// file has a hole where the record would be. It takes no lock.
+func (v *Volume) dquotLoader(m *quota.Manager) quota.Loader {
+	return func(id uint32) (quota.Record, format.Daddr, bool, error) { return v.loadDquot(m, id) }
+}
+
+func (v *Volume) loadDquot(m *quota.Manager, id uint32) (r quota.Record, d format.Daddr, ok bool, err error) {
+	ip, err := v.iget(v.sb.PQuotIno)
+	if err != nil {
+		return r, 0, false, fmt.Errorf("quota inode: %w", err)
+	}
+	ext, err := v.extents(ip, DataFork)
+	if err != nil {
+		return r, 0, false, err
+	}
+	fb, off := quota.Locate(&v.geo, id)
+	fsb, _, ok, _ := mapBlock(ext, format.FileOff(fb))
+	if !ok {
+		return r, 0, false, nil
+	}
+	d = v.geo.FsbToDaddr(fsb)
+	b, err := v.readCommitted(d, v.geo.BlockSize, m.Ops())
+	if err != nil {
+		return r, 0, false, format.Located(err, fmt.Sprintf("quota file block %d", fb))
+	}
+	return quota.Decode(b[off:]), d, true, nil
 }
 
 // eachDquotBlock calls fn with every block of the quota file, verified.
@@ -100,6 +142,7 @@ func (v *Volume) enableQuota() error {
 		return fmt.Errorf("quotacheck: %w", err)
 	}
 	v.sb.QFlags = quota.FlagsProject
+	m.SetLoader(v.dquotLoader(m), dquotCacheBound())
 	v.w.quota = m
 	if err := v.Sync(); err != nil {
 		return err
@@ -388,8 +431,8 @@ func (v *Volume) SetProject(ino format.Ino, id uint32) (err error) {
 
 // ensureDquot gives project id a record if it has none.
 func (v *Volume) ensureDquot(m *quota.Manager, id uint32) error {
-	if m.Lookup(id) != nil {
-		return nil
+	if ok, err := m.Has(id); ok || err != nil {
+		return err
 	}
 	fb, _ := quota.Locate(&v.geo, id)
 	return v.withDquotBlock(m, fb, func([]byte) {})
@@ -465,20 +508,33 @@ func (v *Volume) Quotas() ([]ProjectQuota, error) {
 	if err != nil {
 		return nil, err
 	}
-	return projectQuotas(m), nil
+	return v.projectQuotas(m)
 }
 
-// projectQuotas reports m's projects that have usage or limits, and
-// project 0 (the defaults).
-func projectQuotas(m *quota.Manager) []ProjectQuota {
+// projectQuotas reports the projects of the quota file that have usage
+// or limits, and project 0 (the defaults): from their dquots where they
+// are in memory, else from their records.
+func (v *Volume) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
 	var out []ProjectQuota
-	for _, d := range m.All() {
-		q := ProjectQuota{ID: d.ID(), Limits: d.Limits(), Effective: m.Effective(d.ID()), Usage: d.Usage()}
-		if q.ID == 0 || q.Limits != (quota.Limits{}) || q.Usage.Blocks != 0 || q.Usage.Inodes != 0 {
-			out = append(out, q)
+	err := v.eachDquotBlock(m.Ops(), func(b []byte, _ format.Daddr) error {
+		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+			r := quota.Decode(b[off:])
+			q := ProjectQuota{ID: r.ID,
+				Limits: quota.Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft},
+				Usage:  quota.Usage{Blocks: int64(r.BCount), Inodes: int64(r.ICount), BTimer: r.BTimer, ITimer: r.ITimer}}
+			m.Peek(r.ID, func(d *quota.Dquot) { q.Limits, q.Usage = d.Limits(), d.Usage() })
+			q.Effective = m.Effective(q.ID, q.Limits)
+			if q.ID == 0 || q.Limits != (quota.Limits{}) || q.Usage.Blocks != 0 || q.Usage.Inodes != 0 {
+				out = append(out, q)
+			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
 }
 
 // readDquots puts every record of the quota file into m.
@@ -500,7 +556,7 @@ func (v *Volume) readQuotas() ([]ProjectQuota, error) {
 	if err := v.readDquots(m); err != nil {
 		return nil, err
 	}
-	return projectQuotas(m), nil
+	return v.projectQuotas(m)
 }
 
 // CheckQuota tells, before anything is written, whether project id has

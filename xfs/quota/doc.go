@@ -7,40 +7,53 @@
 // holds the defaults: limits for projects that set none, and in its timer
 // fields the grace periods.
 //
-// In memory every project with a record has a Dquot. Its limits sit
-// behind an atomic pointer (read on every commit, written by an
-// administrator); its counters, which every writer of the project
-// changes, sit on their own cache line and move with atomic adds, so no
-// lock is taken on the way of a write. Lookups read the table, an
-// immutable map replaced whole when a project is added, through an
-// atomic pointer.
+// In memory a project's record is a Dquot. Its limits sit behind an
+// atomic pointer (read on every commit, written by an administrator);
+// its counters, which every writer of the project changes, sit on their
+// own cache line and move with atomic adds, so no lock is taken on the
+// way of a write. Lookups read a concurrent map (sync.Map).
 //
-// # Why dquots have no reference counts
+// # References, the bound and eviction
 //
-// The kernel counts references to a dquot (since v6.19 with a lockref,
-// so that taking one needs no lock) because it frees dquots: its shrinker
-// evicts unreferenced ones, and the count tells it which. We never evict:
-// every dquot lives from the open that reads (or the commit that makes)
-// its record until the volume closes, and a deleted bucket's record is
-// only cleared. So there is nothing for a count to protect: a *Dquot, once
-// looked up, stays the one and only dquot of its project, and holding it
-// costs nothing, with no lock and no atomic operation to take or drop it
-// (cheaper than the kernel's lockless fast path). Go's garbage collector
-// keeps memory safe on its own; what eviction would put at risk is
-// identity, two dquots of one project whose counters drift apart, and
-// that is what reference counts would then have to prevent, by telling
-// which dquots no transaction, reservation (Reserve) or commit in flight
-// still holds.
+// Every user of a dquot holds a reference for as long as it uses the
+// pointer: a transaction from the commit step that checks and writes its
+// changes (apply) until they are published or cancelled, a reservation
+// (Reserve) until its Release, an administrator's read (Peek) while it
+// copies the figures. A reference is taken and dropped with atomic
+// operations only, as the kernel does since v6.19 (a lockref): the count
+// is an int32, taken by a compare-and-swap loop that gives up when the
+// count is negative, dropped by an atomic add. No lock serialises
+// references, and the content never needs one for them.
 //
-// The memory this costs is bounded by the number of projects, that is of
-// buckets ever made on the volume: about 200 bytes each (the 144-byte
-// Dquot, its 32-byte Limits and its table entry), 20 MB for 100,000
-// buckets, beside the 136-byte records the quota file holds anyway. Adding
-// a project copies the table (O(projects), once per bucket made), which
-// keeps every lookup free of locks. Should volumes with millions of
-// buckets matter, the way out is a bounded cache that evicts dquots with
-// no reservation in flight and counters equal to their record, and then
-// atomic reference counts become necessary.
+// The manager keeps at most a bound of dquots (DefaultCacheBound, 4096;
+// the engine reads XFS3_DQUOT_CACHE, which tests set tiny). Past it, an
+// eviction pass starts in its own goroutine, unless one runs already
+// (callers never wait for it): it walks the table, spares once the
+// dquots used since the previous pass, and claims an unreferenced one by
+// a compare-and-swap of its count from 0 to dead (negative), so that a
+// reference taken first keeps it and none can be taken after. A claimed
+// dquot is removed only if it is clean, its checked-against counters
+// equal to its committed ones: with no reference held no reservation is
+// in flight, and every commit has put its counts and grace timers into
+// the record (in its dquot block, inside the transaction) before it
+// dropped its reference, so the record holds everything the dquot did.
+// A dirty one (counts that drifted) is revived (count back to 0) and
+// kept. Project 0, the defaults every commit reads, is never evicted.
+//
+// A lookup that finds a dead dquot waits for it to leave the table; one
+// that finds none reads the record back through the Loader (the
+// committed quota file block, without a lock) and inserts it under mu,
+// unless a dquot of the project appeared meanwhile (that one wins) or a
+// dquot was evicted or a record rewritten by Add since the read began (a
+// generation counter tells): then the read is stale and is done again.
+// Marking dead, checking and removing happen within one hold of mu, so
+// whoever holds mu never sees a dead dquot, and two dquots of one
+// project never coexist. A project whose block is a hole in the quota
+// file has no record and is not charged.
+//
+// Administrators list projects from the quota file itself (the figures
+// of dquots in memory where there is one), so eviction hides nothing.
+// Memory is bounded by the bound: about 200 bytes a dquot.
 //
 // The engine calls Charge (or Force, for changes that free space) from
 // each transaction with what it did to a project's blocks and inodes. At

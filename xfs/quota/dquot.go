@@ -2,6 +2,8 @@ package quota
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -34,6 +36,10 @@ type Usage struct {
 // an administrator, so they sit behind an atomic pointer; the counters
 // every writer of the project updates come after a padding, on their own
 // cache line, and are changed with atomic adds, so charging takes no lock.
+//
+// Whoever uses a *Dquot holds a reference (refs) from the lookup that
+// returned it until it is done; refs is negative once the evictor has
+// claimed it (dead), and then no one can take a reference any more.
 type Dquot struct {
 	id     uint32
 	daddr  format.Daddr // the quota file block holding the record
@@ -47,6 +53,37 @@ type Dquot struct {
 	// committed usage, as on disk.
 	cblocks, cinodes atomic.Int64
 	btimer, itimer   atomic.Int64
+	refs             atomic.Int32
+	used             atomic.Bool // referenced since the evictor last looked
+}
+
+// dead is the reference count of a dquot being evicted or gone.
+const dead = math.MinInt32 / 2
+
+// tryGet takes a reference unless d is dead, with a compare-and-swap
+// loop and no lock.
+func (d *Dquot) tryGet() bool {
+	for {
+		n := d.refs.Load()
+		if n < 0 {
+			return false
+		}
+		if d.refs.CompareAndSwap(n, n+1) {
+			if !d.used.Load() {
+				d.used.Store(true)
+			}
+			return true
+		}
+	}
+}
+
+// put drops a reference.
+func (d *Dquot) put() { d.refs.Add(-1) }
+
+// clean reports whether memory holds nothing the record lacks: no
+// reservation in flight (committed counters equal the checked ones).
+func (d *Dquot) clean() bool {
+	return d.blocks.Load() == d.cblocks.Load() && d.inodes.Load() == d.cinodes.Load()
 }
 
 // ID returns the project ID.
@@ -60,32 +97,57 @@ func (d *Dquot) Usage() Usage {
 	return Usage{Blocks: d.cblocks.Load(), Inodes: d.cinodes.Load(), BTimer: d.btimer.Load(), ITimer: d.itimer.Load()}
 }
 
+// DefaultCacheBound is how many dquots a Manager keeps by default before
+// it evicts unreferenced, clean ones.
+const DefaultCacheBound = 4096
+
+// Loader reads project id's record as committed, and the disk address
+// of its quota file block; ok is false when the project has none.
+type Loader func(id uint32) (r Record, daddr format.Daddr, ok bool, err error)
+
 // Manager holds the dquots of a volume's projects. Lookups read a
-// copy-on-write table through an atomic pointer: no lock on the path of
-// a write; adding a project copies the table under mu.
+// concurrent map and take a reference with an atomic compare-and-swap: no
+// lock on the path of a write. Inserting and evicting dquots take mu.
 type Manager struct {
 	g       *format.Geometry
 	enforce bool
 	ops     trans.Ops
 	now     func() time.Time
+	load    Loader // nil: every project is in the table (no eviction)
+	bound   int64
 
-	mu     sync.Mutex // serialises table changes
-	table  atomic.Pointer[map[uint32]*Dquot]
-	drifts atomic.Int64 // counts that would have gone negative
+	mu       sync.Mutex // serialises inserts, record updates and evictions
+	table    sync.Map   // project ID → *Dquot
+	def      atomic.Pointer[Dquot]
+	cached   atomic.Int64
+	gen      atomic.Uint64 // moves under mu when a dquot goes or a record is re-read
+	evicting atomic.Bool
+	evicted  atomic.Int64
+	drifts   atomic.Int64 // counts that would have gone negative
 }
 
 // NewManager returns an empty manager; enforce says whether limits are
-// enforced (sb_qflags PQUOTA_ENFD) or only accounted.
+// enforced (sb_qflags PQUOTA_ENFD) or only accounted. It keeps every
+// dquot added until SetLoader gives it a way to read records back.
 func NewManager(g *format.Geometry, enforce bool) *Manager {
-	m := &Manager{g: g, enforce: enforce, now: time.Now}
+	m := &Manager{g: g, enforce: enforce, now: time.Now, bound: DefaultCacheBound}
 	m.ops = trans.Ops{
 		Name:   "dquot block",
 		Verify: func(b []byte, _ format.Daddr) error { return VerifyBlock(g, b) },
 		Finish: FinishBlock,
 	}
-	empty := map[uint32]*Dquot{}
-	m.table.Store(&empty)
 	return m
+}
+
+// SetLoader lets m evict dquots beyond bound (≤ 0: DefaultCacheBound)
+// and read their records back with load when they are used again. Call
+// it before the manager is shared.
+func (m *Manager) SetLoader(load Loader, bound int) {
+	if bound <= 0 {
+		bound = DefaultCacheBound
+	}
+	m.load, m.bound = load, int64(bound)
+	m.maybeEvict()
 }
 
 // Ops is the buffer ops of quota file blocks.
@@ -96,13 +158,20 @@ func (m *Manager) Enforcing() bool { return m.enforce }
 
 // Add puts a project's record, read from the quota file block at daddr,
 // into the table, or brings the project's dquot up to date with it (the
-// caller holds that block locked, so the record is the latest): limits
-// and timers are taken as they are, and a change of the counts (a
-// quotacheck) moves the checked-against counters by as much, keeping the
-// reservations in flight.
+// caller holds that block locked, or nothing runs yet, so the record is
+// the latest): limits and timers are taken as they are, and a change of
+// the counts (a quotacheck) moves the checked-against counters by as
+// much, keeping the reservations in flight.
 func (m *Manager) Add(r Record, daddr format.Daddr) {
 	lim := Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft}
-	if d := m.Lookup(r.ID); d != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// A load that read the record before this change must not insert it.
+	m.gen.Add(1)
+	// Under mu no dquot in the table is dead: the evictor marks and
+	// removes them within one hold of mu.
+	if v, ok := m.table.Load(r.ID); ok {
+		d := v.(*Dquot)
 		d.limits.Store(&lim)
 		d.blocks.Add(int64(r.BCount) - d.cblocks.Swap(int64(r.BCount)))
 		d.inodes.Add(int64(r.ICount) - d.cinodes.Swap(int64(r.ICount)))
@@ -110,39 +179,149 @@ func (m *Manager) Add(r Record, daddr format.Daddr) {
 		d.itimer.Store(r.ITimer)
 		return
 	}
+	m.insertLocked(r, daddr, 0)
+}
+
+// insertLocked makes a dquot from r with refs references; mu is held.
+func (m *Manager) insertLocked(r Record, daddr format.Daddr, refs int32) *Dquot {
 	_, off := Locate(m.g, r.ID)
 	d := &Dquot{id: r.ID, daddr: daddr, off: off}
-	d.limits.Store(&lim)
+	d.limits.Store(&Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft})
 	d.blocks.Store(int64(r.BCount))
 	d.inodes.Store(int64(r.ICount))
 	d.cblocks.Store(int64(r.BCount))
 	d.cinodes.Store(int64(r.ICount))
 	d.btimer.Store(r.BTimer)
 	d.itimer.Store(r.ITimer)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	old := *m.table.Load()
-	next := make(map[uint32]*Dquot, len(old)+1)
-	for k, v := range old {
-		next[k] = v
+	d.refs.Store(refs)
+	m.table.Store(r.ID, d)
+	if r.ID == 0 {
+		// Project 0 holds the defaults every commit reads: never evicted.
+		m.def.Store(d)
 	}
-	next[r.ID] = d
-	m.table.Store(&next)
+	m.cached.Add(1)
+	m.maybeEvict()
+	return d
 }
 
-// Lookup returns a project's dquot, or nil when the project has no
-// record yet.
-func (m *Manager) Lookup(id uint32) *Dquot { return (*m.table.Load())[id] }
-
-// All returns every dquot, by project ID.
-func (m *Manager) All() []*Dquot {
-	t := *m.table.Load()
-	out := make([]*Dquot, 0, len(t))
-	for _, d := range t {
-		out = append(out, d)
+// peek returns project id's dquot with a reference taken, or nil when
+// it is not in the table. A dead dquot is on its way out of the table:
+// peek waits for that (the evictor holds it dead only briefly).
+func (m *Manager) peek(id uint32) *Dquot {
+	for {
+		v, ok := m.table.Load(id)
+		if !ok {
+			return nil
+		}
+		if d := v.(*Dquot); d.tryGet() {
+			return d
+		}
+		runtime.Gosched()
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
-	return out
+}
+
+// get returns project id's dquot with a reference taken, reading its
+// record back when it was evicted; nil when the project has no record.
+// The caller drops the reference with put.
+func (m *Manager) get(id uint32) (*Dquot, error) {
+	for {
+		if d := m.peek(id); d != nil || m.load == nil {
+			return d, nil
+		}
+		gen := m.gen.Load()
+		r, daddr, ok, err := m.load(id)
+		if err != nil || !ok {
+			return nil, err
+		}
+		if d := m.insertLoaded(r, daddr, gen); d != nil {
+			return d, nil
+		}
+	}
+}
+
+// insertLoaded puts a record read back from disk into the table unless
+// it may be stale (a dquot was evicted or a record re-read since gen:
+// nil, read it again); a dquot another load inserted meanwhile wins.
+func (m *Manager) insertLoaded(r Record, daddr format.Daddr, gen uint64) *Dquot {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.table.Load(r.ID); ok {
+		if d := v.(*Dquot); d.tryGet() {
+			return d
+		}
+	}
+	if m.gen.Load() != gen {
+		return nil
+	}
+	return m.insertLocked(r, daddr, 1)
+}
+
+// Has reports whether project id has a record.
+func (m *Manager) Has(id uint32) (bool, error) {
+	d, err := m.get(id)
+	if d != nil {
+		d.put()
+	}
+	return d != nil, err
+}
+
+// Cached returns the number of dquots in memory and how many were
+// evicted so far.
+func (m *Manager) Cached() (cached, evicted int64) { return m.cached.Load(), m.evicted.Load() }
+
+// maybeEvict starts an eviction pass when the table is over its bound
+// and none runs; it never waits for one.
+func (m *Manager) maybeEvict() {
+	if m.load == nil || m.cached.Load() <= m.bound || !m.evicting.CompareAndSwap(false, true) {
+		return
+	}
+	go m.evict()
+}
+
+// evict drops unreferenced, clean dquots (not project 0) until the table
+// is a quarter below its bound, sparing once those used since the last
+// pass. Claiming a dquot is a compare-and-swap of its count from 0 to
+// dead, so a reference taken first keeps it, and none can be taken after.
+func (m *Manager) evict() {
+	defer m.evicting.Store(false)
+	target := m.bound - m.bound/4
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	removed := false
+	m.table.Range(func(_, v any) bool {
+		if m.cached.Load() <= target {
+			return false
+		}
+		d := v.(*Dquot)
+		if d.id == 0 || d.used.Swap(false) || !d.refs.CompareAndSwap(0, dead) {
+			return true
+		}
+		if !d.clean() {
+			// Counts that drifted from the record: keep them.
+			d.refs.Store(0)
+			return true
+		}
+		m.table.CompareAndDelete(d.id, d)
+		m.cached.Add(-1)
+		m.evicted.Add(1)
+		removed = true
+		return true
+	})
+	if removed {
+		m.gen.Add(1)
+	}
+}
+
+// Peek calls fn with project id's dquot if it is in memory, holding a
+// reference meanwhile; it reports whether it was.
+func (m *Manager) Peek(id uint32, fn func(d *Dquot)) bool {
+	d := m.peek(id)
+	if d == nil {
+		return false
+	}
+	defer d.put()
+	fn(d)
+	return true
 }
 
 // Drifts counts the times a count would have gone below zero and was
@@ -151,19 +330,13 @@ func (m *Manager) Drifts() int64 { return m.drifts.Load() }
 
 // effective returns the limits that apply to d: its own, or the
 // defaults of project 0 for those it leaves at zero.
-func (m *Manager) effective(d *Dquot) Limits {
-	l := *d.limits.Load()
-	if def := m.Lookup(0); def != nil && d.id != 0 {
-		l = mergeDefaults(l, *def.limits.Load())
-	}
-	return l
-}
+func (m *Manager) effective(d *Dquot) Limits { return m.Effective(d.id, *d.limits.Load()) }
 
 // Grace returns the block and inode grace periods (project 0's timers,
 // or the kernel's default of 7 days).
 func (m *Manager) Grace() (blocks, inodes time.Duration) {
 	blocks, inodes = DefaultGrace, DefaultGrace
-	if def := m.Lookup(0); def != nil {
+	if def := m.def.Load(); def != nil {
 		if t := def.btimer.Load(); t > 0 {
 			blocks = time.Duration(t) * time.Second
 		}
@@ -174,12 +347,13 @@ func (m *Manager) Grace() (blocks, inodes time.Duration) {
 	return blocks, inodes
 }
 
-// Effective returns the limits that apply to project id.
-func (m *Manager) Effective(id uint32) Limits {
-	if d := m.Lookup(id); d != nil {
-		return m.effective(d)
+// Effective returns the limits that apply to a project with own limits
+// own: those, else the defaults.
+func (m *Manager) Effective(id uint32, own Limits) Limits {
+	if def := m.def.Load(); def != nil && id != 0 {
+		return mergeDefaults(own, *def.limits.Load())
 	}
-	return Limits{}
+	return own
 }
 
 // over reports whether count may not grow to next under hard and soft
@@ -210,8 +384,8 @@ func reserve(c *atomic.Int64, n int64, hard, soft uint64, timer, now int64) bool
 // against its limits (with enforcement on; project 0 is never limited)
 // and the commit fails with ErrExceeded if it does not fit, so changes
 // that move blocks within a project (joining parts) never fail on it. A
-// project with no record yet is not charged: quotacheck counts it when it
-// gets one.
+// project with no record at commit is not charged: quotacheck counts it
+// when it gets one. The dquots are looked up (and referenced) at commit.
 func (m *Manager) Charge(tx *trans.Tx, id uint32, blocks, inodes int64) {
 	m.charge(tx, id, blocks, inodes, false)
 }
@@ -224,7 +398,7 @@ func (m *Manager) Force(tx *trans.Tx, id uint32, blocks, inodes int64) {
 }
 
 func (m *Manager) charge(tx *trans.Tx, id uint32, blocks, inodes int64, force bool) {
-	if m.Lookup(id) == nil || (blocks == 0 && inodes == 0) {
+	if blocks == 0 && inodes == 0 {
 		return
 	}
 	delta, first := tx.Quota(id)
@@ -259,20 +433,28 @@ func (m *Manager) reserve(d *Dquot, blocks, inodes int64, check bool) error {
 
 // Reserve takes headroom for a write about to happen (the data of an
 // upload of known size), so that it fails before anything is written
-// when it cannot fit. Release gives it back.
+// when it cannot fit. Release gives it back; until then the project's
+// dquot stays referenced.
 func (m *Manager) Reserve(id uint32, blocks, inodes int64) error {
-	d := m.Lookup(id)
+	d, err := m.get(id)
 	if d == nil {
-		return nil
+		return err
 	}
-	return m.reserve(d, blocks, inodes, m.enforce && id != 0)
+	if err := m.reserve(d, blocks, inodes, m.enforce && id != 0); err != nil {
+		d.put()
+		return err
+	}
+	return nil
 }
 
-// Release gives back a Reserve.
+// Release gives back a successful Reserve.
 func (m *Manager) Release(id uint32, blocks, inodes int64) {
-	if d := m.Lookup(id); d != nil {
+	// The Reserve's reference keeps the dquot in the table.
+	if d := m.peek(id); d != nil {
 		d.blocks.Add(-blocks)
 		d.inodes.Add(-inodes)
+		d.put()
+		d.put()
 	}
 }
 
@@ -298,12 +480,14 @@ func nextTimer(timer int64, count, soft, hard uint64, now int64, grace time.Dura
 	return 0
 }
 
-// txCommit carries one transaction's quota changes through its commit.
+// txCommit carries one transaction's quota changes through its commit,
+// holding a reference on every dquot it changes from apply until the
+// commit or cancel is done with it.
 type txCommit struct {
 	m       *Manager
 	tx      *trans.Tx
-	dquots  []*Dquot
-	records []Record
+	dquots  []*Dquot // referenced, in disk order of their records
+	records []Record // as written, for dquots[:len(records)]
 }
 
 // apply writes the changes into the on-disk records, last thing before
@@ -311,12 +495,12 @@ type txCommit struct {
 // disk order, so they never take part in a lock cycle.
 func (c *txCommit) apply() error {
 	m, deltas := c.m, c.tx.QuotaDeltas()
+	if err := c.hold(deltas); err != nil {
+		return err
+	}
 	now := m.now().Unix()
-	for _, d := range m.sortedDeltas(c.tx) {
+	for _, d := range c.dquots {
 		delta := deltas[d.id]
-		if delta.Blocks == 0 && delta.Inodes == 0 {
-			continue
-		}
 		check := m.enforce && d.id != 0 && !delta.Unchecked
 		if err := m.reserve(d, max(delta.Blocks, 0), max(delta.Inodes, 0), check); err != nil {
 			return fmt.Errorf("project %d: %w", d.id, err)
@@ -333,7 +517,6 @@ func (c *txCommit) apply() error {
 		m.Retime(&r, now)
 		r.Encode(rec)
 		c.tx.Dirty(d.daddr)
-		c.dquots = append(c.dquots, d)
 		// As stored: a bigtime timer is rounded up on disk, and memory
 		// must enforce the same instant (else every later commit would
 		// push the grace end out again).
@@ -342,49 +525,60 @@ func (c *txCommit) apply() error {
 	return nil
 }
 
-// committed turns reservations into usage.
-func (c *txCommit) committed() {
-	for id, delta := range c.tx.QuotaDeltas() {
-		if d := c.m.Lookup(id); d != nil {
-			d.blocks.Add(delta.Blocks - delta.ResBlocks)
-			d.inodes.Add(delta.Inodes - delta.ResInodes)
+// hold references the dquots of the projects the transaction changes,
+// reading back evicted ones, and orders them as their records lie.
+func (c *txCommit) hold(deltas map[uint32]*trans.QuotaDelta) error {
+	for id, delta := range deltas {
+		if delta.Blocks == 0 && delta.Inodes == 0 {
+			continue
+		}
+		d, err := c.m.get(id)
+		if err != nil {
+			return fmt.Errorf("project %d: %w", id, err)
+		}
+		if d != nil {
+			c.dquots = append(c.dquots, d)
 		}
 	}
-	for i, d := range c.dquots {
-		r := &c.records[i]
-		d.cblocks.Store(int64(r.BCount))
-		d.cinodes.Store(int64(r.ICount))
-		d.btimer.Store(r.BTimer)
-		d.itimer.Store(r.ITimer)
-	}
-}
-
-// cancelled gives reservations back.
-func (c *txCommit) cancelled() {
-	for id, delta := range c.tx.QuotaDeltas() {
-		if d := c.m.Lookup(id); d != nil {
-			d.blocks.Add(-delta.ResBlocks)
-			d.inodes.Add(-delta.ResInodes)
-		}
-	}
-}
-
-// sortedDeltas returns the dquots tx changes, ordered by the disk address
-// of their records: the order dquot blocks are locked in.
-func (m *Manager) sortedDeltas(tx *trans.Tx) []*Dquot {
-	var ds []*Dquot
-	for id := range tx.QuotaDeltas() {
-		if d := m.Lookup(id); d != nil {
-			ds = append(ds, d)
-		}
-	}
+	ds := c.dquots
 	sort.Slice(ds, func(i, j int) bool {
 		if ds[i].daddr != ds[j].daddr {
 			return ds[i].daddr < ds[j].daddr
 		}
 		return ds[i].off < ds[j].off
 	})
-	return ds
+	return nil
+}
+
+// committed turns reservations into usage and drops the references.
+func (c *txCommit) committed() {
+	deltas := c.tx.QuotaDeltas()
+	for i, d := range c.dquots {
+		delta := deltas[d.id]
+		d.blocks.Add(delta.Blocks - delta.ResBlocks)
+		d.inodes.Add(delta.Inodes - delta.ResInodes)
+		if i < len(c.records) {
+			r := &c.records[i]
+			d.cblocks.Store(int64(r.BCount))
+			d.cinodes.Store(int64(r.ICount))
+			d.btimer.Store(r.BTimer)
+			d.itimer.Store(r.ITimer)
+		}
+		d.put()
+	}
+	c.dquots = nil
+}
+
+// cancelled gives reservations back and drops the references.
+func (c *txCommit) cancelled() {
+	deltas := c.tx.QuotaDeltas()
+	for _, d := range c.dquots {
+		delta := deltas[d.id]
+		d.blocks.Add(-delta.ResBlocks)
+		d.inodes.Add(-delta.ResInodes)
+		d.put()
+	}
+	c.dquots = nil
 }
 
 // Retime sets a record's grace timers for its counts and limits (its
@@ -396,7 +590,7 @@ func (m *Manager) Retime(r *Record, now int64) {
 		return
 	}
 	l := Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft}
-	if def := m.Lookup(0); def != nil {
+	if def := m.def.Load(); def != nil {
 		dl := *def.limits.Load()
 		l = mergeDefaults(l, dl)
 	}
