@@ -74,7 +74,7 @@ func (v *Volume) openWrite(o Options) error {
 	v.w.counters.ifree.Store(int64(st.FreeInodes))
 	if o.NoQuota {
 		v.sb.QFlags = 0
-	} else if err := v.loadQuota(); err != nil {
+	} else if err := v.loadQuota(o.DquotCache); err != nil {
 		return err
 	}
 	if v.recovery != nil {

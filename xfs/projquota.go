@@ -3,9 +3,7 @@ package xfs
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -43,7 +41,7 @@ func validQuotaIno(sb *format.Superblock) bool {
 // loadQuota reads the dquots of a volume whose counts can be trusted, so
 // that every change from here on (freeing unlinked inodes included) is
 // charged. Other volumes get quota in enableQuota.
-func (v *Volume) loadQuota() error {
+func (v *Volume) loadQuota(dquotCache int) error {
 	// Only project quota is kept: user and group counts would go stale,
 	// so their flags go (the kernel recounts them on its next mount with
 	// those options).
@@ -56,19 +54,9 @@ func (v *Volume) loadQuota() error {
 	if err := v.readDquots(m); err != nil {
 		return fmt.Errorf("project quota: %w", err)
 	}
-	m.SetLoader(v.dquotLoader(m), dquotCacheBound())
+	m.SetLoader(v.dquotLoader(m), dquotCache)
 	v.w.quota = m
 	return nil
-}
-
-// dquotCacheBound is how many dquots stay in memory: the
-// XFS3_DQUOT_CACHE environment variable when it holds a positive number
-// (tests force eviction with a tiny one), else quota.DefaultCacheBound.
-func dquotCacheBound() int {
-	if n, err := strconv.Atoi(os.Getenv("XFS3_DQUOT_CACHE")); err == nil && n > 0 {
-		return n
-	}
-	return quota.DefaultCacheBound
 }
 
 // dquotLoader returns m's loader: it reads a project's record as
@@ -128,7 +116,7 @@ func (v *Volume) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr
 // enableQuota gives a volume whose counts cannot be trusted a quota inode
 // (if it has none) and exact counts. Until it sets the "checked" flag at
 // the end, a crash leaves the flag clear and the next open starts over.
-func (v *Volume) enableQuota() error {
+func (v *Volume) enableQuota(dquotCache int) error {
 	if v.w.quota != nil {
 		return nil
 	}
@@ -142,7 +130,7 @@ func (v *Volume) enableQuota() error {
 		return fmt.Errorf("quotacheck: %w", err)
 	}
 	v.sb.QFlags = quota.FlagsProject
-	m.SetLoader(v.dquotLoader(m), dquotCacheBound())
+	m.SetLoader(v.dquotLoader(m), dquotCache)
 	v.w.quota = m
 	if err := v.Sync(); err != nil {
 		return err

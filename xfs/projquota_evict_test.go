@@ -24,12 +24,11 @@ import (
 // finds every count right.
 func TestQuotaEvictionStress(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
-	t.Setenv("XFS3_DQUOT_CACHE", "3")
 	img := filepath.Join(t.TempDir(), "evict.img")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := xfs.Open(img, xfs.Options{})
+	v, err := xfs.Open(img, xfs.Options{DquotCache: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,6 +31,10 @@ type Options struct {
 	// cleared, so the next open that keeps quota recounts (quotacheck).
 	// For comparisons; a store always keeps quota.
 	NoQuota bool
+	// DquotCache bounds the project dquots kept in memory (0: a default
+	// of quota.DefaultCacheBound); unreferenced, unchanged ones past it
+	// are evicted and read back from the quota file when used again.
+	DquotCache int
 }
 
 // Volume is an open XFS filesystem.
@@ -137,7 +141,7 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 			}
 		}
 		if !o.NoQuota {
-			if err := v.enableQuota(); err != nil {
+			if err := v.enableQuota(o.DquotCache); err != nil {
 				return nil, fmt.Errorf("project quota: %w", err)
 			}
 		}

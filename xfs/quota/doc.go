@@ -26,7 +26,7 @@
 // references, and the content never needs one for them.
 //
 // The manager keeps at most a bound of dquots (DefaultCacheBound, 4096;
-// the engine reads XFS3_DQUOT_CACHE, which tests set tiny). Past it, an
+// xfs.Options.DquotCache sets another, tests a tiny one). Past it, an
 // eviction pass starts in its own goroutine, unless one runs already
 // (callers never wait for it): it walks the table, spares once the
 // dquots used since the previous pass, and claims an unreferenced one by
