@@ -101,9 +101,11 @@
 // foreground still and writers lost about 60% of their throughput during
 // a pass (BenchmarkPutDuringTrim in package store). Pausing nine times
 // the batch's time keeps a pass to a tenth of the time while writers are
-// busy: they lost 4-12% in the same benchmark (the kernel's writers
-// 78-89% during its fstrim), and the pass still progresses (about 1
-// MiB/s of one-block extents under 8 writers).
+// busy: they lost 10-22% in the same benchmark on a quiet machine (the
+// kernel's writers 61-80% during its fstrim), and the pass still
+// progresses. Their p99 still grows 1.9-2.5×: one batch can punch a
+// large free extent in one request, and the writers' flushes wait for
+// that whole punch. Bounding the bytes of a batch is the next step.
 //
 // Defaults (config trim_interval, trim_pass_bytes; the README's "Trim"
 // has the reasoning): a pass a minute, at most 4 GiB each. A minute gives
