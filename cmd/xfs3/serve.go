@@ -167,7 +167,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	logQuotas(log, st)
 	api, err := s3api.New(s3api.Config{
-		Store:       st,
+		Store:          st,
 		Credentials:    map[string]string{creds.AccessKey: creds.SecretKey},
 		Logger:         log,
 		LogSampleEvery: cfg.LogSample,
