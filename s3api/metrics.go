@@ -61,50 +61,67 @@ func (m *requestMetrics) register(r *prometheus.Registry) {
 	r.MustRegister(m.requests, m.latency, m.bytesIn, m.bytesOut)
 }
 
-// forOp returns the series of one operation, made on first use. Called
-// while routes are built (and for requests no route named), not per
-// request.
+// forOp returns the series of one operation. Called while routes are
+// built (and for requests no route named), not per request. The series
+// themselves are made by the operation's first request, so a scrape
+// shows the operations that ran, not every one the router knows.
 func (m *requestMetrics) forOp(name string) *opMetrics {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o, ok := m.ops[name]; ok {
 		return o
 	}
-	o := &opMetrics{
-		name:     name,
-		vec:      m.requests,
-		latency:  m.latency.WithLabelValues(name),
-		bytesIn:  m.bytesIn.WithLabelValues(name),
-		bytesOut: m.bytesOut.WithLabelValues(name),
-	}
+	o := &opMetrics{name: name, parent: m}
 	m.ops[name] = o
 	return o
 }
 
 // opMetrics are one operation's series.
 type opMetrics struct {
-	name              string
-	vec               *prometheus.CounterVec
-	latency           prometheus.Observer
-	bytesIn, bytesOut prometheus.Counter
-
+	name   string
+	parent *requestMetrics
 	// byStatus maps each status code seen to its request counter. It is
 	// copied on write (a new code is rare), so requests read it without
 	// a lock; mu serializes writers.
 	byStatus atomic.Pointer[map[int]prometheus.Counter]
-	mu       sync.Mutex
+	// sized holds the latency and byte series, made on first use.
+	sized atomic.Pointer[sizedSeries]
+	mu    sync.Mutex
+}
+
+// sizedSeries are an operation's series without a status label.
+type sizedSeries struct {
+	latency           prometheus.Observer
+	bytesIn, bytesOut prometheus.Counter
 }
 
 // observe records one answered request.
 func (o *opMetrics) observe(status int, in, out int64, took time.Duration) {
-	o.latency.Observe(took.Seconds())
+	s := o.sized.Load()
+	if s == nil {
+		s = o.makeSized()
+	}
+	s.latency.Observe(took.Seconds())
 	if in > 0 {
-		o.bytesIn.Add(float64(in))
+		s.bytesIn.Add(float64(in))
 	}
 	if out > 0 {
-		o.bytesOut.Add(float64(out))
+		s.bytesOut.Add(float64(out))
 	}
 	o.counter(status).Inc()
+}
+
+func (o *opMetrics) makeSized() *sizedSeries {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if s := o.sized.Load(); s != nil {
+		return s
+	}
+	m := o.parent
+	s := &sizedSeries{latency: m.latency.WithLabelValues(o.name),
+		bytesIn: m.bytesIn.WithLabelValues(o.name), bytesOut: m.bytesOut.WithLabelValues(o.name)}
+	o.sized.Store(s)
+	return s
 }
 
 // counter returns the request counter for status.
@@ -128,7 +145,7 @@ func (o *opMetrics) counter(status int) prometheus.Counter {
 			next[k] = c
 		}
 	}
-	c := o.vec.WithLabelValues(o.name, strconv.Itoa(status))
+	c := o.parent.requests.WithLabelValues(o.name, strconv.Itoa(status))
 	next[status] = c
 	o.byStatus.Store(&next)
 	return c
