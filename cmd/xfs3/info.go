@@ -24,9 +24,35 @@ Connection, as for 'xfs3 quota':
 `
 
 func runInfo(args []string, e *env) int {
+	return runWithServer("info", infoUsage, args, e, true, func(c *admin.Client) error {
+		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
+		defer cancel()
+		in, err := c.Info(ctx)
+		if err != nil {
+			return err
+		}
+		out, err := json.MarshalIndent(in, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
+		return err
+	})
+}
+
+// runWithServer parses the connection flags of a command that talks to
+// a server (--endpoint when withEndpoint, --config, --volume), refuses
+// positional arguments and runs do with a client for that server.
+func runWithServer(name, usage string, args []string, e *env, withEndpoint bool, do func(*admin.Client) error) int {
 	var endpoint, configFile, volume string
-	fs := newFlags("info")
-	fs.StringVar(&endpoint, "endpoint", "", "server URL")
+	fs := newFlags(name)
+	if withEndpoint {
+		fs.StringVar(&endpoint, "endpoint", "", "server URL")
+	} else {
+		// Not used; set so that a server configured to listen on port 0
+		// does not make the client fail.
+		endpoint = "http://127.0.0.1"
+	}
 	fs.StringVar(&configFile, "config", "", "the server's config file")
 	fs.StringVar(&volume, "volume", "", "the server's volume")
 	err := func() error {
@@ -41,20 +67,9 @@ func runInfo(args []string, e *env) int {
 		if err != nil {
 			return err
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), adminTimeout)
-		defer cancel()
-		in, err := c.Info(ctx)
-		if err != nil {
-			return err
-		}
-		out, err := json.MarshalIndent(in, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(e.stdout, "%s\n", out)
-		return err
+		return do(c)
 	}()
-	return finish(err, "info", infoUsage, e)
+	return finish(err, name, usage, e)
 }
 
 const metricsTokenUsage = `Usage: xfs3 metrics-token [--config FILE] [--volume PATH]
@@ -67,26 +82,8 @@ key: changing the key revokes it.
 `
 
 func runMetricsToken(args []string, e *env) int {
-	var configFile, volume string
-	fs := newFlags("metrics-token")
-	fs.StringVar(&configFile, "config", "", "the server's config file")
-	fs.StringVar(&volume, "volume", "", "the server's volume")
-	err := func() error {
-		pos, err := parseFlags(fs, args)
-		if err != nil {
-			return err
-		}
-		if len(pos) > 0 {
-			return usagef("unexpected argument %q", pos[0])
-		}
-		// The endpoint is not used; one is given so that a server
-		// configured to listen on port 0 does not make this fail.
-		c, err := adminClient("http://127.0.0.1", configFile, volume)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(e.stdout, admin.MetricsToken(c.AccessKey, c.SecretKey))
+	return runWithServer("metrics-token", metricsTokenUsage, args, e, false, func(c *admin.Client) error {
+		_, err := fmt.Fprintln(e.stdout, admin.MetricsToken(c.AccessKey, c.SecretKey))
 		return err
-	}()
-	return finish(err, "metrics-token", metricsTokenUsage, e)
+	})
 }
