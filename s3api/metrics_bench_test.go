@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -94,7 +95,13 @@ func newBenchHandler(tb testing.TB, access MetricsAccess, o store.Options) (http
 func BenchmarkPut4KMetricsRatio(b *testing.B) {
 	for _, durability := range []string{"on-ack", "within-1s"} {
 		b.Run("durability="+durability, func(b *testing.B) {
-			on, st := newBenchHandler(b, MetricsRoot, store.Options{AckBeforeDurable: durability == "within-1s"})
+			// XFS3_METRICS_BENCH_CONTROL=1 turns metrics off on both
+			// sides: what on/off shows then is the noise alone.
+			first := MetricsRoot
+			if os.Getenv("XFS3_METRICS_BENCH_CONTROL") == "1" {
+				first = MetricsOff
+			}
+			on, st := newBenchHandler(b, first, store.Options{AckBeforeDurable: durability == "within-1s"})
 			off, err := New(Config{Store: st, Credentials: map[string]string{testAccessKey: testSecretKey},
 				Logger: zerolog.Nop(), Metrics: MetricsOff})
 			if err != nil {
