@@ -16,6 +16,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -56,7 +58,29 @@ type Config struct {
 	// TrimPassText is it as written ("4G").
 	TrimPassBytes int64  `json:"-"`
 	TrimPassText  string `json:"trim_pass_bytes"`
+	// LogLevel is the least severe level logged: debug, info (the
+	// default: one line per request), warn, error.
+	LogLevel string `json:"log_level"`
+	// LogSample logs one in LogSample successful requests (1: every
+	// one); failed requests are always logged. LogSampleText is it as
+	// written.
+	LogSample     int    `json:"-"`
+	LogSampleText string `json:"log_sample"`
+	// MetricsAuth is who may scrape /minio/metrics/v3: MetricsRoot (the
+	// default: the root credentials' bearer token or a SigV4 signature),
+	// MetricsPublic (anyone) or MetricsOff (no metrics kept).
+	MetricsAuth string `json:"metrics_auth"`
 }
+
+// Who may scrape the metrics.
+const (
+	MetricsRoot   = "root"
+	MetricsPublic = "public"
+	MetricsOff    = "off"
+)
+
+// LogLevels are the accepted log levels, most verbose first.
+var LogLevels = []string{"debug", "info", "warn", "error"}
 
 // Inode garbage collection modes (package gc's names; config imports
 // nothing of ours).
@@ -87,6 +111,9 @@ func Defaults() Config {
 		// at most TrimPassText, pausing for foreground writes.
 		TrimIntervalText: "1m",
 		TrimPassText:     "4G",
+		LogLevel:         "info",
+		LogSampleText:    "1",
+		MetricsAuth:      MetricsRoot,
 	}
 }
 
@@ -103,6 +130,10 @@ var envNames = map[string]string{
 
 	"trim_interval":   "XFS3_TRIM_INTERVAL",
 	"trim_pass_bytes": "XFS3_TRIM_PASS_BYTES",
+
+	"log_level":    "XFS3_LOG_LEVEL",
+	"log_sample":   "XFS3_LOG_SAMPLE",
+	"metrics_auth": "XFS3_METRICS_AUTH",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -128,6 +159,12 @@ func (c *Config) field(name string) *string {
 		return &c.TrimIntervalText
 	case "trim_pass_bytes":
 		return &c.TrimPassText
+	case "log_level":
+		return &c.LogLevel
+	case "log_sample":
+		return &c.LogSampleText
+	case "metrics_auth":
+		return &c.MetricsAuth
 	}
 	return nil
 }
@@ -150,6 +187,10 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 
 		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
 		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
+
+		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
+		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
+		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -241,6 +282,19 @@ func (c *Config) Validate() error {
 		bad("trim pass bytes: %q is not a size above 0, such as 4G", c.TrimPassText)
 	} else {
 		c.TrimPassBytes = n
+	}
+	if !slices.Contains(LogLevels, c.LogLevel) {
+		bad("log level: %q is none of %s", c.LogLevel, strings.Join(LogLevels, ", "))
+	}
+	if n, err := strconv.Atoi(c.LogSampleText); err != nil || n < 1 {
+		bad("log sample: %q is not a whole number of 1 or more (1 logs every request)", c.LogSampleText)
+	} else {
+		c.LogSample = n
+	}
+	switch c.MetricsAuth {
+	case MetricsRoot, MetricsPublic, MetricsOff:
+	default:
+		bad("metrics auth: %q is none of %s, %s, %s", c.MetricsAuth, MetricsRoot, MetricsPublic, MetricsOff)
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))

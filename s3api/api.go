@@ -3,10 +3,12 @@ package s3api
 import (
 	"errors"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/xfs3/xfs3/s3api/admin"
 	"github.com/xfs3/xfs3/s3api/sigv4"
 	"github.com/xfs3/xfs3/store"
 )
@@ -18,7 +20,28 @@ type Config struct {
 	Region      string            // "us-east-1" when empty
 	Logger      zerolog.Logger    // one line per request
 	Now         func() time.Time  // nil: time.Now
+	// LogSampleEvery logs one in this many successful requests (0 and
+	// 1: every one); failed requests are always logged.
+	LogSampleEvery int
+	// Metrics is who may scrape GET /minio/metrics/v3 (MetricsRoot when
+	// empty); MetricsOff records nothing and answers 404 there.
+	Metrics MetricsAccess
+	// Version is the build, for the metrics and the info document.
+	Version admin.Version
 }
+
+// MetricsAccess says who may scrape the metrics endpoint.
+type MetricsAccess string
+
+const (
+	// MetricsRoot: requests signed by a configured key (SigV4, as admin
+	// requests) or carrying its bearer token (admin.MetricsToken).
+	MetricsRoot MetricsAccess = "root"
+	// MetricsPublic: anyone who can reach the listener.
+	MetricsPublic MetricsAccess = "public"
+	// MetricsOff: no metrics are kept.
+	MetricsOff MetricsAccess = "off"
+)
 
 // DefaultRegion is the region reported when Config.Region is empty.
 const DefaultRegion = "us-east-1"
@@ -33,6 +56,20 @@ type server struct {
 	region        string
 	log           zerolog.Logger
 	now           func() time.Time
+	creds         sigv4.StaticCredentials
+	version       admin.Version
+	started       time.Time
+
+	// logSample and logged implement Config.LogSampleEvery.
+	logSample uint64
+	logged    atomic.Uint64
+
+	// metrics is nil when Config.Metrics is MetricsOff; unknownOp counts
+	// requests refused before an operation was chosen.
+	metrics       *requestMetrics
+	unknownOp     *opMetrics
+	metricsAccess MetricsAccess
+	scrape        http.Handler
 }
 
 // New returns the server's handler: S3 in path style, every S3 request
@@ -62,9 +99,18 @@ func New(c Config) (http.Handler, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.started = s.now()
+	s.version = c.Version
+	if c.LogSampleEvery > 1 {
+		s.logSample = uint64(c.LogSampleEvery)
+	}
 	creds := make(sigv4.StaticCredentials, len(c.Credentials))
 	for ak, sk := range c.Credentials {
 		creds[ak] = sk
+	}
+	s.creds = creds
+	if err := s.setupMetrics(c.Metrics); err != nil {
+		return nil, err
 	}
 	// Region is left empty so that clients signing for another region (the
 	// aws CLI's configured default, minio-go's location probe) are accepted:

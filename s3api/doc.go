@@ -50,6 +50,8 @@
 //	                                GET /minio/admin/v3/info (mc admin info) and
 //	                                every endpoint not built yet: 501 NotImplemented
 //	GET  /minio/admin/v3/xfs3/gc    the inode garbage collector's counters
+//	GET  /minio/admin/v3/xfs3/info  the server at a glance (admin.Info; below)
+//	GET  /minio/metrics/v3          Prometheus metrics (below)
 //	POST, GET, DELETE /minio/admin/v3/xfs3/trim
 //	                                trim: start, follow, cancel a pass (below)
 //	/minio/admin/v3/set-bucket-quota, get-bucket-quota, xfs3/quota,
@@ -110,6 +112,51 @@
 // XMinioAdminInvalidArgument; a bucket that does not exist: 404
 // NoSuchBucket; an invalid bucket name: 400 InvalidBucketName; a body
 // that does not match X-Amz-Content-Sha256: 400 XAmzContentSHA256Mismatch.
+//
+// # Metrics and the info document (metrics*.go)
+//
+// GET /minio/metrics/v3 is the Prometheus text exposition of a registry of
+// the server's own (never the global one). Request series are kept on the
+// request path: the middleware, once a request's answer is done, makes
+// one histogram observation and three counter adds on series its
+// operation resolved on its first request (labels op and status; a
+// status code's counter is found in a copy-on-write map read without a
+// lock), allocating nothing. Requests refused before an operation is
+// chosen count as op "Unknown". Every other series is read when scraped
+// (storeCollector): store.GCStats, the trimmer's status, store.VolumeStats
+// (statfs, log counters and space, buffer cache), store.BucketQuotas;
+// gc's first, since reading the volume's space drains its queues. A
+// series that cannot be read makes the scrape report it and go on.
+//
+// Access (Config.Metrics): MetricsRoot (the default) takes the bearer
+// token admin.MetricsToken of a configured key ("Authorization: Bearer
+// AK:HEX", compared in constant time) or a request signed as admin
+// requests are; a bad one is 403 AccessDenied in JSON. MetricsPublic
+// takes anything; MetricsOff keeps no series and answers 404.
+//
+// GET /minio/admin/v3/xfs3/info answers admin.Info (the README shows
+// it): Config.Version, start and uptime, durability, whether the volume
+// is writable, geometry and usage, gc mode and backlog, trim schedule with
+// the current and last pass, and every bucket with its creation time and
+// quota entry.
+//
+// Measured on 2 cores shared with other work (load average 10-17):
+// BenchmarkMetricsObserve, the whole per-request cost, 133-209 ns and 0
+// allocations from 1, 2 and 8 goroutines on one series; a 4 KiB PUT
+// through the handler (BenchmarkPut4KMetricsRequest) takes about 6 ms
+// and 1,394-1,396 allocations, on and off alike. BenchmarkPut4KMetricsRatio
+// (4 KiB PUTs over loopback, rounds alternating between the sides over
+// one store), on/off of the PUT rate in four runs durable on
+// acknowledgement: 0.900, 1.037, 0.852, 0.882 at 8 clients and 0.919,
+// 0.960, 1.080, 1.025 at 32; in two runs durable within 1 s: 1.058,
+// 0.997 at 8 and 0.909, 0.938 at 32. Single pairs of rounds range from
+// 0.55 to 2.3 and CPU per PUT (1-2 ms, client included) differs by up to
+// 7% either way. The control (XFS3_METRICS_BENCH_CONTROL=1: metrics off
+// on both sides) gave 0.917 and 1.120 (on-ack), 0.998 and 1.057
+// (within 1 s) with the same spread: under that load the noise is
+// hundreds of times the metrics' 0.2 us in a request of 1 ms of CPU, and
+// these runs cannot show the 0.98 target either way; what the parts add
+// up to is a cost below 0.1%.
 //
 // # Trim
 //
@@ -448,8 +495,10 @@
 // One zerolog event per request at info level (error level for
 // InternalError): request_id, op, method, bucket, key, status, bytes_in,
 // bytes_out, latency, remote, access_key, and error_code with the error
-// when the request failed. Panics are recovered, logged with their stack
-// and answered with InternalError.
+// when the request failed. The logger's level decides what is written;
+// with Config.LogSampleEvery N > 1 only one in N successful requests is
+// logged (a shared counter), every failed one is. Panics are recovered,
+// logged with their stack and answered with InternalError.
 //
 // s3api imports only store, s3api/sigv4 and s3api/admin from this module.
 package s3api

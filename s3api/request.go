@@ -26,7 +26,8 @@ type request struct {
 	bucket, key string
 	auth        *sigv4.Auth
 	errCode     string
-	err         error // the cause logged with errCode
+	err         error      // the cause logged with errCode
+	metrics     *opMetrics // the operation's series; nil until one is chosen or with metrics off
 }
 
 type requestKey struct{}
@@ -122,10 +123,12 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 					rq.errCode = "InternalError"
 				}
 			}
+			took := time.Since(start)
+			s.observe(rq, w, body.n, took)
 			if strings.HasPrefix(rq.op, "Health") && rq.errCode == "" {
 				return // probes come every few seconds: log only failures
 			}
-			s.logRequest(r, rq, w, body.n, time.Since(start))
+			s.logRequest(r, rq, w, body.n, took)
 		}()
 		if isSystemPath(r.URL.Path) {
 			rq.bucket, rq.key = "", ""
@@ -156,6 +159,7 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 // operation adapts a handlerFunc: it names the operation for the log and
 // turns a returned error into the error response.
 func (s *server) operation(name string, h handlerFunc) http.Handler {
+	om := s.opMetricsFor(name)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rq, ok := r.Context().Value(requestKey{}).(*request)
 		if !ok { // only reachable if the router is used without middleware
@@ -164,6 +168,7 @@ func (s *server) operation(name string, h handlerFunc) http.Handler {
 			rq.bucket, rq.key = splitPath(r.URL.Path)
 		}
 		rq.op = name
+		rq.metrics = om
 		if rq.auth == nil && name != "PostObject" && !isSystemPath(r.URL.Path) {
 			s.writeError(w, r, rq, sigv4.ErrMissingAuth)
 			return
@@ -222,11 +227,36 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	writeXML(w, status, body)
 }
 
-func (s *server) logRequest(r *http.Request, rq *request, w *responseWriter, in int64, took time.Duration) {
-	status := w.status
-	if status == 0 {
-		status = http.StatusOK
+// statusOf is the status a response was (or will be) sent with.
+func statusOf(w *responseWriter) int {
+	if w.status == 0 {
+		return http.StatusOK
 	}
+	return w.status
+}
+
+// observe counts a finished request in its operation's metrics.
+func (s *server) observe(rq *request, w *responseWriter, in int64, took time.Duration) {
+	om := rq.metrics
+	if om == nil {
+		om = s.unknownOp // refused before an operation was chosen
+	}
+	if om != nil {
+		om.observe(statusOf(w), in, w.written, took)
+	}
+}
+
+// sampledOut reports whether a successful request's log line is skipped
+// (Config.LogSampleEvery); failures are always logged.
+func (s *server) sampledOut(rq *request) bool {
+	return s.logSample > 1 && rq.errCode == "" && s.logged.Add(1)%s.logSample != 1
+}
+
+func (s *server) logRequest(r *http.Request, rq *request, w *responseWriter, in int64, took time.Duration) {
+	if s.sampledOut(rq) {
+		return
+	}
+	status := statusOf(w)
 	level := zerolog.InfoLevel
 	if rq.errCode == "InternalError" {
 		level = zerolog.ErrorLevel

@@ -42,6 +42,7 @@ func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
 		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
+		{name: "AdminXFS3Info", method: http.MethodGet, path: admin.PathInfo, handler: s.adminInfo},
 		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
 		{name: "AdminTrimStatus", method: http.MethodGet, path: admin.PathTrim, handler: s.trimStatus},
 		{name: "AdminTrimCancel", method: http.MethodDelete, path: admin.PathTrim, handler: s.trimCancel},
@@ -65,6 +66,9 @@ func (s *server) systemRouter() http.Handler {
 	}
 	probe("live", s.healthLive)
 	probe("ready", s.healthReady)
+	// The metrics endpoint authenticates itself: it also takes a bearer
+	// token, which Prometheus can send and cannot sign.
+	r.Methods(http.MethodGet).Path(metricsPath).Handler(s.operation("Metrics", s.serveMetrics))
 	for _, rt := range s.adminRoutes() {
 		r.Methods(rt.method).Path(adminPrefix + rt.path).Handler(s.admin(rt.name, rt.handler))
 	}
@@ -106,6 +110,15 @@ func (s *server) admin(name string, h handlerFunc) http.Handler {
 // adminGCStats answers the inode garbage collector's counters.
 func (s *server) adminGCStats(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return writeJSON(w, s.store.GCStats())
+}
+
+// adminInfo is GET /xfs3/info: the server at a glance (admin.Info).
+func (s *server) adminInfo(w http.ResponseWriter, r *http.Request, rq *request) error {
+	in, err := admin.InfoOf(s.store, s.version, s.started, s.now())
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, in)
 }
 
 // trimStart is POST /xfs3/trim: starts a pass on demand (body optional:

@@ -1,6 +1,6 @@
 // Command xfs3 is the xfs3 tool: it creates volumes (mkfs), inspects and
 // changes them (vol), serves them over S3 (serve) and administers a
-// running server (quota).
+// running server (quota, trim, info).
 //
 // All logic lives in run, which tests call directly; main only wires it to
 // the process.
@@ -30,6 +30,11 @@ Commands:
   trim    give free space back to the storage under a volume, stopped
           or served ('xfs3 trim -h')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
+  info    a running server's version, volume, background work and
+          buckets, as JSON ('xfs3 info -h')
+  metrics-token
+          the bearer token that lets Prometheus scrape /minio/metrics/v3
+  version print the version, VCS revision and Go version (also --version)
   help    show this text, or 'xfs3 help <command> [subcommand]'
 
 Every command accepts -h (df: --help) to print its usage.
@@ -101,6 +106,12 @@ func dispatch(args []string, e *env) int {
 		return runQuota(rest, e)
 	case "bench":
 		return runBench(rest, e)
+	case "info":
+		return runInfo(rest, e)
+	case "metrics-token":
+		return runMetricsToken(rest, e)
+	case "version", "--version", "-version":
+		return runVersion(rest, e)
 	}
 	fmt.Fprintf(e.stderr, "xfs3: unknown command %q\n\n", cmd)
 	fmt.Fprint(e.stderr, mainUsage)
@@ -127,6 +138,12 @@ func help(args []string, e *env) int {
 		return runTrim([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
+	case "info":
+		return runInfo([]string{"-h"}, e)
+	case "metrics-token":
+		return runMetricsToken([]string{"-h"}, e)
+	case "version":
+		return runVersion([]string{"-h"}, e)
 	case "help":
 		fmt.Fprint(e.stdout, mainUsage)
 		return exitOK

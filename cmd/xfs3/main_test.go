@@ -65,6 +65,7 @@ func TestHelp(t *testing.T) {
 		{"vol", "ls", "img", "-h"},
 		{"quota", "-h"}, {"help", "quota"}, {"quota", "ls", "-h"}, {"quota", "--endpoint", "http://x", "set", "-h"},
 		{"vol", "quota", "--help"}, {"vol", "quota", "ls", "-h"},
+		{"info", "-h"}, {"help", "info"}, {"metrics-token", "-h"}, {"help", "metrics-token"}, {"version", "-h"}, {"help", "version"},
 	} {
 		r := runCLI(t, args...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "Usage: xfs3") || r.stderr != "" {

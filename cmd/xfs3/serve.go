@@ -62,6 +62,23 @@ Flags (environment variable, JSON key):
                       next pass goes on where it stopped (default 4G)
                       (XFS3_TRIM_PASS_BYTES, "trim_pass_bytes")
 
+Logging:
+  --log-level LEVEL   debug, info (default: a line per request), warn or
+                      error (XFS3_LOG_LEVEL, "log_level")
+  --log-sample N      log one in N successful requests (default 1: all);
+                      failed requests are always logged
+                      (XFS3_LOG_SAMPLE, "log_sample")
+The first log line names the version, VCS revision and Go version.
+
+Metrics: GET /minio/metrics/v3, the Prometheus text format (series listed
+in the README).
+  --metrics-auth WHO  root (default): a bearer token derived from the
+                      credentials ('xfs3 metrics-token' prints it) or a
+                      SigV4 signature as admin requests carry; public:
+                      no authentication; off: no metrics kept
+                      (XFS3_METRICS_AUTH, "metrics_auth")
+Info: GET /minio/admin/v3/xfs3/info (signed) or 'xfs3 info'.
+
 Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 "secret_key"). When both are unset the server generates a pair on first
 start, prints it, and keeps it in credentials.json (mode 0600) beside the
@@ -112,7 +129,10 @@ func runServe(args []string, e *env) int {
 // serve runs the S3 server described by cfg until ctx is cancelled, then
 // shuts it down gracefully and closes the volume.
 func serve(ctx context.Context, cfg config.Config, e *env) error {
-	log := newLogger(cfg.LogFormat, e.stderr)
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, e.stderr)
+	version := buildVersion()
+	log.Info().Str("version", version.Version).Str("revision", version.Revision).Str("revision_time", version.RevisionTime).
+		Bool("modified", version.Modified).Str("go", version.Go).Msg("xfs3 starting")
 	created, err := ensureVolume(cfg)
 	if err != nil {
 		return err
@@ -147,9 +167,12 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	}
 	logQuotas(log, st)
 	api, err := s3api.New(s3api.Config{
-		Store:       st,
-		Credentials: map[string]string{creds.AccessKey: creds.SecretKey},
-		Logger:      log,
+		Store:          st,
+		Credentials:    map[string]string{creds.AccessKey: creds.SecretKey},
+		Logger:         log,
+		LogSampleEvery: cfg.LogSample,
+		Metrics:        s3api.MetricsAccess(cfg.MetricsAuth),
+		Version:        version,
 	})
 	if err != nil {
 		closeStore()
@@ -291,12 +314,17 @@ func logQuotas(log zerolog.Logger, st *store.Store) {
 		Msg("bucket quotas")
 }
 
-// newLogger writes request and server logs to w.
-func newLogger(format string, w io.Writer) zerolog.Logger {
+// newLogger writes request and server logs at level (a config.LogLevels
+// name, validated) and above to w.
+func newLogger(format, level string, w io.Writer) zerolog.Logger {
 	if format == "console" {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: !isTerminal(w)}
 	}
-	return zerolog.New(w).With().Timestamp().Logger()
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil || level == "" {
+		lvl = zerolog.InfoLevel
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
 }
 
 // isTerminal reports whether w is a character device, where colours help;

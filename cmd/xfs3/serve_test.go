@@ -33,8 +33,14 @@ import (
 // called; it returns what serve printed once it listens.
 func startServe(t *testing.T, cfg config.Config) (stdout string, stop func() error) {
 	t.Helper()
-	var out, errs syncBuffer // written by the server's goroutines
-	e := &env{stdout: bufio.NewWriter(&out), stderr: &errs}
+	return startServeLogging(t, cfg, &syncBuffer{})
+}
+
+// startServeLogging is startServe with the server's log written to errs.
+func startServeLogging(t *testing.T, cfg config.Config, errs *syncBuffer) (stdout string, stop func() error) {
+	t.Helper()
+	var out syncBuffer // written by the server's goroutines
+	e := &env{stdout: bufio.NewWriter(&out), stderr: errs}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, e) }()

@@ -22,6 +22,9 @@ type Cache struct {
 	bufs  map[format.Daddr]*Buf
 	head  Buf // LRU sentinel: head.next is the most recently used
 	bytes int
+	// hits and misses count lookups that found a block's data cached or
+	// not, for CacheStats.
+	hits, misses uint64
 
 	busy Busy
 
@@ -98,8 +101,11 @@ func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, erro
 		}
 		b.refs++
 		c.touchLocked(b)
-		return b, b.data.Load() != nil, nil
+		loaded := b.data.Load() != nil
+		c.countLookupLocked(loaded)
+		return b, loaded, nil
 	}
+	c.countLookupLocked(false)
 	b := &Buf{daddr: daddr, size: size, refs: 1}
 	b.ops.Store(ops)
 	c.bufs[daddr] = b

@@ -1,0 +1,45 @@
+package store
+
+import (
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/trans"
+	"github.com/xfs3/xfs3/xfs/xlog"
+)
+
+// The engine's counters as the layers above read them for operators
+// (metrics, the admin info document): plain numbers, read on demand.
+type (
+	Statfs     = xfs.Statfs
+	LogStats   = xlog.Stats
+	CacheStats = trans.CacheStats
+)
+
+// VolumeStats are the volume's geometry, space and engine counters.
+type VolumeStats struct {
+	Statfs
+	AgBlocks  uint32 // blocks per allocation group
+	InodeSize int    // bytes
+	Log       LogStats
+	// LogUsedBytes is the log space recovery may still need, of
+	// LogSizeBytes.
+	LogUsedBytes, LogSizeBytes int64
+	Cache                      CacheStats // the metadata buffer cache
+}
+
+// VolumeStats reads the volume's counters. Like a statfs, it first
+// frees what deleted objects still hold, so their space shows.
+func (s *Store) VolumeStats() (VolumeStats, error) {
+	fs, err := s.v.Statfs()
+	if err != nil {
+		return VolumeStats{}, err
+	}
+	g := s.v.Geometry()
+	st := VolumeStats{Statfs: fs, AgBlocks: g.AgBlocks, InodeSize: g.InodeSize,
+		Log: s.v.LogStats(), Cache: s.v.CacheStats()}
+	st.LogUsedBytes, st.LogSizeBytes = s.v.LogSpace()
+	return st, nil
+}
+
+// AcksBeforeDurable reports whether changes are acknowledged before they
+// are durable (Options.AckBeforeDurable).
+func (s *Store) AcksBeforeDurable() bool { return s.ackEarly }
