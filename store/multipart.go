@@ -273,11 +273,18 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	if err := setXattrs(s.v, dir, attrs); err != nil {
 		return UploadInfo{}, err
 	}
-	// Shared ns: DeleteBucket (exclusive) sees either no bucket here or
-	// this upload in the index.
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	if _, err := s.bucket(bucket); err != nil {
+	b, err := s.openBucket(bucket)
+	if err != nil {
+		return UploadInfo{}, err
+	}
+	defer b.Close()
+	// The bucket's lock shared: DeleteBucket (exclusive) sees either no
+	// bucket here or this upload in the index.
+	defer s.locks.rlock(b.Ino())()
+	if gone, err := s.removed(b.Ino()); err != nil || gone {
+		if gone {
+			err = fmt.Errorf("bucket %q: %w", bucket, ErrNoSuchBucket)
+		}
 		return UploadInfo{}, err
 	}
 	if err := s.v.Rename(s.tmp, name, s.upl, info.UploadID); err != nil {
