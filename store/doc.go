@@ -3,9 +3,11 @@
 //
 //	/                      volume root
 //	├── .xfs3/             system directory (never a bucket: starts with '.')
-//	│   ├── tmp/<random>   staged PUTs, parts, completions and new upload
-//	│   │                  directories, renamed into place when complete;
-//	│   │                  emptied on open
+//	│   ├── tmp/<nn>/<random>  staged PUTs, parts, completions and new
+//	│   │                  upload directories, renamed into place when
+//	│   │                  complete; spread over 16 directories 00..0f by
+//	│   │                  the name's first digit (one directory lock for
+//	│   │                  every PUT would serialise them); emptied on open
 //	│   └── uploads/<id>/  a multipart upload in progress (survives restarts)
 //	│       ├── 00001      part 1
 //	│       └── 00007      part 7
@@ -150,7 +152,7 @@
 //
 // # Writes
 //
-// PutObject creates .xfs3/tmp/<random>, preallocates the declared size in
+// PutObject creates .xfs3/tmp/<nn>/<random>, preallocates the declared size in
 // one extent when it is known and over 1 MiB, streams the body in 1 MiB
 // chunks (memory stays flat) computing the MD5 on the way, sets the xattrs
 // in one transaction, and only then makes missing parent directories and,

@@ -94,10 +94,11 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 	return ObjectInfo{Key: key, Size: n, LastModified: mtime, ETag: etag, Meta: meta}, nil
 }
 
-// staging is a file in .xfs3/tmp, removed by discard unless it was
-// renamed away.
+// staging is a file in a staging directory of .xfs3/tmp, removed by
+// discard unless it was renamed away.
 type staging struct {
 	s     *Store
+	dir   format.Ino
 	name  string
 	ino   format.Ino
 	moved bool
@@ -110,17 +111,18 @@ func (s *Store) newStaging(project uint32) (*staging, error) {
 	name := randomName()
 	a := fileAttrs
 	a.ProjID = project
-	ino, err := s.v.Create(s.tmp, name, a)
+	dir := s.stagingDir(name)
+	ino, err := s.v.Create(dir, name, a)
 	if err != nil {
 		return nil, err
 	}
-	return &staging{s: s, name: name, ino: ino}, nil
+	return &staging{s: s, dir: dir, name: name, ino: ino}, nil
 }
 
 // discard removes the staging file unless it was renamed away.
 func (st *staging) discard() {
 	if !st.moved {
-		st.s.v.Unlink(st.s.tmp, st.name)
+		st.s.v.Unlink(st.dir, st.name)
 	}
 }
 
@@ -165,7 +167,7 @@ func (s *Store) renameInto(kp keyPath, dir format.Ino, st *staging, cond Precond
 		err = s.v.SetXattr(st.ino, xattrName, []byte(kp.leaf), 0)
 	}
 	if err == nil {
-		err = retryable(s.v.Rename(s.tmp, st.name, dir, name))
+		err = retryable(s.v.Rename(st.dir, st.name, dir, name))
 	}
 	if err != nil {
 		return time.Time{}, err

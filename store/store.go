@@ -41,7 +41,11 @@ type Store struct {
 	v   *xfs.Volume
 	own bool // Close closes v
 	tmp format.Ino
-	upl format.Ino // .xfs3/uploads
+	// staging are the directories under tmp that staged files and
+	// directories are made in, spread by name so that concurrent PUTs do
+	// not all wait for one directory's lock.
+	staging [stagingDirs]format.Ino
+	upl     format.Ino // .xfs3/uploads
 
 	// minPart is MinPartSize; tests lower it to run many small parts.
 	minPart int64
@@ -202,6 +206,11 @@ func (s *Store) prepare() error {
 	if err := s.clearDir(s.tmp); err != nil {
 		return err
 	}
+	for i := range s.staging {
+		if s.staging[i], err = s.ensureDir(s.tmp, fmt.Sprintf("%02x", i), sysAttrs); err != nil {
+			return err
+		}
+	}
 	if trash, err := v.Lookup(sys, oldTrashDir); err == nil {
 		if err := s.clearDir(trash); err != nil {
 			return err
@@ -319,6 +328,19 @@ func randomName() string {
 	var b [16]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// stagingDirs is how many directories staged entries are spread over.
+const stagingDirs = 16
+
+// stagingDir is the directory under .xfs3/tmp for a staged entry named by
+// randomName: its first hex digit picks it.
+func (s *Store) stagingDir(name string) format.Ino {
+	d := name[0] - '0'
+	if name[0] >= 'a' {
+		d = name[0] - 'a' + 10
+	}
+	return s.staging[d%stagingDirs]
 }
 
 // BucketInfo describes a bucket.
@@ -630,15 +652,16 @@ func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 	a := dirAttrs
 	a.ProjID = project
 	tmp := randomName()
-	ino, err := s.v.Mkdir(s.tmp, tmp, a)
+	sd := s.stagingDir(tmp)
+	ino, err := s.v.Mkdir(sd, tmp, a)
 	if err != nil {
 		return err
 	}
 	if err = s.v.SetXattr(ino, xattrName, []byte(c), 0); err == nil {
-		err = s.v.Rename(s.tmp, tmp, dir, name)
+		err = s.v.Rename(sd, tmp, dir, name)
 	}
 	if err != nil {
-		s.v.Rmdir(s.tmp, tmp)
+		s.v.Rmdir(sd, tmp)
 	}
 	return err
 }
