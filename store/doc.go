@@ -282,7 +282,8 @@
 // into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
 // directory per level of the walk path (O(sum of those directories'
 // sizes)), plus the page. Time per page: O(d log d) per directory entered
-// (d its size), plus one Stat and one xattr read per object returned; with
+// (d its size), plus a lookup, one Stat and one xattr read per object
+// returned (and a lookup per directory entered); with
 // the delimiter "/" a common prefix costs one directory entry and its
 // subtree is never read. Other delimiters read every key under Prefix up to
 // the end of the page. A page takes no store lock (see Locking): writers
