@@ -367,11 +367,12 @@
 //     no lock on the path: every state between the steps of a change
 //     reads as the same keys, an object found by name is held and read
 //     whole even if replaced meanwhile, and a listing opens each
-//     directory it enters and each object it reports by name, skipping
-//     names gone since it read the directory. The one state a lock-free
-//     read can miss, an object moving back from beside a pruned directory
-//     between the lookups of its two names, is looked up again under the
-//     directory's lock shared.
+//     directory it enters by name and each object it reports by its
+//     component, as GET does, skipping what is gone since it read the
+//     directory. The one state a lock-free read can miss, an object
+//     moving back from beside a pruned directory between the lookups of
+//     its two names, is looked up again under the directory's lock
+//     shared.
 //   - The listing cache (listcache.go) keys a sorted directory by inode
 //     and validates it by change count, generation and creation time,
 //     read from the held inode before and after the read, so a directory

@@ -72,10 +72,10 @@ func (s *Store) ListObjects(bucket string, opt ListOptions) (ListResult, error) 
 
 // walk lists the directory ino whose keys start with path ("" or "a/b/").
 // It holds one sorted directory per level of recursion. It takes no store
-// lock: it holds (xfs.Handle) each directory it enters and each object it
-// reports, opened by name, so what changes meanwhile is seen before or
-// after the change, and a name gone since the directory was read is
-// skipped.
+// lock: it holds (xfs.Handle) each directory it enters, opened by name,
+// and each object it reports, found by its component as GET finds it, so
+// what changes meanwhile is seen before or after the change, and what is
+// gone since the directory was read is skipped.
 func (l *lister) walk(ino format.Ino, path string) error {
 	// When Prefix names a directory below this one, only that directory
 	// can hold matching keys: look it up instead of reading this one.
@@ -119,7 +119,7 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			if err := l.dir(ino, e, full); err != nil {
 				return err
 			}
-		} else if err := l.key(full, ino, e.name, false); err != nil {
+		} else if err := l.key(full, ino, e.sortKey, false); err != nil {
 			return err
 		}
 		if l.stop {
@@ -162,9 +162,10 @@ func (l *lister) dir(parent format.Ino, e entry, full string) error {
 	return l.walk(ino, full)
 }
 
-// key considers one key in order: the file name in dir, or with folder
-// the marker kept as an attribute of dir (held by the caller).
-func (l *lister) key(key string, dir format.Ino, name string, folder bool) error {
+// key considers one key in order: the object of component c in dir, or
+// with folder the marker kept as an attribute of dir (held by the
+// caller).
+func (l *lister) key(key string, dir format.Ino, c string, folder bool) error {
 	o := &l.opt
 	if !strings.HasPrefix(key, o.Prefix) || key <= o.StartAfter {
 		return nil
@@ -195,14 +196,13 @@ func (l *lister) key(key string, dir format.Ino, name string, folder bool) error
 	ino := dir
 	var st xfs.Stat
 	if !folder {
-		h, hst, err := l.s.openEntry(dir, name)
+		// By component, not by the name read: the object may have moved
+		// between its two names (promote, prune) since.
+		h, hst, err := l.s.openLeaf(keyPath{leaf: c}, dir)
 		if err != nil || h == nil {
 			return err // deleted since the directory was read
 		}
 		defer h.Close()
-		if !isFile(&hst) {
-			return nil
-		}
 		ino, st = h.Ino(), hst
 	}
 	meta, etag, ftime, _, err := readMeta(l.s.v, ino)
