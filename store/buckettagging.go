@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // MaxBucketTags is S3's limit on a bucket's tags; their keys and values
@@ -18,13 +19,11 @@ var ErrNoSuchTagSet = errors.New("no tag set")
 // ErrNoSuchTagSet when it has none. They are the xattr user.xfs3.tagging
 // of the bucket's directory, in the form object tags take.
 func (s *Store) GetBucketTagging(bucket string) ([]Tag, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	ino, err := s.bucket(bucket)
-	if err != nil {
-		return nil, err
-	}
-	enc, err := s.v.GetXattr(ino, xattrTagging)
+	var enc []byte
+	err := s.withBucket(bucket, func(ino format.Ino) (err error) {
+		enc, err = s.v.GetXattr(ino, xattrTagging)
+		return err
+	})
 	if errors.Is(err, xfs.ErrNoData) {
 		return nil, fmt.Errorf("bucket %q: %w", bucket, ErrNoSuchTagSet)
 	}
@@ -43,27 +42,19 @@ func (s *Store) PutBucketTagging(bucket string, tags []Tag) (err error) {
 	if err := checkTagValues(tags); err != nil {
 		return err
 	}
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	ino, err := s.bucket(bucket)
-	if err != nil {
-		return err
-	}
-	if len(tags) == 0 {
-		return removeXattr(s.v, ino, xattrTagging)
-	}
-	return s.v.SetXattr(ino, xattrTagging, []byte(encodeTags(sortedTags(tags))), 0)
+	return s.withBucket(bucket, func(ino format.Ino) error {
+		if len(tags) == 0 {
+			return removeXattr(s.v, ino, xattrTagging)
+		}
+		return s.v.SetXattr(ino, xattrTagging, []byte(encodeTags(sortedTags(tags))), 0)
+	})
 }
 
 // DeleteBucketTagging removes a bucket's tags; a bucket without any is
 // not an error.
 func (s *Store) DeleteBucketTagging(bucket string) (err error) {
 	defer s.settle(&err)
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	ino, err := s.bucket(bucket)
-	if err != nil {
-		return err
-	}
-	return removeXattr(s.v, ino, xattrTagging)
+	return s.withBucket(bucket, func(ino format.Ino) error {
+		return removeXattr(s.v, ino, xattrTagging)
+	})
 }

@@ -9,7 +9,7 @@ import (
 // order, and returns them; uploads that end while it waits are left out.
 // Only DeleteBucket holds several upload locks at once (the ID order keeps
 // two of them from deadlocking); like every holder of an upload's lock it
-// takes them before ns.
+// takes them before any directory lock.
 func (s *Store) lockBucketUploads(bucket string) []*upload {
 	s.upMu.Lock()
 	var list []*upload

@@ -205,12 +205,12 @@ func readParts(v *xfs.Volume, ino format.Ino) ([]ObjectPart, error) {
 // from (GetObjectAttributes), with the object's information; Count is 0
 // and Parts empty for an object that was not uploaded in parts.
 func (s *Store) ObjectParts(bucket, key string, opt ListPartsOptions) (ObjectPartsResult, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	info, ino, isFile, err := s.head(bucket, key)
+	info, h, isFile, err := s.head(bucket, key)
 	if err != nil {
 		return ObjectPartsResult{}, err
 	}
+	defer h.Close()
+	ino := h.Ino()
 	res := ObjectPartsResult{Object: info}
 	if !isFile {
 		return res, nil

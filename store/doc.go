@@ -3,9 +3,11 @@
 //
 //	/                      volume root
 //	├── .xfs3/             system directory (never a bucket: starts with '.')
-//	│   ├── tmp/<random>   staged PUTs, parts, completions and new upload
-//	│   │                  directories, renamed into place when complete;
-//	│   │                  emptied on open
+//	│   ├── tmp/<nn>/<random>  staged PUTs, parts, completions and new
+//	│   │                  upload directories, renamed into place when
+//	│   │                  complete; spread over 16 directories 00..0f by
+//	│   │                  the name's first digit (one directory lock for
+//	│   │                  every PUT would serialise them); emptied on open
 //	│   └── uploads/<id>/  a multipart upload in progress (survives restarts)
 //	│       ├── 00001      part 1
 //	│       └── 00007      part 7
@@ -150,13 +152,13 @@
 //
 // # Writes
 //
-// PutObject creates .xfs3/tmp/<random>, preallocates the declared size in
+// PutObject creates .xfs3/tmp/<nn>/<random>, preallocates the declared size in
 // one extent when it is known and over 1 MiB, streams the body in 1 MiB
 // chunks (memory stays flat) computing the MD5 on the way, sets the xattrs
-// in one transaction, and only then takes
-// the namespace lock, makes missing parent directories and renames the file
-// over the key in one engine transaction: readers see the old object or
-// the new one, never a partial one. A failure removes the staging file and
+// in one transaction, and only then makes missing parent directories and,
+// under the leaf directory's lock (see Locking), renames the file over
+// the key in one engine transaction: readers see the old object or the
+// new one, never a partial one. A failure removes the staging file and
 // any directory it made, as does any error from the body reader, even one
 // returned with the final bytes. Bodies over MaxObjectSize (parts:
 // MaxPartSize) give ErrEntityTooLarge. An Object returned by GetObject
@@ -169,8 +171,8 @@
 //
 // Conditional writes: PutObjectIf and CompleteMultipartUploadWith (CompleteOptions.If) take a
 // Precondition (IfNoneMatch: no object has the key; IfMatch: the object
-// has that ETag) checked inside place, under the namespace lock, just
-// before the rename: no other write can place the key in between, so of
+// has that ETag) checked inside place, under the leaf directory's lock,
+// just before the rename: no other write can place the key in between, so of
 // racing IfNoneMatch writers exactly one succeeds and the others get
 // ErrPreconditionFailed (ErrNoSuchKey for IfMatch without an object).
 // CheckPrecondition tests the same without writing, for callers that
@@ -230,10 +232,9 @@
 // upload with the same part numbers and ETags (a client retrying a
 // completion whose answer it lost); otherwise ErrNoSuchUpload.
 //
-// Lock order: an upload's own mutex (serialising its part renames,
-// completion, abort and part listing; DeleteBucket takes those of its
-// bucket's uploads in ID order), then the namespace lock, then the
-// index and reader-count mutexes, then the engine's locks.
+// An upload's own mutex serialises its part renames, completion, abort
+// and part listing; DeleteBucket takes those of its bucket's uploads in
+// ID order (lock order: see Locking).
 //
 // # Quotas
 //
@@ -281,11 +282,12 @@
 // into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
 // directory per level of the walk path (O(sum of those directories'
 // sizes)), plus the page. Time per page: O(d log d) per directory entered
-// (d its size), plus one Stat and one xattr read per object returned; with
+// (d its size), plus a lookup, one Stat and one xattr read per object
+// returned (and a lookup per directory entered); with
 // the delimiter "/" a common prefix costs one directory entry and its
 // subtree is never read. Other delimiters read every key under Prefix up to
-// the end of the page. A page holds the namespace lock shared, so writers
-// wait for at most one page.
+// the end of the page. A page takes no store lock (see Locking): writers
+// never wait for a listing.
 //
 // Sorted directories of 512 entries or more are cached (listcache.go) while
 // the directory's change count, generation and creation time are unchanged,
@@ -294,6 +296,87 @@
 // therefore sorts it once (200,000 entries: 92 ms to read and sort, then
 // nothing per page), not once per page; a directory that changes between
 // pages is read and sorted again.
+//
+// # Locking
+//
+// There is no store-wide lock. Operations in different directories share
+// nothing but the engine's per-AG and log locks; in one directory they
+// meet at the engine's lock of that directory, held for one namespace
+// change, and at the store's lock of that directory (dirlocks.go), held
+// only by changes that take several engine calls on its names.
+//
+// References. Every inode the store uses after looking it up is held by
+// an xfs.Handle taken under the directory's engine lock (Volume.OpenAt),
+// never by a bare inode number: a removed directory or replaced object
+// stays the same inode (its number is not reused) until the handle is
+// closed, so lookups never reach an inode on its way out. A path of
+// directories (dirPath) holds every directory from the bucket down. The
+// engine refuses to add a name to a directory that was removed (its
+// Create, Mkdir and Rename give ErrNotFound), which a change takes as
+// errRetry: it starts again from the bucket, at most maxAttempts times,
+// and then finds the bucket or directory missing, or makes it again.
+//
+// Directory locks, store-level, one per directory inode, exclusive unless
+// said otherwise:
+//
+//	operation                         holds
+//	PUT, Complete: place              the leaf's directory, while it picks
+//	                                  the leaf's name (entry or beside),
+//	                                  checks the Precondition and renames
+//	making a missing directory or     its parent, while it looks the name
+//	  promoting an object to a prefix   up again and makes it
+//	putFolder (empty marker)          the directory, while it checks it is
+//	                                  not removed and sets the attribute
+//	DELETE                            the leaf's directory, while it finds
+//	                                  and unlinks the object
+//	prune, per directory              its parent, then itself: rmdir and
+//	                                  the move back from beside
+//	DeleteBucket                      the bucket's directory
+//	CreateMultipartUpload             the bucket's directory, shared
+//	GET, HEAD: a missing leaf         the leaf's directory, shared, to
+//	                                  look again
+//
+// Lock order: an upload's mutex, then directory locks, a parent before
+// its child and at most those two, then the uploads index (upMu) and the
+// other store mutexes, then the engine's locks (package xfs). No store
+// lock is taken while an engine lock is held.
+//
+// Why it is safe:
+//   - Every name of a bucket's directories is changed by the store only
+//     under that directory's lock, so the steps that map one component
+//     (promote: file to beside, then mkdir; prune: rmdir, then beside
+//     back to the entry name; place's choice between entry and beside
+//     name) never interleave with each other; each step is one engine
+//     transaction, as before, so crashes leave the states the Keys
+//     section describes.
+//   - Directories that exist are looked up without a store lock: one
+//     found is held; if a prune removes it meanwhile, a change into it
+//     fails in the engine and starts again, a read finds it empty.
+//   - prune checks a directory's marker attribute and emptiness under the
+//     directory's own lock, which putFolder holds while setting a marker
+//     and place while adding the object; the engine's Rmdir refuses a
+//     directory that is not empty whatever the store holds.
+//   - CreateBucket is one engine Mkdir. DeleteBucket holds the bucket's
+//     lock from its emptiness check to its Rmdir; a name appears in the
+//     bucket's directory only under that lock, so it stays empty. A PUT
+//     holding the bucket fails to add to it once removed and starts again
+//     to find ErrNoSuchBucket. An
+//     upload is created under the bucket's lock shared, so DeleteBucket
+//     sees either no bucket or the upload in the index.
+//   - Readers (GET, HEAD, LIST, tagging, ObjectParts, preconditions) take
+//     no lock on the path: every state between the steps of a change
+//     reads as the same keys, an object found by name is held and read
+//     whole even if replaced meanwhile, and a listing opens each
+//     directory it enters by name and each object it reports by its
+//     component, as GET does, skipping what is gone since it read the
+//     directory. The one state a lock-free read can miss, an object
+//     moving back from beside a pruned directory between the lookups of
+//     its two names, is looked up again under the directory's lock
+//     shared.
+//   - The listing cache (listcache.go) keys a sorted directory by inode
+//     and validates it by change count, generation and creation time,
+//     read from the held inode before and after the read, so a directory
+//     changed or replaced meanwhile is read again, never served stale.
 //
 // # Example
 //

@@ -55,48 +55,36 @@ type lister struct {
 // S3's prefix, delimiter and marker semantics (see the package doc for its
 // cost). A common prefix is returned only if it sorts after StartAfter.
 func (s *Store) ListObjects(bucket string, opt ListOptions) (ListResult, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	b, err := s.bucket(bucket)
+	b, err := s.openBucket(bucket)
 	if err != nil {
 		return ListResult{}, err
 	}
+	defer b.Close()
 	l := &lister{s: s, opt: opt, maxKey: opt.MaxKeys}
 	if l.maxKey <= 0 {
 		l.maxKey = DefaultMaxKeys
 	}
-	if err := l.walk(b, ""); err != nil {
+	if err := l.walk(b.Ino(), ""); err != nil {
 		return ListResult{}, err
 	}
 	return l.res, nil
 }
 
 // walk lists the directory ino whose keys start with path ("" or "a/b/").
-// It holds one sorted directory per level of recursion.
+// It holds one sorted directory per level of recursion. It takes no store
+// lock: it holds (xfs.Handle) each directory it enters, opened by name,
+// and each object it reports, found by its component as GET finds it, so
+// what changes meanwhile is seen before or after the change, and what is
+// gone since the directory was read is skipped.
 func (l *lister) walk(ino format.Ino, path string) error {
 	// When Prefix names a directory below this one, only that directory
 	// can hold matching keys: look it up instead of reading this one.
 	if rest, ok := strings.CutPrefix(l.opt.Prefix, path); ok {
 		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			name := entryName(rest[:i])
-			child, err := l.s.v.Lookup(ino, name)
-			if errors.Is(err, xfs.ErrNotFound) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			st, err := l.s.v.Stat(child)
-			if err != nil {
-				return err
-			}
-			if !st.IsDir() {
-				return nil
-			}
 			if after := l.opt.StartAfter; !strings.HasPrefix(after, path) && after > path {
 				return nil
 			}
-			return l.dir(entry{sortKey: rest[:i+1], name: name, ino: child, dir: true}, path+rest[:i+1])
+			return l.dir(ino, entry{sortKey: rest[:i+1], name: entryName(rest[:i]), dir: true}, path+rest[:i+1])
 		}
 	}
 	list, err := l.s.sorted(ino)
@@ -128,10 +116,10 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			continue
 		}
 		if e.dir {
-			if err := l.dir(e, full); err != nil {
+			if err := l.dir(ino, e, full); err != nil {
 				return err
 			}
-		} else if err := l.key(full, e.ino, false); err != nil {
+		} else if err := l.key(full, ino, e.sortKey, false); err != nil {
 			return err
 		}
 		if l.stop {
@@ -141,19 +129,29 @@ func (l *lister) walk(ino format.Ino, path string) error {
 	return nil
 }
 
-// dir visits the directory entry e whose keys start with full: its
-// contents, after its folder marker if that is kept the old way (an
-// attribute of the directory that no marker file replaced).
-func (l *lister) dir(e entry, full string) error {
-	if _, err := l.s.v.GetXattr(e.ino, xattrFolder); err == nil {
-		_, _, replaced, err := l.s.findLeaf(keyPath{folder: true}, e.ino)
+// dir visits the directory entry e of parent whose keys start with full:
+// its contents, after its folder marker if that is kept the old way (an
+// attribute of the directory that no marker file replaced). A directory
+// gone since parent was read is skipped.
+func (l *lister) dir(parent format.Ino, e entry, full string) error {
+	h, st, err := l.s.openEntry(parent, e.name)
+	if err != nil || h == nil {
+		return err
+	}
+	defer h.Close()
+	if !st.IsDir() {
+		return nil
+	}
+	ino := h.Ino()
+	if _, err := l.s.v.GetXattr(ino, xattrFolder); err == nil {
+		marker, _, err := l.s.openLeaf(keyPath{folder: true}, ino)
 		if err != nil {
 			return err
 		}
-		if !replaced {
-			if err := l.key(full, e.ino, true); err != nil {
-				return err
-			}
+		if marker != nil {
+			marker.Close() // a marker file replaces the attribute
+		} else if err := l.key(full, ino, "", true); err != nil {
+			return err
 		}
 	} else if !errors.Is(err, xfs.ErrNoData) {
 		return err
@@ -161,11 +159,13 @@ func (l *lister) dir(e entry, full string) error {
 	if l.stop || (l.skip != "" && strings.HasPrefix(full, l.skip)) {
 		return nil
 	}
-	return l.walk(e.ino, full)
+	return l.walk(ino, full)
 }
 
-// key considers one key in order.
-func (l *lister) key(key string, ino format.Ino, folder bool) error {
+// key considers one key in order: the object of component c in dir, or
+// with folder the marker kept as an attribute of dir (held by the
+// caller).
+func (l *lister) key(key string, dir format.Ino, c string, folder bool) error {
 	o := &l.opt
 	if !strings.HasPrefix(key, o.Prefix) || key <= o.StartAfter {
 		return nil
@@ -193,6 +193,18 @@ func (l *lister) key(key string, ino format.Ino, folder bool) error {
 		return nil
 	}
 	info := ObjectInfo{Key: key}
+	ino := dir
+	var st xfs.Stat
+	if !folder {
+		// By component, not by the name read: the object may have moved
+		// between its two names (promote, prune) since.
+		h, hst, err := l.s.openLeaf(keyPath{leaf: c}, dir)
+		if err != nil || h == nil {
+			return err // deleted since the directory was read
+		}
+		defer h.Close()
+		ino, st = h.Ino(), hst
+	}
 	meta, etag, ftime, _, err := readMeta(l.s.v, ino)
 	if err != nil {
 		return err
@@ -202,10 +214,6 @@ func (l *lister) key(key string, ino format.Ino, folder bool) error {
 	if folder {
 		info.LastModified = ftime
 	} else {
-		st, err := l.s.v.Stat(ino)
-		if err != nil {
-			return err
-		}
 		info.Size, info.LastModified = st.Size, st.Mtime
 	}
 	l.res.Objects = append(l.res.Objects, info)

@@ -256,14 +256,15 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	name := randomName()
 	a := sysAttrs
 	a.ProjID = project // its parts are charged to the bucket
-	dir, err := s.v.Mkdir(s.tmp, name, a)
+	staged := s.stagingDir(name)
+	dir, err := s.v.Mkdir(staged, name, a)
 	if err != nil {
 		return UploadInfo{}, err
 	}
 	moved := false
 	defer func() {
 		if !moved {
-			s.removeTree(s.tmp, name)
+			s.removeTree(staged, name)
 		}
 	}()
 	attrs := meta.metaXattrs()
@@ -273,14 +274,21 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	if err := setXattrs(s.v, dir, attrs); err != nil {
 		return UploadInfo{}, err
 	}
-	// Shared ns: DeleteBucket (exclusive) sees either no bucket here or
-	// this upload in the index.
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	if _, err := s.bucket(bucket); err != nil {
+	b, err := s.openBucket(bucket)
+	if err != nil {
 		return UploadInfo{}, err
 	}
-	if err := s.v.Rename(s.tmp, name, s.upl, info.UploadID); err != nil {
+	defer b.Close()
+	// The bucket's lock shared: DeleteBucket (exclusive) sees either no
+	// bucket here or this upload in the index.
+	defer s.locks.rlock(b.Ino())()
+	if gone, err := s.removed(b.Ino()); err != nil || gone {
+		if gone {
+			err = fmt.Errorf("bucket %q: %w", bucket, ErrNoSuchBucket)
+		}
+		return UploadInfo{}, err
+	}
+	if err := s.v.Rename(staged, name, s.upl, info.UploadID); err != nil {
 		return UploadInfo{}, err
 	}
 	moved = true
@@ -340,7 +348,7 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 	if u.gone {
 		return PartInfo{}, fmt.Errorf("upload %q: %w", uploadID, ErrNoSuchUpload)
 	}
-	if err := s.v.Rename(s.tmp, st.name, u.dir, partName(part)); err != nil {
+	if err := s.v.Rename(st.dir, st.name, u.dir, partName(part)); err != nil {
 		return PartInfo{}, err
 	}
 	st.moved = true

@@ -78,8 +78,14 @@ func TestKernelSeesMultipart(t *testing.T) {
 			}
 		}
 	}
-	if ents, err := os.ReadDir(filepath.Join(mnt, SysDir, tmpDir)); err != nil || len(ents) != 0 {
-		t.Errorf(".xfs3/tmp holds %d entries (%v)", len(ents), err)
+	staged, err := os.ReadDir(filepath.Join(mnt, SysDir, tmpDir))
+	if err != nil || len(staged) != stagingDirs {
+		t.Errorf(".xfs3/tmp holds %d entries (%v), want its %d staging directories", len(staged), err, stagingDirs)
+	}
+	for _, d := range staged {
+		if ents, err := os.ReadDir(filepath.Join(mnt, SysDir, tmpDir, d.Name())); err != nil || len(ents) != 0 {
+			t.Errorf(".xfs3/tmp/%s holds %d entries (%v)", d.Name(), len(ents), err)
+		}
 	}
 	ups, err := os.ReadDir(filepath.Join(mnt, SysDir, uploadsDir))
 	if err != nil || len(ups) != 1 || ups[0].Name() != pending.UploadID {

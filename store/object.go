@@ -94,10 +94,11 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 	return ObjectInfo{Key: key, Size: n, LastModified: mtime, ETag: etag, Meta: meta}, nil
 }
 
-// staging is a file in .xfs3/tmp, removed by discard unless it was
-// renamed away.
+// staging is a file in a staging directory of .xfs3/tmp, removed by
+// discard unless it was renamed away.
 type staging struct {
 	s     *Store
+	dir   format.Ino
 	name  string
 	ino   format.Ino
 	moved bool
@@ -110,41 +111,55 @@ func (s *Store) newStaging(project uint32) (*staging, error) {
 	name := randomName()
 	a := fileAttrs
 	a.ProjID = project
-	ino, err := s.v.Create(s.tmp, name, a)
+	dir := s.stagingDir(name)
+	ino, err := s.v.Create(dir, name, a)
 	if err != nil {
 		return nil, err
 	}
-	return &staging{s: s, name: name, ino: ino}, nil
+	return &staging{s: s, dir: dir, name: name, ino: ino}, nil
 }
 
 // discard removes the staging file unless it was renamed away.
 func (st *staging) discard() {
 	if !st.moved {
-		st.s.v.Unlink(st.s.tmp, st.name)
+		st.s.v.Unlink(st.dir, st.name)
 	}
 }
 
-// place renames a complete staging file over key kp in bucket: under the
-// namespace lock it makes missing parent directories (moving objects that
-// stand in their way beside them), picks the leaf's name and renames in
-// one engine transaction; a replaced object stays readable by its open
-// readers. It returns the object's mtime, read before the lock drops
-// (after that the inode may already be replaced and freed). On failure
-// the directories it made are removed again. cond is checked against the
-// object being replaced in the same critical section as the rename.
+// place renames a complete staging file over key kp in bucket: it makes
+// missing parent directories (moving objects that stand in their way
+// beside them), then, under the leaf directory's lock, picks the leaf's
+// name and renames in one engine transaction; a replaced object stays
+// readable by its open readers. It returns the object's mtime, read
+// before the lock drops (after that the inode may already be replaced and
+// freed). On failure the directories it made are removed again. cond is
+// checked against the object being replaced under the same lock as the
+// rename. A directory of the path removed meanwhile makes it start again.
 func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
-	s.ns.Lock()
-	defer s.ns.Unlock()
-	b, err := s.bucket(bucket) // may have been deleted meanwhile
+	return retry(func() (time.Time, error) { return s.placeOnce(bucket, kp, st, cond) })
+}
+
+func (s *Store) placeOnce(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
+	b, err := s.openBucket(bucket) // may have been deleted meanwhile
 	if err != nil {
 		return time.Time{}, err
 	}
-	inos, err := s.resolveDirs(b, kp, true)
-	dir := inos[len(inos)-1]
-	var name string
+	path, err := s.resolveDirs(b, kp, true)
+	defer path.close()
+	var mtime time.Time
 	if err == nil {
-		name, err = s.leafName(kp, dir)
+		mtime, err = s.renameInto(kp, path.last(), st, cond)
 	}
+	if err != nil && len(path) > 1 {
+		s.prune(kp, path)
+	}
+	return mtime, err
+}
+
+// renameInto is place's step under the leaf directory's lock.
+func (s *Store) renameInto(kp keyPath, dir format.Ino, st *staging, cond Precondition) (time.Time, error) {
+	defer s.locks.lock(dir)()
+	name, err := s.leafName(kp, dir)
 	if err == nil {
 		err = s.checkCondition(kp, dir, cond)
 	}
@@ -152,12 +167,9 @@ func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition)
 		err = s.v.SetXattr(st.ino, xattrName, []byte(kp.leaf), 0)
 	}
 	if err == nil {
-		err = s.v.Rename(s.tmp, st.name, dir, name)
+		err = retryable(s.v.Rename(st.dir, st.name, dir, name))
 	}
 	if err != nil {
-		if len(inos) > 1 {
-			s.prune(kp, inos)
-		}
 		return time.Time{}, err
 	}
 	st.moved = true
@@ -178,6 +190,7 @@ func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition)
 // leafName returns the name the object of kp takes in dir: where it is
 // now if it exists, beside the directory of the same component if there
 // is one, else its entry name.
+// Callers hold dir's lock.
 func (s *Store) leafName(kp keyPath, dir format.Ino) (string, error) {
 	name := entryName(kp.leaf)
 	st, found, err := s.lookupStat(dir, name)
@@ -200,7 +213,8 @@ func (s *Store) leafName(kp keyPath, dir format.Ino) (string, error) {
 }
 
 // findLeaf finds the object file of kp in dir: at its entry name, or
-// beside the directory of that name.
+// beside the directory of that name. Callers hold dir's lock; readers
+// use openLeaf.
 func (s *Store) findLeaf(kp keyPath, dir format.Ino) (st xfs.Stat, name string, found bool, err error) {
 	name = entryName(kp.leaf)
 	if st, found, err = s.findFile(dir, name); err != nil || found {
@@ -409,20 +423,34 @@ func (p prepended) Checksums() Checksums { return Checksums{}.reported(p.src) }
 // removed after the attribute is set: a crash between the two leaves the
 // file, which wins.
 func (s *Store) putFolder(bucket string, kp keyPath, meta Meta, cond Precondition) (ObjectInfo, error) {
-	s.ns.Lock()
-	defer s.ns.Unlock()
-	b, err := s.bucket(bucket)
-	if err != nil {
-		return ObjectInfo{}, err
-	}
-	inos, err := s.resolveDirs(b, kp, true)
-	if err != nil {
-		if len(inos) > 1 {
-			s.prune(kp, inos)
+	return retry(func() (ObjectInfo, error) {
+		b, err := s.openBucket(bucket)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		path, err := s.resolveDirs(b, kp, true)
+		defer path.close()
+		var info ObjectInfo
+		if err == nil {
+			info, err = s.setFolder(kp, path.last(), meta, cond)
+		}
+		if err != nil && len(path) > 1 {
+			s.prune(kp, path)
+		}
+		return info, err
+	})
+}
+
+// setFolder is putFolder's step under the directory's lock, which keeps
+// a prune from removing dir between its check for a marker and its Rmdir.
+func (s *Store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Precondition) (ObjectInfo, error) {
+	defer s.locks.lock(dir)()
+	if gone, err := s.removed(dir); err != nil || gone {
+		if gone {
+			err = fmt.Errorf("folder %q: %w", kp.key, errRetry)
 		}
 		return ObjectInfo{}, err
 	}
-	dir := inos[len(inos)-1]
 	_, ferr := s.v.GetXattr(dir, xattrFolder)
 	if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
 		return ObjectInfo{}, ferr
@@ -510,69 +538,104 @@ func (o *Object) Close() error {
 
 // GetObject opens an object for reading.
 func (s *Store) GetObject(bucket, key string) (*Object, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	info, ino, isFile, err := s.head(bucket, key)
+	info, h, isFile, err := s.head(bucket, key)
 	if err != nil {
 		return nil, err
 	}
 	o := &Object{Info: info, s: s}
 	if isFile {
-		if o.h, err = s.v.Open(ino); err != nil {
-			return nil, err
-		}
-		o.ino = ino
+		o.h, o.ino = h, h.Ino()
+	} else {
+		h.Close()
 	}
 	return o, nil
 }
 
 // HeadObject returns an object's information.
 func (s *Store) HeadObject(bucket, key string) (ObjectInfo, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	info, _, _, err := s.head(bucket, key)
+	info, h, _, err := s.head(bucket, key)
+	if err == nil {
+		h.Close()
+	}
 	return info, err
 }
 
-// head resolves key; callers hold ns. isFile is false for a folder
-// marker kept the old way, as an attribute of its directory (ino).
-func (s *Store) head(bucket, key string) (info ObjectInfo, ino format.Ino, isFile bool, err error) {
+// head resolves key and returns the object's inode held (the caller
+// closes h): its file, or for a folder marker kept the old way, as an
+// attribute of its directory, that directory (isFile false). It takes no
+// lock: every name it reads is one engine lookup taking a reference, and
+// every state between the steps of a key-mapping change reads as the same
+// keys.
+func (s *Store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
 	kp, err := parseKey(key)
 	if err != nil {
-		return ObjectInfo{}, 0, false, err
+		return ObjectInfo{}, nil, false, err
 	}
-	b, err := s.bucket(bucket)
+	b, err := s.openBucket(bucket)
 	if err != nil {
-		return ObjectInfo{}, 0, false, err
+		return ObjectInfo{}, nil, false, err
 	}
-	inos, err := s.resolveDirs(b, kp, false)
+	path, err := s.resolveDirs(b, kp, false)
+	defer path.close()
 	if err != nil {
-		return ObjectInfo{}, 0, false, err
+		return ObjectInfo{}, nil, false, err
 	}
 	notFound := fmt.Errorf("key %q: %w", key, ErrNoSuchKey)
-	dir := inos[len(inos)-1]
-	st, _, found, err := s.findLeaf(kp, dir)
+	dir := path.last()
+	h, st, err := s.openLeaf(kp, dir)
 	if err != nil {
-		return ObjectInfo{}, 0, false, err
+		return ObjectInfo{}, nil, false, err
 	}
-	if found {
+	if h != nil {
 		meta, etag, _, _, err := readMeta(s.v, st.Ino)
 		if err != nil {
-			return ObjectInfo{}, 0, false, err
+			h.Close()
+			return ObjectInfo{}, nil, false, err
 		}
-		return ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}, st.Ino, true, nil
+		return ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}, h, true, nil
 	}
 	if !kp.folder {
-		return ObjectInfo{}, 0, false, notFound
+		return ObjectInfo{}, nil, false, notFound
 	}
 	meta, etag, ftime, isFolder, err := readMeta(s.v, dir)
 	if err != nil {
-		return ObjectInfo{}, 0, false, err
+		return ObjectInfo{}, nil, false, err
 	}
 	if !isFolder {
-		return ObjectInfo{}, 0, false, notFound
+		return ObjectInfo{}, nil, false, notFound
 	}
-	return ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}, dir, false, nil
+	if h, err = s.v.Open(dir); err != nil { // held by path: it is dir
+		return ObjectInfo{}, nil, false, err
+	}
+	return ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}, h, false, nil
+}
+
+// openLeaf finds and holds the object file of kp in dir, as findLeaf
+// does, without dir's lock; h is nil when there is none. Finding a name
+// is always right (it held the object then); not finding one could be
+// the instant an object moves back from beside a pruned directory
+// between the two lookups, so a miss is checked again under dir's lock,
+// shared.
+func (s *Store) openLeaf(kp keyPath, dir format.Ino) (*xfs.Handle, xfs.Stat, error) {
+	names := [2]string{entryName(kp.leaf), besideName(kp.leaf)}
+	for _, locked := range []bool{false, true} {
+		if locked {
+			defer s.locks.rlock(dir)()
+		}
+		for _, name := range names {
+			h, st, err := s.openEntry(dir, name)
+			if err != nil {
+				return nil, xfs.Stat{}, err
+			}
+			if h != nil && isFile(&st) {
+				return h, st, nil
+			}
+			if h != nil {
+				h.Close()
+			}
+		}
+	}
+	return nil, xfs.Stat{}, nil
 }
 
 // DeleteObject removes an object and then every directory above it left
@@ -608,37 +671,41 @@ func (s *Store) deleteObject(bucket, key string) error {
 	if err != nil {
 		return err
 	}
-	s.ns.Lock()
-	defer s.ns.Unlock()
-	b, err := s.bucket(bucket)
+	b, err := s.openBucket(bucket)
 	if err != nil {
 		return err
 	}
-	inos, err := s.resolveDirs(b, kp, false)
+	path, err := s.resolveDirs(b, kp, false)
+	defer path.close()
 	if errors.Is(err, ErrNoSuchKey) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	dir := inos[len(inos)-1]
+	if removed, err := s.removeLeaf(kp, path.last()); err != nil || !removed {
+		return err
+	}
+	return s.prune(kp, path)
+}
+
+// removeLeaf is deleteObject's step under the directory's lock; removed
+// tells whether something went that may leave directories to prune.
+func (s *Store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error) {
+	defer s.locks.lock(dir)()
 	_, name, found, err := s.findLeaf(kp, dir)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if found {
 		if err := s.v.Unlink(dir, name); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if kp.folder {
-		if err := clearObjectXattrs(s.v, dir); err != nil {
-			return err
-		}
-	} else if !found {
-		return nil
+		return true, clearObjectXattrs(s.v, dir)
 	}
-	return s.prune(kp, inos)
+	return found, nil
 }
 
 // CopyObject copies an object's bytes to another key (possibly in another

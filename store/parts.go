@@ -51,15 +51,17 @@ func (o *Object) Parts() ([]ObjectPart, error) {
 // same part numbers and ETags, it returns the object (ok), so a client
 // that retries a completion whose answer it lost gets the same result.
 func (s *Store) repeatedCompletion(bucket string, kp keyPath, uploadID string, parts []CompletePart) (ObjectInfo, bool, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	info, ino, isFile, err := s.head(bucket, kp.key)
+	info, h, isFile, err := s.head(bucket, kp.key)
+	if err == nil {
+		defer h.Close()
+	}
 	if errors.Is(err, ErrNoSuchKey) || (err == nil && !isFile) {
 		return ObjectInfo{}, false, nil
 	}
 	if err != nil {
 		return ObjectInfo{}, false, err
 	}
+	ino := h.Ino()
 	from, err := s.v.GetXattr(ino, xattrFromUpload)
 	if errors.Is(err, xfs.ErrNoData) || (err == nil && string(from) != uploadID) {
 		return ObjectInfo{}, false, nil

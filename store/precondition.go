@@ -65,14 +65,13 @@ func (s *Store) CheckPrecondition(bucket, key string, cond Precondition) error {
 	if cond.none() {
 		return nil
 	}
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	_, ino, _, err := s.head(bucket, key)
+	_, h, _, err := s.head(bucket, key)
 	if errors.Is(err, ErrNoSuchKey) {
 		return cond.check(s.v, key, 0, false)
 	}
 	if err != nil {
 		return err
 	}
-	return cond.check(s.v, key, ino, true)
+	defer h.Close()
+	return cond.check(s.v, key, h.Ino(), true)
 }

@@ -98,11 +98,21 @@ func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
 		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
 			continue
 		}
-		st, err := v.Stat(e.Ino)
+		// By name and held: a bucket deleted since the read is skipped,
+		// never mistaken for the inode that reuses its number.
+		h, err := v.OpenAt(v.Root(), e.Name)
+		if errors.Is(err, xfs.ErrNotFound) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, bucketDir{name: e.Name, ino: e.Ino, project: st.ProjID})
+		st, err := v.Stat(h.Ino())
+		h.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, bucketDir{name: e.Name, ino: st.Ino, project: st.ProjID})
 	}
 	return out, nil
 }
@@ -139,12 +149,12 @@ func (s *Store) project(bucketIno format.Ino) (uint32, error) {
 }
 
 // bucketProject resolves a bucket to its project ID.
-func (s *Store) bucketProject(bucket string) (uint32, error) {
-	ino, err := s.bucket(bucket)
-	if err != nil {
-		return 0, err
-	}
-	return s.project(ino)
+func (s *Store) bucketProject(bucket string) (id uint32, err error) {
+	err = s.withBucket(bucket, func(ino format.Ino) error {
+		id, err = s.project(ino)
+		return err
+	})
+	return id, err
 }
 
 // checkRoom fails at once when size more bytes and one more object do
@@ -165,8 +175,6 @@ func (s *Store) checkRoom(project uint32, size int64) error {
 // Byte limits are kept in filesystem blocks, rounded up.
 func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
 	defer s.settle(&err)
-	s.ns.RLock()
-	defer s.ns.RUnlock()
 	id, err := s.bucketProject(bucket)
 	if err != nil {
 		return err
@@ -202,14 +210,7 @@ func (s *Store) UpdateBucketQuota(bucket string, change func(BucketQuota) Bucket
 // BucketQuota returns a bucket's limits and usage. With no limit set it
 // still reports the usage, together with ErrNoQuota.
 func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
-	s.ns.RLock()
-	ino, err := s.bucket(bucket)
-	if err != nil {
-		s.ns.RUnlock()
-		return BucketUsage{}, err
-	}
-	id, err := s.project(ino)
-	s.ns.RUnlock()
+	id, err := s.bucketProject(bucket)
 	if err != nil {
 		return BucketUsage{}, err
 	}
@@ -226,9 +227,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 
 // BucketQuotas returns the limits and usage of every bucket, by name.
 func (s *Store) BucketQuotas() ([]BucketUsage, error) {
-	s.ns.RLock()
 	bs, err := bucketDirs(s.v)
-	s.ns.RUnlock()
 	if err != nil {
 		return nil, err
 	}

@@ -35,13 +35,17 @@ var (
 // Store maps buckets and objects onto one open volume. It is safe for
 // concurrent use.
 //
-// Lock order: an upload's mu, then ns, then upMu, then the engine's own
-// locks.
+// Lock order: an upload's mu, then directory locks (parent before
+// child), then upMu, then the engine's own locks (package doc, "Locking").
 type Store struct {
 	v   *xfs.Volume
 	own bool // Close closes v
 	tmp format.Ino
-	upl format.Ino // .xfs3/uploads
+	// staging are the directories under tmp that staged files and
+	// directories are made in, spread by name so that concurrent PUTs do
+	// not all wait for one directory's lock.
+	staging [stagingDirs]format.Ino
+	upl     format.Ino // .xfs3/uploads
 
 	// minPart is MinPartSize; tests lower it to run many small parts.
 	minPart int64
@@ -51,12 +55,9 @@ type Store struct {
 	// .xfs3/uploads by New); guarded by upMu.
 	uploads map[string]*upload
 
-	// ns guards the namespace: writers (creating parent directories,
-	// renaming into place, unlinking, pruning empty directories, bucket
-	// changes) hold it exclusively; readers that resolve a key and then
-	// use its inode (Get, Head, List) hold it shared, so an inode is never
-	// freed under them. Object data is streamed without it.
-	ns sync.RWMutex
+	// locks are the per-directory locks of changes that span several
+	// engine calls on one directory's names (package doc, "Locking").
+	locks dirLocks
 
 	// gc frees the inodes of deleted and replaced objects once their
 	// last reader is done (in the background in gc.PerCPU mode).
@@ -205,6 +206,11 @@ func (s *Store) prepare() error {
 	if err := s.clearDir(s.tmp); err != nil {
 		return err
 	}
+	for i := range s.staging {
+		if s.staging[i], err = s.ensureDir(s.tmp, fmt.Sprintf("%02x", i), sysAttrs); err != nil {
+			return err
+		}
+	}
 	if trash, err := v.Lookup(sys, oldTrashDir); err == nil {
 		if err := s.clearDir(trash); err != nil {
 			return err
@@ -324,35 +330,67 @@ func randomName() string {
 	return hex.EncodeToString(b[:])
 }
 
+// stagingDirs is how many directories staged entries are spread over.
+const stagingDirs = 16
+
+// stagingDir is the directory under .xfs3/tmp for a staged entry named by
+// randomName: its first hex digit picks it.
+func (s *Store) stagingDir(name string) format.Ino {
+	d := name[0] - '0'
+	if name[0] >= 'a' {
+		d = name[0] - 'a' + 10
+	}
+	return s.staging[d%stagingDirs]
+}
+
 // BucketInfo describes a bucket.
 type BucketInfo struct {
 	Name    string
 	Created time.Time // the directory's creation time (crtime)
 }
 
-// bucket resolves a bucket name to its directory.
+// bucket resolves a bucket name to its directory, for a caller that only
+// needs to know it exists: the number may be reused once it is deleted.
 func (s *Store) bucket(name string) (format.Ino, error) {
-	if err := CheckBucketName(name); err != nil {
-		return 0, err
-	}
-	ino, err := s.v.Lookup(s.v.Root(), name)
-	if errors.Is(err, xfs.ErrNotFound) {
-		return 0, fmt.Errorf("bucket %q: %w", name, ErrNoSuchBucket)
-	}
+	h, err := s.openBucket(name)
 	if err != nil {
 		return 0, err
 	}
-	return ino, nil
+	defer h.Close()
+	return h.Ino(), nil
 }
 
-// CreateBucket makes an empty bucket.
+// openBucket resolves a bucket name to its directory and holds it: the
+// inode stays that bucket's directory (possibly deleted) until the handle
+// is closed.
+func (s *Store) openBucket(name string) (*xfs.Handle, error) {
+	if err := CheckBucketName(name); err != nil {
+		return nil, err
+	}
+	h, err := s.v.OpenAt(s.v.Root(), name)
+	if errors.Is(err, xfs.ErrNotFound) {
+		return nil, fmt.Errorf("bucket %q: %w", name, ErrNoSuchBucket)
+	}
+	return h, err
+}
+
+// withBucket runs fn on the bucket's directory, held.
+func (s *Store) withBucket(name string, fn func(ino format.Ino) error) error {
+	h, err := s.openBucket(name)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	return fn(h.Ino())
+}
+
+// CreateBucket makes an empty bucket. The engine's Mkdir is atomic: of
+// racing creates exactly one succeeds.
 func (s *Store) CreateBucket(name string) (err error) {
 	defer s.settle(&err)
 	if err := CheckBucketName(name); err != nil {
 		return err
 	}
-	s.ns.Lock()
-	defer s.ns.Unlock()
 	a := dirAttrs
 	a.ProjID = s.projects.last.Add(1)
 	_, err = s.v.Mkdir(s.v.Root(), name, a)
@@ -369,10 +407,21 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	defer s.settle(&err)
 	pending := s.lockBucketUploads(name)
 	defer unlockUploads(pending)
-	s.ns.Lock()
-	defer s.ns.Unlock()
-	ino, err := s.bucket(name)
+	h, err := s.openBucket(name)
 	if err != nil {
+		return err
+	}
+	defer h.Close()
+	ino := h.Ino()
+	// Exclusive: a new upload (shared) sees either the bucket or its
+	// removal, a second DeleteBucket waits here, and the bucket found
+	// empty stays so until the Rmdir (a name appears in it only under
+	// this lock), so uploads are never aborted for a bucket that stays.
+	defer s.locks.lock(ino)()
+	if gone, err := s.removed(ino); err != nil || gone {
+		if gone {
+			err = fmt.Errorf("bucket %q: %w", name, ErrNoSuchBucket)
+		}
 		return err
 	}
 	ents, err := s.v.ReadDir(ino)
@@ -407,13 +456,12 @@ func (s *Store) DeleteBucket(name string) (err error) {
 
 // HeadBucket returns the bucket's information, or ErrNoSuchBucket.
 func (s *Store) HeadBucket(name string) (BucketInfo, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	ino, err := s.bucket(name)
+	h, err := s.openBucket(name)
 	if err != nil {
 		return BucketInfo{}, err
 	}
-	st, err := s.v.Stat(ino)
+	defer h.Close()
+	st, err := s.v.Stat(h.Ino())
 	if err != nil {
 		return BucketInfo{}, err
 	}
@@ -424,8 +472,6 @@ func (s *Store) HeadBucket(name string) (BucketInfo, error) {
 // names are not valid bucket names (the system directory, lost+found) are
 // left out.
 func (s *Store) ListBuckets() ([]BucketInfo, error) {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
 	ents, err := s.v.ReadDir(s.v.Root())
 	if err != nil {
 		return nil, err
@@ -435,9 +481,12 @@ func (s *Store) ListBuckets() ([]BucketInfo, error) {
 		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
 			continue
 		}
-		st, err := s.v.Stat(e.Ino)
+		st, found, err := s.openStat(s.v.Root(), e.Name)
 		if err != nil {
 			return nil, err
+		}
+		if !found || !st.IsDir() {
+			continue // deleted since the directory was read
 		}
 		out = append(out, BucketInfo{Name: e.Name, Created: st.Crtime})
 	}
@@ -445,84 +494,191 @@ func (s *Store) ListBuckets() ([]BucketInfo, error) {
 	return out, nil
 }
 
-// resolveDirs looks up the directories of a key below the bucket and
-// returns their inodes, the bucket first. With create, missing ones are
-// made, and an object standing where a directory is needed moves beside
-// it (promote). Without create, a missing directory gives ErrNoSuchKey.
-// Callers hold ns (exclusively when creating).
-func (s *Store) resolveDirs(bucket format.Ino, kp keyPath, create bool) ([]format.Ino, error) {
-	inos := []format.Ino{bucket}
-	cur := bucket
-	for _, c := range kp.dirs {
-		name := entryName(c)
-		st, found, err := s.lookupStat(cur, name)
-		if err != nil {
-			return inos, err
-		}
-		var ino format.Ino
-		switch {
-		case found && st.IsDir():
-			ino = st.Ino
-		case !create:
-			return inos, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
-		case found && isFile(&st):
-			ino, err = s.promote(bucket, cur, c, st.Ino)
-		case found:
-			return inos, fmt.Errorf("key %q: %q is neither object nor prefix: %w", kp.key, name, ErrKeyConflict)
-		default:
-			ino, err = s.makeDir(bucket, cur, c)
-		}
-		if err != nil {
-			return inos, err
-		}
-		inos = append(inos, ino)
-		cur = ino
+// dirPath holds the directories of a key, the bucket first, each by a
+// reference (xfs.Handle): a directory removed meanwhile keeps its number
+// until close, so a stale number never names another inode, and the
+// engine refuses to add names to it (ErrNotFound).
+type dirPath []*xfs.Handle
+
+func (p dirPath) ino(i int) format.Ino { return p[i].Ino() }
+
+func (p dirPath) last() format.Ino { return p[len(p)-1].Ino() }
+
+func (p dirPath) close() {
+	for _, h := range p {
+		h.Close()
 	}
-	return inos, nil
+}
+
+// errRetry marks a change that found a directory of its path removed
+// under it (a concurrent prune or DeleteBucket): it starts again from the
+// bucket, which it may then find missing.
+var errRetry = errors.New("a directory of the path was removed meanwhile")
+
+// maxAttempts bounds the restarts of one change.
+const maxAttempts = 64
+
+// retryable marks an engine's ErrNotFound, from a change into a directory
+// that was removed, as errRetry.
+func retryable(err error) error {
+	if errors.Is(err, xfs.ErrNotFound) && !errors.Is(err, errRetry) {
+		return fmt.Errorf("%w: %w", errRetry, err)
+	}
+	return err
+}
+
+// retry runs a change until it no longer meets a removed directory.
+func retry[T any](change func() (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		v, err := change()
+		if !errors.Is(err, errRetry) || attempt == maxAttempts {
+			return v, err
+		}
+	}
+}
+
+// removed tells whether the held directory ino lost its name.
+func (s *Store) removed(ino format.Ino) (bool, error) {
+	st, err := s.v.Stat(ino)
+	return err == nil && st.Nlink == 0, err
+}
+
+// resolveDirs looks up the directories of a key below the bucket (b,
+// which the path takes over) and returns them held, the bucket first; the
+// caller closes the path, also on error. With create, missing ones are
+// made, and an object standing where a directory is needed moves beside
+// it (promote), each under its parent's lock; a parent removed meanwhile
+// gives errRetry. Without create, a missing directory gives ErrNoSuchKey.
+// A directory that exists is looked up without any store lock.
+func (s *Store) resolveDirs(b *xfs.Handle, kp keyPath, create bool) (dirPath, error) {
+	path := dirPath{b}
+	for _, c := range kp.dirs {
+		cur := path.last()
+		h, st, err := s.openEntry(cur, entryName(c))
+		switch {
+		case err != nil:
+			return path, err
+		case h != nil && st.IsDir():
+			path = append(path, h)
+			continue
+		case h != nil:
+			h.Close()
+		}
+		if !create {
+			return path, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
+		}
+		if h, err = s.makeDirLocked(b.Ino(), cur, c, kp); err != nil {
+			return path, retryable(err)
+		}
+		path = append(path, h)
+	}
+	return path, nil
+}
+
+// makeDirLocked returns the directory of component c in dir, held, under
+// dir's lock: found again there, made, or made after moving the object
+// file of that name beside it.
+func (s *Store) makeDirLocked(bucket, dir format.Ino, c string, kp keyPath) (*xfs.Handle, error) {
+	defer s.locks.lock(dir)()
+	name := entryName(c)
+	h, st, err := s.openEntry(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	if h != nil && st.IsDir() {
+		return h, nil
+	}
+	if h != nil {
+		// The name keeps the inode linked while dir's lock is held.
+		h.Close()
+	}
+	switch {
+	case h != nil && isFile(&st):
+		err = s.promote(bucket, dir, c, st.Ino)
+	case h != nil:
+		return nil, fmt.Errorf("key %q: %q is neither object nor prefix: %w", kp.key, name, ErrKeyConflict)
+	default:
+		err = s.makeDir(bucket, dir, c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.v.OpenAt(dir, name)
+}
+
+// openEntry looks name up in dir and holds what it names; h is nil (and
+// err nil) when there is no such name. The caller closes h.
+func (s *Store) openEntry(dir format.Ino, name string) (h *xfs.Handle, st xfs.Stat, err error) {
+	h, err = s.v.OpenAt(dir, name)
+	if errors.Is(err, xfs.ErrNotFound) {
+		return nil, xfs.Stat{}, nil
+	}
+	if err != nil {
+		return nil, xfs.Stat{}, err
+	}
+	if st, err = s.v.Stat(h.Ino()); err != nil {
+		h.Close()
+		return nil, xfs.Stat{}, err
+	}
+	return h, st, nil
+}
+
+// openStat stats what name in dir names, through a reference, so that
+// the result is of the inode the name held; found is false when there is
+// none.
+func (s *Store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
+	h, st, err := s.openEntry(dir, name)
+	if h == nil {
+		return xfs.Stat{}, false, err
+	}
+	h.Close()
+	return st, true, nil
 }
 
 // makeDir makes the directory of component c in dir. A hashed name gets
 // its component before it appears: the directory is made and labelled in
 // .xfs3/tmp (charged to the bucket's project) and renamed into place.
-func (s *Store) makeDir(bucket, dir format.Ino, c string) (format.Ino, error) {
+// Callers hold dir's lock.
+func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 	name := entryName(c)
 	if !hashedName(name) {
-		return s.v.Mkdir(dir, name, dirAttrs)
+		_, err := s.v.Mkdir(dir, name, dirAttrs)
+		return err
 	}
 	project, err := s.project(bucket)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	a := dirAttrs
 	a.ProjID = project
 	tmp := randomName()
-	ino, err := s.v.Mkdir(s.tmp, tmp, a)
+	sd := s.stagingDir(tmp)
+	ino, err := s.v.Mkdir(sd, tmp, a)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if err = s.v.SetXattr(ino, xattrName, []byte(c), 0); err == nil {
-		err = s.v.Rename(s.tmp, tmp, dir, name)
+		err = s.v.Rename(sd, tmp, dir, name)
 	}
 	if err != nil {
-		s.v.Rmdir(s.tmp, tmp)
-		return 0, err
+		s.v.Rmdir(sd, tmp)
 	}
-	return ino, nil
+	return err
 }
 
 // promote turns the object file of component c in dir into a prefix: the
 // file moves to its name beside the directory, then the directory is
 // made. Each step is one transaction and every state between them reads
-// as the same keys, so a crash loses nothing.
-func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) (format.Ino, error) {
+// as the same keys, so a crash loses nothing. Callers hold dir's lock.
+func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) error {
 	beside := besideName(c)
 	if hashedName(beside) {
 		if err := s.v.SetXattr(file, xattrName, []byte(c), 0); err != nil {
-			return 0, err
+			return err
 		}
 	}
 	if err := s.v.Rename(dir, entryName(c), dir, beside); err != nil {
-		return 0, err
+		return err
 	}
 	return s.makeDir(bucket, dir, c)
 }
@@ -530,31 +686,56 @@ func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) (form
 // prune removes empty directories of a key path from the deepest up,
 // stopping at the bucket, at a folder marker or at a non-empty directory.
 // An object that lay beside a removed directory takes its plain place
-// again. inos is resolveDirs' result. Callers hold ns exclusively.
-func (s *Store) prune(kp keyPath, inos []format.Ino) error {
-	for i := len(inos) - 1; i >= 1; i-- {
-		if _, err := s.v.GetXattr(inos[i], xattrFolder); err == nil {
-			return nil
-		} else if !errors.Is(err, xfs.ErrNoData) {
+// again. path is resolveDirs' result.
+func (s *Store) prune(kp keyPath, path dirPath) error {
+	for i := len(path) - 1; i >= 1; i-- {
+		more, err := s.pruneDir(path.ino(i-1), path.ino(i), kp.dirs[i-1])
+		if err != nil || !more {
 			return err
-		}
-		// Only emptiness matters: reading the whole directory under the
-		// namespace lock made every delete in a prefix of n keys O(n).
-		empty, err := s.v.IsEmptyDir(inos[i])
-		if err != nil || !empty {
-			return err
-		}
-		parent, c := inos[i-1], kp.dirs[i-1]
-		if err := s.v.Rmdir(parent, entryName(c)); err != nil {
-			return err
-		}
-		st, found, err := s.lookupStat(parent, besideName(c))
-		if err != nil {
-			return err
-		}
-		if found && isFile(&st) {
-			return s.v.Rename(parent, besideName(c), parent, entryName(c))
 		}
 	}
 	return nil
+}
+
+// pruneDir removes dir, the directory of component c in parent, if it is
+// still there, empty and no folder marker, and tells whether it did (so
+// the parent may be empty now). It holds parent's lock, then dir's: no
+// name of parent changes meanwhile (the object beside dir stays where it
+// is until moved back) and no marker is set on dir (putFolder holds dir's
+// lock). Entries added to dir without its lock make the engine's Rmdir
+// fail, and those that come after it find dir removed and start again.
+func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
+	defer s.locks.lock(parent)()
+	defer s.locks.lock(dir)()
+	name := entryName(c)
+	if ino, err := s.v.Lookup(parent, name); errors.Is(err, xfs.ErrNotFound) || (err == nil && ino != dir) {
+		return false, nil // pruned (and maybe made again) by another change
+	} else if err != nil {
+		return false, err
+	}
+	if _, err := s.v.GetXattr(dir, xattrFolder); err == nil {
+		return false, nil
+	} else if !errors.Is(err, xfs.ErrNoData) {
+		return false, err
+	}
+	// Only emptiness matters: reading the whole directory made every
+	// delete in a prefix of n keys O(n).
+	empty, err := s.v.IsEmptyDir(dir)
+	if err != nil || !empty {
+		return false, err
+	}
+	if err := s.v.Rmdir(parent, name); errors.Is(err, xfs.ErrNotEmpty) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	st, found, err := s.lookupStat(parent, besideName(c))
+	if err != nil {
+		return false, err
+	}
+	if found && isFile(&st) {
+		// parent holds the object now: it is not empty.
+		return false, s.v.Rename(parent, besideName(c), parent, name)
+	}
+	return true, nil
 }

@@ -250,7 +250,7 @@ func TestObjectRoundTrip(t *testing.T) {
 	if _, err := s.HeadObject("bk1", "short"); !errors.Is(err, ErrNoSuchKey) {
 		t.Fatalf("short body stored: %v", err)
 	}
-	if ents, _ := s.v.ReadDir(s.tmp); len(ents) != 0 {
+	if ents := stagedEntries(t, s); len(ents) != 0 {
 		t.Fatalf("staging files left: %v", ents)
 	}
 	// Bad metadata.

@@ -118,16 +118,16 @@ func (s *Store) DeleteObjectTagging(bucket, key string) (err error) {
 }
 
 // withObject runs fn on the inode of an existing object (a folder
-// marker's directory included) while holding ns shared, so the inode
-// stays that object's.
+// marker's directory included) while holding a reference on it, so the
+// inode stays that object's (an overwrite meanwhile replaces it: fn's
+// change then came just before).
 func (s *Store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format.Ino) error) error {
-	s.ns.RLock()
-	defer s.ns.RUnlock()
-	_, ino, _, err := s.head(bucket, key)
+	_, h, _, err := s.head(bucket, key)
 	if err != nil {
 		return err
 	}
-	return fn(s.v, ino)
+	defer h.Close()
+	return fn(s.v, h.Ino())
 }
 
 // removeXattr removes an attribute, which may be absent.

@@ -3,6 +3,7 @@ package xfs
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
@@ -78,6 +79,35 @@ func (v *Volume) Open(ino format.Ino) (*Handle, error) {
 	h.opens++
 	v.icache.mu.Unlock()
 	return &Handle{v: v, ino: ino, h: h}, nil
+}
+
+// OpenAt looks name up in directory dirIno and takes a reference on the
+// inode it names, under the directory's lock: the reference is on the
+// inode the name held at that moment, never on one whose number was
+// freed and reused since a separate Lookup (which Open alone cannot tell).
+// A missing name gives ErrNotFound.
+func (v *Volume) OpenAt(dirIno format.Ino, name string) (*Handle, error) {
+	if name == "" || name == "." || name == ".." {
+		return nil, fmt.Errorf("open %q: %w", name, ErrInvalid)
+	}
+	if len(name) > format.MaxNameLen {
+		return nil, fmt.Errorf("%q: %w", name, ErrNameTooLong)
+	}
+	if strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("%q: %w", name, ErrNotFound)
+	}
+	// Directory before the inode it names (lock order): an unlink needs
+	// the directory's lock exclusively, so the name keeps its link while
+	// the reference is taken.
+	defer v.rlock(dirIno)()
+	ino, err := v.lookupLocked(dirIno, name)
+	if err != nil {
+		return nil, err
+	}
+	if !v.geo.ValidIno(ino) {
+		return nil, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q points at invalid inode %d", name, ino)
+	}
+	return v.Open(ino)
 }
 
 // Ino is the inode the handle refers to.

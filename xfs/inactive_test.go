@@ -2,6 +2,7 @@ package xfs_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand"
 	"path/filepath"
@@ -371,6 +372,69 @@ func TestCleanLogWithUnlinkedInodes(t *testing.T) {
 	}
 	if n := v.Unlinked(); n != 0 || freeBlocks(t, v) != free0 {
 		t.Errorf("after a writable open: %d unlinked, %d free blocks (want 0, %d)", n, freeBlocks(t, v), free0)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}
+
+// TestOpenAt: OpenAt holds what a name names, refuses names that are not
+// one entry, and a directory held by it stays readable but takes no new
+// names once removed; the last Close frees it.
+func TestOpenAt(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "o.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := writeFile(t, v, d, "f", 4096, 4096, 'f')
+	h, err := v.OpenAt(d, "f")
+	if err != nil || h.Ino() != f {
+		t.Fatalf("OpenAt(d, f) = %v, %v; want inode %d", h, err, f)
+	}
+	for name, want := range map[string]error{
+		"missing": xfs.ErrNotFound, "": xfs.ErrInvalid, ".": xfs.ErrInvalid, "..": xfs.ErrInvalid,
+		"f/g": xfs.ErrNotFound, string(bytes.Repeat([]byte{'n'}, 256)): xfs.ErrNameTooLong,
+	} {
+		if _, err := v.OpenAt(d, name); !errors.Is(err, want) {
+			t.Errorf("OpenAt(d, %.10q): %v, want %v", name, err, want)
+		}
+	}
+	if err := v.Unlink(d, "f"); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, 4096)
+	if _, err := v.ReadAt(f, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'f'}, 4096)) {
+		t.Fatalf("unlinked file unreadable through OpenAt's handle: %v", err)
+	}
+	hd, err := v.OpenAt(v.Root(), "d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Rmdir(v.Root(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Mkdir(d, "late", xfs.Attrs{Mode: 0o755}); !errors.Is(err, xfs.ErrNotFound) {
+		t.Errorf("Mkdir in a removed, held directory: %v, want ErrNotFound", err)
+	}
+	if _, err := v.ReadDir(d); err != nil {
+		t.Errorf("ReadDir of a removed, held directory: %v", err)
+	}
+	for _, hh := range []*xfs.Handle{h, hd} {
+		if err := hh.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := v.Unlinked(); n != 0 {
+		t.Errorf("%d inodes still unlinked after the last Close", n)
 	}
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
