@@ -245,6 +245,16 @@ func (v *Volume) settle(err *error) {
 	}
 }
 
+// pushBackground forces the log once background work (inactivation) has
+// queued a little of it, so that the backlog a foreground change must
+// write ahead of its own commit stays small.
+func (v *Volume) pushBackground() error {
+	if c := v.cache; c.BackgroundPushable() {
+		return c.Force()
+	}
+	return nil
+}
+
 // Err returns why a writable volume stopped accepting changes (a metadata
 // or log write failed and it shut down), or nil while it is usable.
 func (v *Volume) Err() error {

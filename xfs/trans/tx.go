@@ -436,6 +436,10 @@ func (c *Cache) Force() error {
 // caller not forcing every commit should force now.
 func (c *Cache) Pushable() bool { return c.log != nil && c.log.Pushable() }
 
+// BackgroundPushable reports whether background work has left enough
+// commits waiting for the log that it should force them itself.
+func (c *Cache) BackgroundPushable() bool { return c.log != nil && c.log.BackgroundPushable() }
+
 // logItems formats the transaction for the log: a buffer item per changed
 // block (only the changed 128-byte chunks of blocks read from disk; all of
 // a newly initialised one) and a cancel item per freed block that was

@@ -17,6 +17,12 @@ type Device interface {
 	Sync() error
 }
 
+// durableWriter is a device that can make one write durable without
+// flushing the rest of its volatile writes (pwritev2 with RWF_DSYNC).
+type durableWriter interface {
+	WriteAtDurable(p []byte, off int64) (int, error)
+}
+
 // ErrLogFull is returned for a transaction larger than the log can hold.
 var ErrLogFull = errors.New("transaction does not fit in the log")
 
@@ -112,6 +118,7 @@ type pending struct {
 // Stats counts the writer's work.
 type Stats struct {
 	Commits, Records, Writes, Flushes int64
+	DurableWrites                     int64 // record writes durable on their own (no flush)
 	Bytes                             int64
 	DataFlushes                       int64 // flushes of file data ahead of a batch
 	Pending                           int64 // queued transactions not yet durable
@@ -224,6 +231,21 @@ func (w *Writer) Pushable() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.queuedBytes >= min(PushBytes, w.batchBytesMax())
+}
+
+// BackgroundPushBytes is the amount of queued log data beyond which
+// background work (inode inactivation) forces the log itself. Whoever
+// forces next writes everything queued before its own commit, in log
+// order; without this a foreground change after a large inactivation
+// would write and flush that whole backlog before it could return.
+const BackgroundPushBytes = 64 << 10
+
+// BackgroundPushable reports whether the queue has grown past
+// BackgroundPushBytes (see there).
+func (w *Writer) BackgroundPushable() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queuedBytes >= min(BackgroundPushBytes, w.batchBytesMax())
 }
 
 // Commit queues a transaction that needs no write-back (or whose caller
@@ -533,10 +555,23 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 			runs = append(runs, run{r.block, w.out[r.off:r.end]})
 		}
 	}
+	// With a device that can make the records durable by themselves, a
+	// commit need not wait for the in-place writes of earlier batches to
+	// be flushed with them (after a large inactivation, megabytes); those
+	// are flushed once the log is a quarter full, to move its tail.
+	dw, durableWrite := w.dev.(durableWriter)
+	durableWrite = durableWrite && w.usedLocked()+total < w.blocks/4
 	w.mu.Unlock()
 	var werr error
 	for _, r := range runs {
-		if _, err := w.dev.WriteAt(r.data, w.start+int64(r.block)*format.BBSize); err != nil {
+		off := w.start + int64(r.block)*format.BBSize
+		var err error
+		if durableWrite {
+			_, err = dw.WriteAtDurable(r.data, off)
+		} else {
+			_, err = w.dev.WriteAt(r.data, off)
+		}
+		if err != nil {
 			werr = fmt.Errorf("write log at block %d: %w", r.block, err)
 			break
 		}
@@ -544,6 +579,9 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	w.mu.Lock()
 	if werr != nil {
 		return werr
+	}
+	if durableWrite {
+		w.stats.DurableWrites += int64(len(runs))
 	}
 	w.stats.Writes += int64(len(runs))
 	w.stats.Records += int64(len(recs))
@@ -557,9 +595,11 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	if w.block == w.blocks {
 		w.block, w.cycle = 0, w.cycle+1
 	}
-	// The flush also makes earlier in-place writes durable.
-	if err := w.flushLocked(); err != nil {
-		return err
+	if !durableWrite {
+		// The flush also makes earlier in-place writes durable.
+		if err := w.flushLocked(); err != nil {
+			return err
+		}
 	}
 	for _, p := range batch {
 		c := w.live[p.lsn]
