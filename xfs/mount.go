@@ -247,8 +247,13 @@ func (v *Volume) settle(err *error) {
 
 // pushBackground forces the log once background work (inactivation) has
 // queued a little of it, so that the backlog a foreground change must
-// write ahead of its own commit stays small.
+// write ahead of its own commit stays small. Without an inactivation
+// queue, inactivation runs inside the change that released the inode,
+// which forces (or not, with lazy commits) as any change does.
 func (v *Volume) pushBackground() error {
+	if v.w.inactive == nil {
+		return nil
+	}
 	if c := v.cache; c.BackgroundPushable() {
 		return c.Force()
 	}
