@@ -11,7 +11,8 @@ import (
 	"github.com/xfs3/xfs3/xfs/mkfs"
 )
 
-// gatedDevice holds every flush, once armed, until the gate opens.
+// gatedDevice holds every flush, once armed, until the gate opens; a
+// durable log write counts as a flush.
 type gatedDevice struct {
 	*dev.Fault
 	armed   atomic.Bool
@@ -20,6 +21,16 @@ type gatedDevice struct {
 }
 
 func (d *gatedDevice) Sync() error {
+	d.hold()
+	return d.Fault.Sync()
+}
+
+func (d *gatedDevice) WriteAtDurable(p []byte, off int64) (int, error) {
+	d.hold()
+	return d.Fault.WriteAtDurable(p, off)
+}
+
+func (d *gatedDevice) hold() {
 	if d.armed.Load() {
 		select {
 		case d.entered <- struct{}{}:
@@ -27,7 +38,6 @@ func (d *gatedDevice) Sync() error {
 		}
 		<-d.gate
 	}
-	return d.Fault.Sync()
 }
 
 // TestNoLockAcrossFlush: while one create in a directory waits for its

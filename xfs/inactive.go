@@ -179,6 +179,9 @@ func (v *Volume) Inactivate(ino format.Ino) (extents uint64, err error) {
 	for {
 		n, more, err := v.truncateStep(u, ino, agino)
 		extents += n
+		if err == nil {
+			err = v.pushBackground()
+		}
 		if err != nil || !more {
 			return extents, err
 		}

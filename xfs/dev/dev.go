@@ -110,10 +110,25 @@ func (d *File) WriteAt(p []byte, off int64) (int, error) {
 		return 0, ErrReadOnly
 	}
 	n, err := d.f.WriteAt(p, off)
-	if end := off + int64(n); end > d.size {
+	d.grow(off + int64(n))
+	return n, err
+}
+
+// grow notes a write that ended at end.
+func (d *File) grow(end int64) {
+	if end > d.size {
 		d.size = end
 	}
-	return n, err
+}
+
+// writeThenSync is WriteAtDurable by a write and a whole-file flush; done
+// bytes before p were already written durably.
+func (d *File) writeThenSync(p []byte, off int64, done int) (int, error) {
+	n, err := d.WriteAt(p, off)
+	if err != nil {
+		return done + n, err
+	}
+	return done + n, d.Sync()
 }
 
 // Size returns the device size in bytes.

@@ -157,8 +157,48 @@ func (f *Fault) WriteAt(p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
+// WriteAtDurable writes p at off and makes that range durable, as a write
+// with RWF_DSYNC does; other writes not yet flushed stay volatile.
+func (f *Fault) WriteAtDurable(p []byte, off int64) (int, error) {
+	if err := f.writeMode(faultWrite{off: off, data: append([]byte(nil), p...)}, true); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// trimWrites returns ws without the bytes in [lo, hi); a write that
+// straddles the range keeps its pieces either side, in its place.
+func trimWrites(ws []faultWrite, lo, hi int64) []faultWrite {
+	var out []faultWrite
+	for _, w := range ws {
+		end := w.off + w.len()
+		if end <= lo || w.off >= hi {
+			out = append(out, w)
+			continue
+		}
+		if w.off < lo {
+			out = append(out, w.piece(0, lo-w.off))
+		}
+		if end > hi {
+			out = append(out, w.piece(hi-w.off, end-w.off))
+		}
+	}
+	return out
+}
+
+// piece is the part [from, to) of w, relative to its start.
+func (w faultWrite) piece(from, to int64) faultWrite {
+	if w.data == nil {
+		return faultWrite{off: w.off + from, zero: to - from}
+	}
+	return faultWrite{off: w.off + from, data: w.data[from:to]}
+}
+
 // write applies w to the volatile cache and queues it for a crash.
-func (f *Fault) write(w faultWrite) error {
+func (f *Fault) write(w faultWrite) error { return f.writeMode(w, false) }
+
+// writeMode is write, or with durable set a write that is durable at once.
+func (f *Fault) writeMode(w faultWrite, durable bool) error {
 	if w.off < 0 || w.off+w.len() > f.size {
 		return fmt.Errorf("write of %d bytes at %d: %w (device has %d bytes)", w.len(), w.off, io.ErrUnexpectedEOF, f.size)
 	}
@@ -174,6 +214,11 @@ func (f *Fault) write(w faultWrite) error {
 	}
 	if err := f.apply(f.current, f.durable, w); err != nil {
 		return err
+	}
+	if durable {
+		// Older volatile writes must not land over it in a crash image.
+		f.pending = trimWrites(f.pending, w.off, w.off+w.len())
+		return f.apply(f.durable, nil, w)
 	}
 	f.pending = append(f.pending, w)
 	return nil

@@ -52,6 +52,45 @@ func TestFaultPowerCut(t *testing.T) {
 	}
 }
 
+// TestFaultDurableWrite: a durable write survives any crash, older
+// volatile writes under it never land over it, and the writes around it
+// stay volatile.
+func TestFaultDurableWrite(t *testing.T) {
+	base := bytes.Repeat([]byte{7}, 3*4096)
+	f := NewFault(bytes.NewReader(base), int64(len(base)))
+	if _, err := f.WriteAt(bytes.Repeat([]byte{1}, 8192), 0); err != nil { // volatile
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAtDurable(bytes.Repeat([]byte{2}, 2048), 4096); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{3}, 1024), 5120); err != nil { // volatile, over it
+		t.Fatal(err)
+	}
+	got := make([]byte, 1)
+	for off, want := range map[int64]byte{0: 1, 4096: 2, 5120: 3, 6143: 3, 6144: 1} {
+		f.ReadAt(got, off)
+		if got[0] != want {
+			t.Fatalf("read at %d: %d, want %d", off, got[0], want)
+		}
+	}
+	// Pending now: the volatile write's two pieces either side of the
+	// durable range, then the later write.
+	if n := f.Pending(); n != 3 {
+		t.Fatalf("%d pending writes, want 3", n)
+	}
+	for _, tc := range []struct {
+		c    Crash
+		want map[int64]byte
+	}{
+		{Crash{}, map[int64]byte{0: 7, 4096: 2, 5120: 2, 6143: 2, 6144: 7}},
+		{Crash{Keep: 2}, map[int64]byte{0: 1, 4095: 1, 4096: 2, 5120: 2, 6144: 1, 8191: 1, 8192: 7}},
+		{Crash{Keep: 3}, map[int64]byte{0: 1, 4096: 2, 5120: 3, 6143: 3, 6144: 1}},
+	} {
+		checkCrashImage(t, f, base, tc.c, tc.want)
+	}
+}
+
 // checkCrashImage builds f's post-crash image over a copy of base and
 // checks the bytes at the offsets of want.
 func checkCrashImage(t *testing.T, f *Fault, base []byte, c Crash, want map[int64]byte) {

@@ -144,37 +144,51 @@ func LogRecHeaderSectors(size uint32) int {
 // words saved in the headers, and h_crc computed. h.Len is set from the
 // payload, which must be a whole number of BBs; payload is not modified.
 func EncodeLogRecord(h *LogRecHeader, payload []byte) ([]byte, error) {
-	if len(payload) == 0 || len(payload)%BBSize != 0 {
-		return nil, fmt.Errorf("log record payload of %d bytes is not a whole number of basic blocks", len(payload))
-	}
 	hdrs := LogRecHeaderSectors(h.Size)
-	nsect := len(payload) / BBSize
-	if nsect > hdrs*LogCycleDataWords {
-		return nil, fmt.Errorf("log record payload of %d bytes needs more than %d header sectors", len(payload), hdrs)
+	out := make([]byte, hdrs*BBSize+len(payload))
+	copy(out[hdrs*BBSize:], payload)
+	if err := SealLogRecord(h, out); err != nil {
+		return nil, err
 	}
-	out := make([]byte, (hdrs+nsect)*BBSize)
-	data := out[hdrs*BBSize:]
-	copy(data, payload)
-	h.Len = uint32(len(payload))
+	return out, nil
+}
+
+// SealLogRecord is EncodeLogRecord in place: rec holds room for the header
+// sectors followed by the payload, which it stamps; the header sectors are
+// overwritten whole. The log writer lays whole batches out in one reused
+// buffer this way, with no copy per record.
+func SealLogRecord(h *LogRecHeader, rec []byte) error {
+	hdrs := LogRecHeaderSectors(h.Size)
+	payloadLen := len(rec) - hdrs*BBSize
+	if payloadLen <= 0 || payloadLen%BBSize != 0 {
+		return fmt.Errorf("log record payload of %d bytes is not a whole number of basic blocks", payloadLen)
+	}
+	nsect := payloadLen / BBSize
+	if nsect > hdrs*LogCycleDataWords {
+		return fmt.Errorf("log record payload of %d bytes needs more than %d header sectors", payloadLen, hdrs)
+	}
+	clear(rec[:hdrs*BBSize])
+	data := rec[hdrs*BBSize:]
+	h.Len = uint32(payloadLen)
 	be := binary.BigEndian
 	for i := 0; i < nsect; i++ {
 		word := be.Uint32(data[i*BBSize:])
 		if i < LogCycleDataWords {
 			h.CycleData[i] = word
 		} else {
-			ext := out[(i/LogCycleDataWords)*BBSize:]
+			ext := rec[(i/LogCycleDataWords)*BBSize:]
 			be.PutUint32(ext[4+4*(i%LogCycleDataWords):], word)
 		}
 		be.PutUint32(data[i*BBSize:], h.Cycle)
 	}
 	for k := 1; k < hdrs; k++ {
-		be.PutUint32(out[k*BBSize:], h.Cycle) // xh_cycle
+		be.PutUint32(rec[k*BBSize:], h.Cycle) // xh_cycle
 	}
 	h.CRC = 0
-	h.Encode(out)
-	h.CRC = LogRecordCRC(out, hdrs, data)
-	binary.LittleEndian.PutUint32(out[LogRecCRCOff:], h.CRC)
-	return out, nil
+	h.Encode(rec)
+	h.CRC = LogRecordCRC(rec, hdrs, data)
+	binary.LittleEndian.PutUint32(rec[LogRecCRCOff:], h.CRC)
+	return nil
 }
 
 // LogRecordCRC computes h_crc the way the kernel does: over the record

@@ -252,20 +252,26 @@ func (f *BufLogFormat) Runs() [][2]int {
 // runs given as [first, end) chunk indexes.
 func NewBufLogFormat(daddr Daddr, n int, blft uint16, runs [][2]int) *BufLogFormat {
 	chunks := (n + BlfChunk - 1) / BlfChunk
+	dataMap := make([]uint32, (chunks+31)/32)
+	for _, r := range runs {
+		for bit := r[0]; bit < r[1]; bit++ {
+			dataMap[bit/32] |= 1 << (bit % 32)
+		}
+	}
+	f := BufLogFormatOf(daddr, n, blft, len(runs), dataMap)
+	return &f
+}
+
+// BufLogFormatOf is NewBufLogFormat for a caller that built the chunk
+// bitmap itself (covering every chunk of the n bytes) and counted its
+// runs: nothing is allocated.
+func BufLogFormatOf(daddr Daddr, n int, blft uint16, runs int, dataMap []uint32) BufLogFormat {
 	// Dquot blocks are logged without BlfPDquot on purpose: a kernel that
 	// replays the log without project quota on skips buffers carrying that
 	// flag, which would leave a quota file block made in the log as
 	// garbage (bad CRCs) on disk. Without it every kernel replays them.
-	f := &BufLogFormat{Type: LogItemBuf, Size: uint16(1 + len(runs)), Flags: blft << BlfTypeShift,
-		Len: uint16(n / BBSize), Blkno: int64(daddr)}
-	f.MapSize = uint32((chunks + 31) / 32)
-	f.DataMap = make([]uint32, f.MapSize)
-	for _, r := range runs {
-		for bit := r[0]; bit < r[1]; bit++ {
-			f.DataMap[bit/32] |= 1 << (bit % 32)
-		}
-	}
-	return f
+	return BufLogFormat{Type: LogItemBuf, Size: uint16(1 + runs), Flags: blft << BlfTypeShift,
+		Len: uint16(n / BBSize), Blkno: int64(daddr), MapSize: uint32(len(dataMap)), DataMap: dataMap}
 }
 
 // DecodeUnmountFormat checks an unmount op's payload.

@@ -298,6 +298,10 @@ func (tx *Tx) Commit() error {
 	for _, fn := range tx.onCommit {
 		fn()
 	}
+	if len(tx.forget) == 0 {
+		tx.unlockAll(true)
+		return nil
+	}
 	live := make(map[format.Daddr]bool)
 	for _, d := range tx.forget {
 		if tb, ok := tx.index[d]; ok && tb.dirty && !tb.stale {
@@ -323,7 +327,7 @@ func (tx *Tx) queue() error {
 	if len(items) == 0 {
 		return nil
 	}
-	var wb []writeBack
+	wb := make([]writeBack, 0, len(items))
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
 			wb = append(wb, writeBack{tb.b, tb.data})
@@ -432,13 +436,17 @@ func (c *Cache) Force() error {
 // caller not forcing every commit should force now.
 func (c *Cache) Pushable() bool { return c.log != nil && c.log.Pushable() }
 
+// BackgroundPushable reports whether background work has left enough
+// commits waiting for the log that it should force them itself.
+func (c *Cache) BackgroundPushable() bool { return c.log != nil && c.log.BackgroundPushable() }
+
 // logItems formats the transaction for the log: a buffer item per changed
 // block (only the changed 128-byte chunks of blocks read from disk; all of
 // a newly initialised one) and a cancel item per freed block that was
 // logged before, so recovery never replays it over what the block holds
 // next.
 func (tx *Tx) logItems() []xlog.Item {
-	var items []xlog.Item
+	items := make([]xlog.Item, 0, len(tx.held))
 	c := tx.c
 	c.loggedMu.Lock()
 	defer c.loggedMu.Unlock()

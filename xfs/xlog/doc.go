@@ -23,6 +23,14 @@
 //	waiter it made durable ─> run the batch's write-backs in log order
 //	─> the next flush retires them and the tail moves past them
 //
+// A device that can make one write durable by itself (pwritev2 with
+// RWF_DSYNC) takes the place of write and flush while the log is less
+// than a quarter full: a commit then waits for its own records only, not
+// for the in-place writes of earlier batches, which a large inactivation
+// leaves by the megabyte; past a quarter the flush retires them. Background
+// work forces the log itself every BackgroundPushBytes, so a foreground
+// force never has a large backlog of it queued ahead of its own commit.
+//
 // ForceAll also covers file data written after the newest queued
 // transaction, with a barrier that logs nothing and rides in the next
 // batch. PastTail tells the cache which logged blocks no recovery can

@@ -18,28 +18,46 @@ type Item struct {
 // it. ok is false when nothing changed.
 func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
-	var runs [][2]int
+	if old != nil && len(old) != len(data) {
+		old = nil
+	}
+	// The bitmap of a 64 KiB block (the largest) fits on the stack.
+	var mapSpace [(64<<10/format.BlfChunk + 31) / 32]uint32
+	var dataMap []uint32
+	if words := (chunks + 31) / 32; words <= len(mapSpace) {
+		dataMap = mapSpace[:words]
+	} else {
+		dataMap = make([]uint32, words)
+	}
+	runs := 0
+	for c := 0; c < chunks; c++ {
+		if old != nil && chunkEqual(data, old, c) {
+			continue
+		}
+		dataMap[c/32] |= 1 << (c % 32)
+		if c == 0 || dataMap[(c-1)/32]&(1<<((c-1)%32)) == 0 {
+			runs++
+		}
+	}
+	if runs == 0 {
+		return Item{}, false
+	}
+	blft, _, _ := format.BlockLogInfo(data)
+	f := format.BufLogFormatOf(daddr, len(data), blft, runs, dataMap)
+	hdr := make([]byte, f.EncodedLen())
+	f.Encode(hdr)
+	it.Regions = make([][]byte, 0, 1+runs)
+	it.Regions = append(it.Regions, hdr)
 	for c := 0; c < chunks; {
-		if old != nil && len(old) == len(data) && chunkEqual(data, old, c) {
+		if dataMap[c/32]&(1<<(c%32)) == 0 {
 			c++
 			continue
 		}
 		start := c
-		for c < chunks && (old == nil || len(old) != len(data) || !chunkEqual(data, old, c)) {
+		for c < chunks && dataMap[c/32]&(1<<(c%32)) != 0 {
 			c++
 		}
-		runs = append(runs, [2]int{start, c})
-	}
-	if len(runs) == 0 {
-		return Item{}, false
-	}
-	blft, _, _ := format.BlockLogInfo(data)
-	f := format.NewBufLogFormat(daddr, len(data), blft, runs)
-	hdr := make([]byte, f.EncodedLen())
-	f.Encode(hdr)
-	it.Regions = append(it.Regions, hdr)
-	for _, r := range runs {
-		it.Regions = append(it.Regions, data[r[0]*format.BlfChunk:min(r[1]*format.BlfChunk, len(data))])
+		it.Regions = append(it.Regions, data[start*format.BlfChunk:min(c*format.BlfChunk, len(data))])
 	}
 	return it, true
 }

@@ -17,6 +17,12 @@ type Device interface {
 	Sync() error
 }
 
+// durableWriter is a device that can make one write durable without
+// flushing the rest of its volatile writes (pwritev2 with RWF_DSYNC).
+type durableWriter interface {
+	WriteAtDurable(p []byte, off int64) (int, error)
+}
+
 // ErrLogFull is returned for a transaction larger than the log can hold.
 var ErrLogFull = errors.New("transaction does not fit in the log")
 
@@ -81,6 +87,13 @@ type Writer struct {
 	window   []windowEntry
 	pastTail Ticket
 
+	// out holds the batch being written, laid out record after record as
+	// it goes to the device; recs describes its records. Both belong to
+	// the leader and are reused from batch to batch, so a commit costs no
+	// allocation proportional to the bytes it logs.
+	out  []byte
+	recs []record
+
 	stats Stats
 }
 
@@ -105,6 +118,7 @@ type pending struct {
 // Stats counts the writer's work.
 type Stats struct {
 	Commits, Records, Writes, Flushes int64
+	DurableWrites                     int64 // record writes durable on their own (no flush)
 	Bytes                             int64
 	DataFlushes                       int64 // flushes of file data ahead of a batch
 	Pending                           int64 // queued transactions not yet durable
@@ -217,6 +231,21 @@ func (w *Writer) Pushable() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.queuedBytes >= min(PushBytes, w.batchBytesMax())
+}
+
+// BackgroundPushBytes is the amount of queued log data beyond which
+// background work (inode inactivation) forces the log itself. Whoever
+// forces next writes everything queued before its own commit, in log
+// order; without this a foreground change after a large inactivation
+// would write and flush that whole backlog before it could return.
+const BackgroundPushBytes = 64 << 10
+
+// BackgroundPushable reports whether the queue has grown past
+// BackgroundPushBytes (see there).
+func (w *Writer) BackgroundPushable() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queuedBytes >= min(BackgroundPushBytes, w.batchBytesMax())
 }
 
 // Commit queues a transaction that needs no write-back (or whose caller
@@ -444,12 +473,20 @@ func (w *Writer) exclusive(fn func() error) error {
 	return fn()
 }
 
-// record is one laid-out record before encoding.
+// record is one record laid out in Writer.out: its header sector at off,
+// its payload up to end (whole BBs once the record is closed).
 type record struct {
 	cycle, block uint32
-	payload      []byte
+	off, end     int
 	ops          uint32
 }
+
+// recHeaderBytes is the header room of every record: one sector, since
+// records carry at most recPayloadMax bytes.
+const recHeaderBytes = format.BBSize
+
+// zeroPad supplies the zeros a record is padded with (at most two BBs).
+var zeroPad [2 * format.BBSize]byte
 
 // writeBatchLocked lays the batch out from the head, makes room, writes
 // and flushes it. Called with busy set; drops the lock for I/O.
@@ -496,7 +533,8 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	}
 	head := format.MakeLSN(w.cycle, w.block)
 	tail := w.tailLocked(head)
-	// Encode into one buffer per contiguous run (the batch may wrap).
+	// Seal each record where it lies; records are contiguous in w.out and
+	// on disk except where the batch wraps, which starts a new run.
 	type run struct {
 		block uint32
 		data  []byte
@@ -507,21 +545,33 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		h := &format.LogRecHeader{Magic: format.LogHeaderMagic, Cycle: r.cycle, Version: format.LogVersion2,
 			LSN: format.MakeLSN(r.cycle, r.block), TailLSN: tail, PrevBlock: prev, NumLogOps: r.ops,
 			Fmt: format.LogFmtLinuxLE, FsUUID: w.uuid, Size: recPayloadMax}
-		enc, err := format.EncodeLogRecord(h, r.payload)
-		if err != nil {
+		if err := format.SealLogRecord(h, w.out[r.off:r.end]); err != nil {
 			return err
 		}
 		prev = int32(r.block)
 		if n := len(runs); n > 0 && runs[n-1].block+uint32(len(runs[n-1].data)/format.BBSize) == r.block {
-			runs[n-1].data = append(runs[n-1].data, enc...)
+			runs[n-1].data = runs[n-1].data[:len(runs[n-1].data)+r.end-r.off]
 		} else {
-			runs = append(runs, run{r.block, enc})
+			runs = append(runs, run{r.block, w.out[r.off:r.end]})
 		}
 	}
+	// With a device that can make the records durable by themselves, a
+	// commit need not wait for the in-place writes of earlier batches to
+	// be flushed with them (after a large inactivation, megabytes); those
+	// are flushed once the log is a quarter full, to move its tail.
+	dw, durableWrite := w.dev.(durableWriter)
+	durableWrite = durableWrite && w.usedLocked()+total < w.blocks/4
 	w.mu.Unlock()
 	var werr error
 	for _, r := range runs {
-		if _, err := w.dev.WriteAt(r.data, w.start+int64(r.block)*format.BBSize); err != nil {
+		off := w.start + int64(r.block)*format.BBSize
+		var err error
+		if durableWrite {
+			_, err = dw.WriteAtDurable(r.data, off)
+		} else {
+			_, err = w.dev.WriteAt(r.data, off)
+		}
+		if err != nil {
 			werr = fmt.Errorf("write log at block %d: %w", r.block, err)
 			break
 		}
@@ -530,6 +580,9 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	if werr != nil {
 		return werr
 	}
+	if durableWrite {
+		w.stats.DurableWrites += int64(len(runs))
+	}
 	w.stats.Writes += int64(len(runs))
 	w.stats.Records += int64(len(recs))
 	for _, r := range runs {
@@ -537,14 +590,16 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	}
 	last := recs[len(recs)-1]
 	w.prevBlock = int32(last.block)
-	w.block = last.block + 1 + uint32(len(last.payload)/format.BBSize)
+	w.block = last.block + uint32((last.end-last.off)/format.BBSize)
 	w.cycle = last.cycle
 	if w.block == w.blocks {
 		w.block, w.cycle = 0, w.cycle+1
 	}
-	// The flush also makes earlier in-place writes durable.
-	if err := w.flushLocked(); err != nil {
-		return err
+	if !durableWrite {
+		// The flush also makes earlier in-place writes durable.
+		if err := w.flushLocked(); err != nil {
+			return err
+		}
 	}
 	for _, p := range batch {
 		c := w.live[p.lsn]
@@ -559,16 +614,17 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	return nil
 }
 
-// layout packs the batch's transactions into records from the head and
-// sets each one's LSN.
+// layout packs the batch's transactions into records from the head, in
+// w.out, and sets each one's LSN.
 func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
-	var recs []record
+	out, recs := w.out[:0], w.recs[:0]
 	cycle, block := w.cycle, w.block
-	var cur *record
-	var capBytes int
+	capBytes := 0
+	// cur is the record being filled: always the last of recs.
+	payloadLen := func() int { return len(out) - recs[len(recs)-1].off - recHeaderBytes }
 	newRecord := func() {
-		if cur != nil {
-			block += 1 + uint32(len(cur.payload)/format.BBSize)
+		if n := len(recs); n > 0 {
+			block += uint32((recs[n-1].end - recs[n-1].off) / format.BBSize)
 			if block == w.blocks {
 				block, cycle = 0, cycle+1
 			}
@@ -579,23 +635,24 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 			capBB-- // a full record must not leave one block (see closeRecord)
 		}
 		capBytes = capBB * format.BBSize
-		recs = append(recs, record{cycle: cycle, block: block})
-		cur = &recs[len(recs)-1]
+		recs = append(recs, record{cycle: cycle, block: block, off: len(out)})
+		out = append(out, zeroPad[:recHeaderBytes]...)
 	}
 	// closeRecord pads the payload to whole BBs, and by one more BB if
 	// the record would otherwise leave a single BB before the log's end
 	// (too small for a record: records never wrap).
 	closeRecord := func() {
-		n := (len(cur.payload) + format.BBSize - 1) / format.BBSize
+		n := (payloadLen() + format.BBSize - 1) / format.BBSize
 		if w.blocks-(block+1+uint32(n)) == 1 {
 			n++
 		}
-		cur.payload = append(cur.payload, make([]byte, n*format.BBSize-len(cur.payload))...)
+		out = append(out, zeroPad[:n*format.BBSize-payloadLen()]...)
+		recs[len(recs)-1].end = len(out)
 	}
 	addOp := func(tid uint32, flags uint8, data []byte) {
 		first := true
 		for {
-			room := capBytes - len(cur.payload) - format.LogOpHeaderSize
+			room := capBytes - payloadLen() - format.LogOpHeaderSize
 			fits := room >= len(data)
 			splittable := room >= splitMin && len(data) >= splitMin
 			if !fits && !splittable {
@@ -613,11 +670,11 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 			} else if !first {
 				f |= format.LogOpEndTrans
 			}
-			var hdr [format.LogOpHeaderSize]byte
-			(&format.LogOpHeader{Tid: tid, Len: uint32(n), ClientID: format.LogClientTransaction, Flags: f}).Encode(hdr[:])
-			cur.payload = append(cur.payload, hdr[:]...)
-			cur.payload = append(cur.payload, data[:n]...)
-			cur.ops++
+			at := len(out)
+			out = append(out, zeroPad[:format.LogOpHeaderSize]...)
+			(&format.LogOpHeader{Tid: tid, Len: uint32(n), ClientID: format.LogClientTransaction, Flags: f}).Encode(out[at:])
+			out = append(out, data[:n]...)
+			recs[len(recs)-1].ops++
 			data = data[n:]
 			first = false
 			if len(data) == 0 {
@@ -635,6 +692,7 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		}
 		tid := w.tid
 		addOp(tid, format.LogOpStartTrans, nil)
+		cur := recs[len(recs)-1]
 		p.lsn = format.MakeLSN(cur.cycle, cur.block)
 		var th [format.LogTransHeaderSize]byte
 		(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: tid, NumItems: uint32(len(p.items))}).Encode(th[:])
@@ -647,9 +705,10 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		addOp(tid, format.LogOpCommitTrans, nil)
 	}
 	closeRecord()
+	w.out, w.recs = out, recs
 	var total uint32
 	for _, r := range recs {
-		total += 1 + uint32(len(r.payload)/format.BBSize)
+		total += uint32((r.end - r.off) / format.BBSize)
 	}
 	if total+4 >= w.blocks {
 		return nil, 0, fmt.Errorf("%w: %d blocks in a log of %d", ErrLogFull, total, w.blocks)

@@ -56,6 +56,26 @@ const testLogStart = 8192
 // newTestLog returns a device holding a freshly formatted log of blocks BBs
 // (unmount record at block 0, cycle 1) and a writer continuing it.
 func newTestLog(t testing.TB, blocks uint32) (*memDev, *Log, *Writer) {
+	return newTestLogOn(t, blocks, false)
+}
+
+// dsyncDev is a memDev that can also make a single write durable.
+type dsyncDev struct {
+	*memDev
+	durableWrites int
+}
+
+func (d *dsyncDev) WriteAtDurable(p []byte, off int64) (int, error) {
+	n, err := d.WriteAt(p, off)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.durableWrites++
+	return n, err
+}
+
+// newTestLogOn is newTestLog, whose writer writes through a dsyncDev
+// when durable is set.
+func newTestLogOn(t testing.TB, blocks uint32, durable bool) (*memDev, *Log, *Writer) {
 	d := &memDev{b: make([]byte, testLogStart+int(blocks)*format.BBSize+64<<10)}
 	rec, err := format.UnmountRecord([16]byte{1}, 1, 0, format.MakeLSN(1, 0), 0, format.LogMkfsUnmountTid)
 	if err != nil {
@@ -67,7 +87,11 @@ func newTestLog(t testing.TB, blocks uint32) (*memDev, *Log, *Writer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d, l, NewWriter(d, l, [16]byte{1}, cycle, head, 0)
+	var wd Device = d
+	if durable {
+		wd = &dsyncDev{memDev: d}
+	}
+	return d, l, NewWriter(wd, l, [16]byte{1}, cycle, head, 0)
 }
 
 // randomTrans builds a transaction of buffer items, some larger than a
@@ -109,8 +133,18 @@ func sameItems(a, b []Item) bool {
 // that a scan finds exactly the transactions after the last tail, and that
 // an unmount record makes the log clean.
 func TestWriterScanRoundTrip(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("durable-writes=%v", durable), func(t *testing.T) { testWriterScanRoundTrip(t, durable) })
+	}
+}
+
+// testWriterScanRoundTrip commits random transactions through a log that
+// wraps twice and scans them back. With durable writes the records of a
+// commit need no flush, except to move the tail once the log is a quarter
+// full.
+func testWriterScanRoundTrip(t *testing.T, durable bool) {
 	rng := rand.New(rand.NewSource(1))
-	d, l, w := newTestLog(t, 1500)
+	d, l, w := newTestLogOn(t, 1500, durable)
 	type done struct {
 		lsn   format.LSN
 		items []Item
@@ -158,7 +192,13 @@ func TestWriterScanRoundTrip(t *testing.T) {
 		t.Fatalf("after unmount: %v", err)
 	}
 	st := w.Stats()
-	t.Logf("%d commits, %d records, %d writes, %d flushes, %d syncs", st.Commits, st.Records, st.Writes, st.Flushes, d.syncs)
+	t.Logf("%d commits, %d records, %d writes (%d durable), %d flushes, %d syncs", st.Commits, st.Records, st.Writes, st.DurableWrites, st.Flushes, d.syncs)
+	if durable && (st.DurableWrites == 0 || st.Flushes >= st.Commits/2) {
+		t.Fatalf("durable writes: %d of %d writes, %d flushes for %d commits", st.DurableWrites, st.Writes, st.Flushes, st.Commits)
+	}
+	if !durable && st.DurableWrites != 0 {
+		t.Fatalf("%d durable writes on a device without them", st.DurableWrites)
+	}
 }
 
 // commitPinned commits a transaction whose write-back fails, so that its
