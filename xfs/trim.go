@@ -239,8 +239,8 @@ type trimWalk struct {
 // trimJoinGap: untrimmed runs closer than this many blocks share one
 // walk. The free-space records in such a gap are few next to the 100 a
 // batch examines unless free space there is very fragmented, while a
-// walk of its own costs a hold of the AGF and a tree lookup, and a
-// batch of its own a pause of the scheduler's.
+// walk of its own costs a hold of the AGF, a tree lookup and a batch of
+// its own.
 const trimJoinGap = 1024
 
 // joinRuns turns untrimmed runs (sorted, apart) into walks.
@@ -287,14 +287,33 @@ func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, w trimWalk, sto
 }
 
 // discard hands a batch's extents to the device; failures are counted,
-// only an unsupported device stops the pass.
+// only an unsupported device stops the pass. Requests go out in offset
+// order, and once one is over, the extents that end inside what is done
+// are no longer busy (the batch's TrimDone clears the rest): a pause
+// between requests holds only what is still to be discarded.
 func (p *trimPass) discard(exts []trans.Extent) error {
 	g := &p.v.geo
-	ranges := make([]dev.Range, len(exts))
-	for i, e := range exts {
-		ranges[i] = dev.Range{Off: format.DaddrToByte(g.AgbToDaddr(e.AG, e.Start)), Len: int64(e.Len) << g.BlockLog}
+	byteRange := func(e trans.Extent) dev.Range {
+		return dev.Range{Off: format.DaddrToByte(g.AgbToDaddr(e.AG, e.Start)), Len: int64(e.Len) << g.BlockLog}
 	}
-	ds, err := dev.DiscardRangesWith(p.v.dev, ranges, dev.DiscardOptions{MaxRequest: p.requestBytes, After: p.requestDone})
+	sorted := slices.SortedFunc(slices.Values(exts), func(a, b trans.Extent) int {
+		return cmp.Compare(byteRange(a).Off, byteRange(b).Off)
+	})
+	ranges := make([]dev.Range, len(sorted))
+	for i, e := range sorted {
+		ranges[i] = byteRange(e)
+	}
+	cleared := 0
+	after := func(r dev.Range, took time.Duration, err error) {
+		n := cleared
+		for n < len(sorted) && ranges[n].End() <= r.End() {
+			n++
+		}
+		p.v.cache.Busy().ClearDiscarding(sorted[cleared:n])
+		cleared = n
+		p.requestDone(r, took, err)
+	}
+	ds, err := dev.DiscardRangesWith(p.v.dev, ranges, dev.DiscardOptions{MaxRequest: p.requestBytes, After: after})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.st.Requests += ds.Requests

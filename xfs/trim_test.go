@@ -513,8 +513,9 @@ func (d *requestLog) Discard(off, n int64) error {
 // TestTrimBoundsRequestsAndBatches: with RequestBytes and BatchBytes set,
 // a pass over large free extents and fragmented frees sends no request
 // over the bound, walks no batch over its bytes, reports every request to
-// AfterRequest, and still discards everything free; what was kept reads
-// back identically.
+// AfterRequest with what it discarded no longer busy (a pause there holds
+// nothing already discarded), and still discards everything free; what
+// was kept reads back identically.
 func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 	const reqBytes, batchBytes = 192 << 10, 1 << 20
 	img := formatImage(t, mkfs.Options{Size: 64 << 20, AgCount: 2})
@@ -532,8 +533,19 @@ func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 	f.remove(t, v, func(i int) bool { return i%2 == 1 })
 	var after []int64
 	var examined []int64
+	var stillBusy []dev.Range
 	st, err := v.Trim(context.Background(), xfs.TrimOptions{RequestBytes: reqBytes, BatchBytes: batchBytes,
-		AfterRequest: func(n int64, took time.Duration) { after = append(after, n) },
+		AfterRequest: func(n int64, took time.Duration) {
+			rl.mu.Lock()
+			r := rl.reqs[len(rl.reqs)-1]
+			rl.mu.Unlock()
+			// The request's last block ends its extent unless the extent
+			// goes on into the next request (cut at the bound).
+			if last := (dev.Range{Off: r.End() - 4096, Len: 4096}); r.Len < reqBytes && xfs.BusyIn(v, last.Off, last.Len) {
+				stillBusy = append(stillBusy, r)
+			}
+			after = append(after, n)
+		},
 		Progress:     func(p xfs.TrimProgress) { examined = append(examined, p.Stats.ExaminedBytes) }})
 	if errors.Is(err, xfs.ErrDiscardUnsupported) {
 		t.Skipf("the test directory's filesystem cannot punch holes: %v", err)
@@ -550,6 +562,9 @@ func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 	}
 	if int64(len(rl.reqs)) != st.Requests || len(after) != len(rl.reqs) || sum != st.DiscardedBytes || st.RequestMax <= 0 {
 		t.Fatalf("%d requests of %d bytes, %d reported; stats %+v", len(rl.reqs), sum, len(after), st)
+	}
+	if len(stillBusy) > 0 {
+		t.Fatalf("%d requests (first %v) still busy once done", len(stillBusy), stillBusy[0])
 	}
 	prev := int64(0)
 	for _, e := range examined {
