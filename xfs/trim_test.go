@@ -546,7 +546,7 @@ func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 			}
 			after = append(after, n)
 		},
-		Progress:     func(p xfs.TrimProgress) { examined = append(examined, p.Stats.ExaminedBytes) }})
+		Progress: func(p xfs.TrimProgress) { examined = append(examined, p.Stats.ExaminedBytes) }})
 	if errors.Is(err, xfs.ErrDiscardUnsupported) {
 		t.Skipf("the test directory's filesystem cannot punch holes: %v", err)
 	}
