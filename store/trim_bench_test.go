@@ -341,7 +341,7 @@ func (r *trimBenchRow) discarded(w trimWork) string {
 	if r.side == "kernel" {
 		return "discarded bytes unknown"
 	}
-	return fmt.Sprintf("%.1f MiB discarded, longest request %s", float64(w.bytes)/(1<<20), w.requestMax.Round(time.Microsecond))
+	return fmt.Sprintf("%.1f MiB in %d extents discarded, longest request %s", float64(w.bytes)/(1<<20), w.extents, w.requestMax.Round(time.Microsecond))
 }
 
 // loadAverage is the first three fields of /proc/loadavg.
