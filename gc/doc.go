@@ -106,22 +106,41 @@
 // (BenchmarkPutDuringTrim in package store); hence the 100 ms window.
 //
 // Why pace after every request and bound its size, rather than after
-// every batch: measured on this machine's ext4 (a Go program punching a
-// written 256 MiB file while four writers pwrite+fdatasync 4 KiB beside
-// it), a punch costs about 0.5 ms plus 0.45 ms a MiB and every write
-// waits for the punch under way: during one 256 MiB punch the writers'
-// median rose from 0.8 ms to 118 ms, during back-to-back 4 MiB punches to
-// 7 ms, during back-to-back 4 KiB punches from 1.3 to 5.4 ms. A batch
-// used to be up to 100 requests back to back (in the benchmark, 100
-// one-block punches of written blocks, 0.2 ms each and up to 75 ms when
-// the host journal was busy, traced with strace -T), then a pause nine
-// times as long: writers got a tenth of the time share back but spent
-// that tenth behind a burst, which is where their p99 went (×1.9-2.5).
-// Requests of at most 4 MiB (2.5 ms on ext4, at 70% of the rate of one
-// huge punch) with the pause after each one keep any write behind at
-// most one short request. Batches of at most 16 MiB bound what a pass
-// holds busy to allocators while its paced requests run; their walks
-// cost a lookup each.
+// every batch: measured on this machine's ext4 (a one-off program
+// punching a written 256 MiB file while four writers pwrite+fdatasync 4
+// KiB beside it), a punch costs about 0.5 ms plus 0.45 ms a MiB and every
+// write waits for the punch under way: during one 256 MiB punch the
+// writers' median rose from 0.8 ms to 118 ms, during back-to-back 4 MiB
+// punches to 7 ms, during back-to-back 4 KiB punches from 1.3 to 5.4 ms.
+// Such huge punches happen where the host still holds a large free
+// extent (a deleted large object). In BenchmarkPutDuringTrim they do
+// not: its large free extents were never written, are holes already and
+// took under 0.5 ms each (traced with strace -T); what the host holds
+// there is 8,192 one-block pieces, punched at 0.2 ms each and up to 75 ms
+// when the host journal was busy. A batch used to send up to 100 of those
+// back to back, then pause nine times as long: writers got nine tenths of
+// the time back but spent the other tenth behind a burst, the likeliest
+// source of their p99 growth (×1.9-2.5 on a quiet machine). Requests of
+// at most 4 MiB (2.5 ms on ext4, at 70% of the rate of one huge punch)
+// with the pause after each one keep any write behind at most one short
+// request. Batches of at most 16 MiB bound what a pass holds busy to
+// allocators while its paced requests run (their walks cost a lookup
+// each), and each request's extents are allocatable again as soon as it
+// returns.
+//
+// Measured with BenchmarkPutDuringTrim in alternating runs, pacing per
+// batch against pacing per bounded request, 8 runs each on a busy shared
+// 2-core machine (load average 11-19, other benchmarks running): writers
+// lost a median 26% of their throughput during a pass (-15% to 36%), p99
+// ×1.34 (×0.91-1.81), per batch; a median -9% (-28% to 13%), p99 ×0.75
+// (×0.56-1.13), per request: all 8 runs within both targets, against 3 of
+// 8. The kernel's writers lost 73-89% during its fstrim, p99 ×2.7-9.1.
+// Losses below zero are noise (the phase without trim runs first, on a
+// fresh store, which may also make it the slower one), alike for both.
+// The price is trim's progress under busy writers: in the 4 s window a
+// pass discarded roughly 270-370 one-block pieces, against roughly
+// 700-1,300 per batch (inferred from the bytes discarded); alone, a pass
+// over the whole volume took as long as before (3-9 s at that load).
 //
 // Scheduled and on-demand passes are paced alike: on a running server an
 // operator's pass must not stall writers either, and either runs at full
