@@ -391,13 +391,15 @@ func (t *Trimmer) Run(ctx context.Context, req TrimRequest, progress func(TrimPa
 	if err != nil {
 		return TrimPass{}, err
 	}
-	err = t.runManual(ctx, p, progress)
+	err = t.runManual(ctx, p, progress, nil)
 	return t.end(p, err), err
 }
 
 // Start starts an on-demand pass in the background and returns it as it
-// is after its first batch, or its error if it failed sooner (a range
-// outside the volume, a device that cannot discard). Cancel stops it; Status
+// is after its first batch or its first discard request that succeeded,
+// whichever comes first (a paced pass may pause within its first batch),
+// or its error if it failed sooner (a range outside the volume, a device
+// that cannot discard). Cancel stops it; Status
 // follows it.
 func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	p, ctx, err := t.begin(t.base, false, req)
@@ -411,7 +413,7 @@ func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		err := t.runManual(ctx, p, func(TrimPass) { signal() })
+		err := t.runManual(ctx, p, func(TrimPass) { signal() }, signal)
 		res = err
 		t.end(p, err)
 		signal()
@@ -425,12 +427,14 @@ func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	return *p, nil
 }
 
-// runManual is an on-demand pass: one engine call over the request.
-func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(TrimPass)) error {
+// runManual is an on-demand pass: one engine call over the request;
+// discarded, when set, is called after every discard request that
+// succeeded.
+func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(TrimPass), discarded func()) error {
 	req := p.Request
 	st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: req.Offset, Length: req.Length, MinLen: req.MinLen,
 		RequestBytes: t.opt.RequestBytes, BatchBytes: t.opt.BatchBytes,
-		Progress: t.progress(p, xfs.TrimStats{}, progress), AfterRequest: t.afterRequest(ctx, p)})
+		Progress: t.progress(p, xfs.TrimStats{}, progress), AfterRequest: t.afterRequest(ctx, p, discarded)})
 	t.mu.Lock()
 	p.Stats = st
 	p.Offset = st.Next
@@ -455,11 +459,14 @@ func (t *Trimmer) progress(p *TrimPass, done xfs.TrimStats, report func(TrimPass
 }
 
 // afterRequest returns the engine's AfterRequest callback for pass p: it
-// paces the pass after each discard request while the foreground is busy
-// and counts the pauses. It runs on the engine's discard goroutine, with
-// no engine lock held.
-func (t *Trimmer) afterRequest(ctx context.Context, p *TrimPass) func(int64, time.Duration) {
-	return func(_ int64, took time.Duration) {
+// calls discarded (when set) after a request that succeeded, then paces
+// the pass while the foreground is busy and counts the pauses. It runs on
+// the engine's discard goroutine, with no engine lock held.
+func (t *Trimmer) afterRequest(ctx context.Context, p *TrimPass, discarded func()) func(int64, time.Duration, error) {
+	return func(_ int64, took time.Duration, err error) {
+		if err == nil && discarded != nil {
+			discarded()
+		}
 		if d := t.pace.pause(ctx, took); d > 0 {
 			t.mu.Lock()
 			p.Backoffs++
@@ -573,7 +580,7 @@ func (t *Trimmer) runScheduled(ctx context.Context, p *TrimPass, backlog []int64
 		}
 		st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: off, Length: end - off, MinLen: t.opt.MinLen,
 			OnlyFreed: true, MaxBytes: budget, RequestBytes: t.opt.RequestBytes, BatchBytes: t.opt.BatchBytes,
-			Progress: t.progress(p, done, nil), AfterRequest: t.afterRequest(ctx, p)})
+			Progress: t.progress(p, done, nil), AfterRequest: t.afterRequest(ctx, p, nil)})
 		done = addTrimStats(done, st)
 		t.mu.Lock()
 		p.Stats = done

@@ -85,7 +85,7 @@ func (f *fakeTrim) Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, 
 			st.Next = int64(ag)*f.agBytes + 1 // somewhere inside the AG
 			st.Requests++
 			if o.AfterRequest != nil {
-				o.AfterRequest(n, f.took)
+				o.AfterRequest(n, f.took, nil)
 			}
 			if o.Progress != nil {
 				o.Progress(xfs.TrimProgress{AG: 0, Offset: st.Next, From: o.Offset, To: end, Stats: st})
@@ -377,5 +377,32 @@ func TestTrimPassesRequestShape(t *testing.T) {
 		if c.RequestBytes != 1<<20 || c.BatchBytes != 3<<20 || c.AfterRequest == nil {
 			t.Fatalf("call %d: %+v", i, c)
 		}
+	}
+}
+
+// TestTrimStartReturnsDuringPause: under a busy foreground Start answers
+// once the first request succeeded, not after the pause that follows it,
+// and Cancel cuts the pause short.
+func TestTrimStartReturnsDuringPause(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 4*4096)
+	var changes atomic.Uint64
+	tr := NewTrimmer(f, TrimOptions{Busy: func() uint64 { return changes.Add(1) }, BackoffMin: time.Hour, BackoffMax: time.Hour})
+	defer tr.Close()
+	began := time.Now()
+	p, err := tr.Start(TrimRequest{})
+	if err != nil || !p.Running || time.Since(began) > time.Minute {
+		t.Fatalf("Start: %+v %v after %v", p, err, time.Since(began))
+	}
+	if !tr.Cancel() {
+		t.Fatal("no pass to cancel")
+	}
+	for deadline := time.Now().Add(10 * time.Second); tr.Status().Current != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled pass did not end")
+		}
+	}
+	if l := tr.Status().Last; l == nil || !l.Canceled || l.Backoffs != 1 {
+		t.Fatalf("last pass %+v", l)
 	}
 }

@@ -35,10 +35,10 @@ type TrimOptions struct {
 	// DefaultTrimRequestBytes); it is rounded to the device's granule.
 	RequestBytes int64
 	// AfterRequest, when set, is called after every discard request with
-	// its bytes and how long the device took, on the goroutine that
-	// discards and with no lock held: a scheduler may pause in it to
+	// its bytes, how long the device took and its error, on the goroutine
+	// that discards and with no lock held: a scheduler may pause in it to
 	// leave the storage to the volume's writes between requests.
-	AfterRequest func(bytes int64, took time.Duration)
+	AfterRequest func(bytes int64, took time.Duration, err error)
 	// OnlyFreed walks only where space was freed since it was last
 	// trimmed (TrimBacklog); after open that is all free space.
 	OnlyFreed bool
@@ -332,12 +332,12 @@ func (p *trimPass) discard(exts []trans.Extent) error {
 }
 
 // requestDone times a discard request and hands it to AfterRequest.
-func (p *trimPass) requestDone(r dev.Range, took time.Duration, _ error) {
+func (p *trimPass) requestDone(r dev.Range, took time.Duration, err error) {
 	p.mu.Lock()
 	p.st.RequestMax = max(p.st.RequestMax, took)
 	p.mu.Unlock()
 	if p.o.AfterRequest != nil {
-		p.o.AfterRequest(r.Len, took)
+		p.o.AfterRequest(r.Len, took, err)
 	}
 }
 

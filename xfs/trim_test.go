@@ -535,13 +535,13 @@ func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 	var examined []int64
 	var stillBusy []dev.Range
 	st, err := v.Trim(context.Background(), xfs.TrimOptions{RequestBytes: reqBytes, BatchBytes: batchBytes,
-		AfterRequest: func(n int64, took time.Duration) {
+		AfterRequest: func(n int64, took time.Duration, err error) {
 			rl.mu.Lock()
 			r := rl.reqs[len(rl.reqs)-1]
 			rl.mu.Unlock()
 			// The request's last block ends its extent unless the extent
 			// goes on into the next request (cut at the bound).
-			if last := (dev.Range{Off: r.End() - 4096, Len: 4096}); r.Len < reqBytes && xfs.BusyIn(v, last.Off, last.Len) {
+			if last := (dev.Range{Off: r.End() - 4096, Len: 4096}); err == nil && r.Len < reqBytes && xfs.BusyIn(v, last.Off, last.Len) {
 				stillBusy = append(stillBusy, r)
 			}
 			after = append(after, n)
