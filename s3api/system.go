@@ -109,8 +109,8 @@ func (s *server) adminGCStats(w http.ResponseWriter, r *http.Request, rq *reques
 }
 
 // trimStart is POST /xfs3/trim: starts a pass on demand (body optional:
-// offset, length, minlen) and answers the status once its first batch is
-// done.
+// offset, length, minlen) and answers the status once its first batch or
+// its first discard request is done (gc.Trimmer.Start).
 func (s *server) trimStart(w http.ResponseWriter, r *http.Request, rq *request) error {
 	body, err := adminBody(r, rq)
 	if err != nil {
