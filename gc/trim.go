@@ -26,19 +26,28 @@ const (
 	// carries on where it stopped.
 	DefaultTrimPassBytes = 4 << 30
 	// DefaultTrimBackoffRatio: while the foreground changes things, a
-	// pass pauses nine times as long as each batch took, so it keeps at
-	// most a tenth of the time. A discard is a metadata change of the
-	// storage underneath (a punched hole is a journalled change of the
-	// host file system) and stalls the volume's own flushes while it
-	// runs: pacing by the time batches take bounds that share whatever a
-	// discard costs on the storage at hand.
+	// pass pauses nine times as long as each discard request took, so it
+	// keeps the storage at most a tenth of the time. A discard is a
+	// metadata change of the storage underneath (a punched hole is a
+	// journalled change of the host file system that holds the volume
+	// file's inode lock) and stalls the volume's writes and flushes while
+	// it runs: pacing by the time requests take bounds that share
+	// whatever a discard costs on the storage at hand, and pausing after
+	// every request (not after a batch of up to 100) keeps any one write
+	// from waiting behind more than one request.
 	DefaultTrimBackoffRatio = 9
-	// DefaultTrimBackoffMin is the shortest pause after a batch while the
-	// foreground is busy.
+	// DefaultTrimBackoffMin is the shortest pause after a request while
+	// the foreground is busy.
 	DefaultTrimBackoffMin = 2 * time.Millisecond
-	// DefaultTrimBackoffMax bounds the pause after one batch, so a pass
+	// DefaultTrimBackoffMax bounds the pause after one request, so a pass
 	// still progresses under a writer that never stops.
 	DefaultTrimBackoffMax = time.Second
+	// DefaultTrimBusyWindow: the foreground counts as busy until its
+	// change counter has stood still this long. Group commit finishes
+	// writers in bursts some 20 ms apart, so a look between two requests
+	// a few milliseconds apart often sees nothing move under a busy
+	// foreground.
+	DefaultTrimBusyWindow = 100 * time.Millisecond
 )
 
 // TrimOptions configure a Trimmer; zero values take the defaults.
@@ -50,12 +59,21 @@ type TrimOptions struct {
 	PassBytes int64
 	// MinLen is the scheduled passes' minimum extent length in bytes.
 	MinLen int64
+	// RequestBytes and BatchBytes shape every pass's discards (0: the
+	// engine's defaults, xfs.DefaultTrimRequestBytes, 4 MiB, and
+	// xfs.DefaultTrimBatchBytes, 16 MiB): the longest a write waits
+	// behind one request, and the free space one batch holds busy.
+	RequestBytes, BatchBytes int64
 	// Busy counts the foreground's changes (monotonic; nil: never busy).
-	// When it moved while a batch ran, the pass pauses BackoffRatio times
-	// the batch's time, kept within [BackoffMin, BackoffMax].
+	// When it moved within BusyWindow, the pass pauses after each discard
+	// request BackoffRatio times the request's time, kept within
+	// [BackoffMin, BackoffMax]. Scheduled and on-demand passes are paced
+	// alike: a pass an operator starts on a busy server must not stall
+	// its writers either, and at full speed whenever they rest.
 	Busy                   func() uint64
 	BackoffRatio           float64
 	BackoffMin, BackoffMax time.Duration
+	BusyWindow             time.Duration
 	// PassDone, when set, is called after every pass (for the log).
 	PassDone func(TrimPass)
 	// Now is the clock (time.Now when nil).
@@ -84,8 +102,8 @@ type TrimPass struct {
 	// Stats add up the pass's engine calls (a scheduled pass makes one
 	// per AG); LockHoldP99 is the largest of their p99s.
 	Stats xfs.TrimStats
-	// Backoffs count the pauses for foreground changes, Backoff their
-	// total length.
+	// Backoffs count the pauses for foreground changes (one at most per
+	// discard request), Backoff their total length.
 	Backoffs int64
 	Backoff  time.Duration
 	Err      string
@@ -139,6 +157,7 @@ type Trimmer struct {
 	stop context.CancelFunc
 	wake chan struct{} // capacity 1: the loop looks at its state again
 	wg   sync.WaitGroup
+	pace *pacer // shared by the passes, which run one at a time
 
 	// mu guards everything below.
 	mu           sync.Mutex
@@ -171,10 +190,14 @@ func NewTrimmer(v Trimmable, opt TrimOptions) *Trimmer {
 	if opt.BackoffMax <= 0 {
 		opt.BackoffMax = DefaultTrimBackoffMax
 	}
+	if opt.BusyWindow <= 0 {
+		opt.BusyWindow = DefaultTrimBusyWindow
+	}
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
 	t := &Trimmer{vol: v, opt: opt, wake: make(chan struct{}, 1)}
+	t.pace = newPacer(&t.opt)
 	t.base, t.stop = context.WithCancel(context.Background())
 	t.counters.Interval, t.counters.PassBytes = opt.Interval, opt.PassBytes
 	if opt.Interval > 0 {
@@ -368,13 +391,15 @@ func (t *Trimmer) Run(ctx context.Context, req TrimRequest, progress func(TrimPa
 	if err != nil {
 		return TrimPass{}, err
 	}
-	err = t.runManual(ctx, p, progress)
+	err = t.runManual(ctx, p, progress, nil)
 	return t.end(p, err), err
 }
 
 // Start starts an on-demand pass in the background and returns it as it
-// is after its first batch, or its error if it failed sooner (a range
-// outside the volume, a device that cannot discard). Cancel stops it; Status
+// is after its first batch or its first discard request that succeeded,
+// whichever comes first (a paced pass may pause within its first batch),
+// or its error if it failed sooner (a range outside the volume, a device
+// that cannot discard). Cancel stops it; Status
 // follows it.
 func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	p, ctx, err := t.begin(t.base, false, req)
@@ -388,7 +413,7 @@ func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
-		err := t.runManual(ctx, p, func(TrimPass) { signal() })
+		err := t.runManual(ctx, p, func(TrimPass) { signal() }, signal)
 		res = err
 		t.end(p, err)
 		signal()
@@ -402,11 +427,14 @@ func (t *Trimmer) Start(req TrimRequest) (TrimPass, error) {
 	return *p, nil
 }
 
-// runManual is an on-demand pass: one engine call over the request.
-func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(TrimPass)) error {
+// runManual is an on-demand pass: one engine call over the request;
+// discarded, when set, is called after every discard request that
+// succeeded.
+func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(TrimPass), discarded func()) error {
 	req := p.Request
 	st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: req.Offset, Length: req.Length, MinLen: req.MinLen,
-		Progress: t.progress(ctx, p, xfs.TrimStats{}, progress)})
+		RequestBytes: t.opt.RequestBytes, BatchBytes: t.opt.BatchBytes,
+		Progress: t.progress(p, xfs.TrimStats{}, progress), AfterRequest: t.afterRequest(ctx, p, discarded)})
 	t.mu.Lock()
 	p.Stats = st
 	p.Offset = st.Next
@@ -416,10 +444,8 @@ func (t *Trimmer) runManual(ctx context.Context, p *TrimPass, progress func(Trim
 
 // progress returns the engine's Progress callback for pass p: it records
 // where the pass is (its stats added to done, what earlier engine calls
-// of the pass did), reports it, then paces the pass while the foreground
-// is busy. It runs with no engine lock held.
-func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats, report func(TrimPass)) func(xfs.TrimProgress) {
-	pace := t.newPacer()
+// of the pass did) and reports it. It runs with no engine lock held.
+func (t *Trimmer) progress(p *TrimPass, done xfs.TrimStats, report func(TrimPass)) func(xfs.TrimProgress) {
 	return func(pr xfs.TrimProgress) {
 		t.mu.Lock()
 		p.AG, p.Offset, p.From, p.To = int(pr.AG), pr.Offset, pr.From, pr.To
@@ -429,7 +455,19 @@ func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats,
 		if report != nil {
 			report(snap)
 		}
-		if d := pace.pause(ctx); d > 0 {
+	}
+}
+
+// afterRequest returns the engine's AfterRequest callback for pass p: it
+// calls discarded (when set) after a request that succeeded, then paces
+// the pass while the foreground is busy and counts the pauses. It runs on
+// the engine's discard goroutine, with no engine lock held.
+func (t *Trimmer) afterRequest(ctx context.Context, p *TrimPass, discarded func()) func(int64, time.Duration, error) {
+	return func(_ int64, took time.Duration, err error) {
+		if err == nil && discarded != nil {
+			discarded()
+		}
+		if d := t.pace.pause(ctx, took); d > 0 {
 			t.mu.Lock()
 			p.Backoffs++
 			p.Backoff += d
@@ -438,31 +476,42 @@ func (t *Trimmer) progress(ctx context.Context, p *TrimPass, done xfs.TrimStats,
 	}
 }
 
-// pacer times one engine call's batches and the foreground's changes
-// while each ran.
+// pacer watches the foreground's change counter between discard requests.
 type pacer struct {
-	t     *Trimmer
-	since time.Time // the current batch began (the last pause ended)
-	busy  uint64    // the change counter then
+	opt *TrimOptions
+
+	mu    sync.Mutex // guards below: requests of one pass follow each other on changing goroutines
+	busy  uint64     // the change counter when last looked at
+	moved time.Time  // when it was last seen to move; zero: never
 }
 
-func (t *Trimmer) newPacer() *pacer {
-	pc := &pacer{t: t, since: t.opt.Now()}
-	if t.opt.Busy != nil {
-		pc.busy = t.opt.Busy()
+func newPacer(opt *TrimOptions) *pacer {
+	pc := &pacer{opt: opt}
+	if opt.Busy != nil {
+		pc.busy = opt.Busy()
 	}
 	return pc
 }
 
-// pause sleeps after a batch as backoffPause says (until ctx is done) and
-// returns how long it slept.
-func (pc *pacer) pause(ctx context.Context) time.Duration {
-	o := &pc.t.opt
+// observe notes the change counter at now and says whether the
+// foreground is busy: it moved within the busy window.
+func (pc *pacer) observe(now time.Time, busy uint64) bool {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if busy != pc.busy {
+		pc.busy, pc.moved = busy, now
+	}
+	return !pc.moved.IsZero() && now.Sub(pc.moved) < pc.opt.BusyWindow
+}
+
+// pause sleeps after a request that took took as backoffPause says (until
+// ctx is done) and returns how long it slept.
+func (pc *pacer) pause(ctx context.Context, took time.Duration) time.Duration {
+	o := pc.opt
 	if o.Busy == nil {
 		return 0
 	}
-	now, busy := o.Now(), o.Busy()
-	d := backoffPause(now.Sub(pc.since), busy != pc.busy, o.BackoffRatio, o.BackoffMin, o.BackoffMax)
+	d := backoffPause(took, pc.observe(o.Now(), o.Busy()), o.BackoffRatio, o.BackoffMin, o.BackoffMax)
 	if d > 0 {
 		timer := time.NewTimer(d)
 		select {
@@ -470,18 +519,16 @@ func (pc *pacer) pause(ctx context.Context) time.Duration {
 		case <-timer.C:
 		}
 		timer.Stop()
-		now, busy = o.Now(), o.Busy()
 	}
-	pc.since, pc.busy = now, busy
 	return d
 }
 
-// backoffPause is the pacing policy: after a batch that took work, with
-// the foreground busy meanwhile, pause ratio times as long, within
-// [lo, hi]; with the foreground still, do not pause. The batch's time
-// stands for what it cost the storage (its discards are most of it), so
-// a pass under a busy foreground keeps at most 1/(1+ratio) of the time;
-// hi bounds the pause so the pass still advances.
+// backoffPause is the pacing policy: after a discard request, with the
+// foreground busy, pause ratio times as long as the request took, within
+// [lo, hi]; with the foreground still, do not pause. A request's time
+// stands for what it cost the storage, so a pass under a busy foreground
+// keeps at most 1/(1+ratio) of the time; hi bounds the pause so the pass
+// still advances.
 func backoffPause(work time.Duration, busy bool, ratio float64, lo, hi time.Duration) time.Duration {
 	if !busy {
 		return 0
@@ -532,7 +579,8 @@ func (t *Trimmer) runScheduled(ctx context.Context, p *TrimPass, backlog []int64
 			off = resume
 		}
 		st, err := t.vol.Trim(ctx, xfs.TrimOptions{Offset: off, Length: end - off, MinLen: t.opt.MinLen,
-			OnlyFreed: true, MaxBytes: budget, Progress: t.progress(ctx, p, done, nil)})
+			OnlyFreed: true, MaxBytes: budget, RequestBytes: t.opt.RequestBytes, BatchBytes: t.opt.BatchBytes,
+			Progress: t.progress(p, done, nil), AfterRequest: t.afterRequest(ctx, p, nil)})
 		done = addTrimStats(done, st)
 		t.mu.Lock()
 		p.Stats = done
@@ -561,6 +609,7 @@ func addTrimStats(a, b xfs.TrimStats) xfs.TrimStats {
 	a.UnalignedBytes += b.UnalignedBytes
 	a.Requests += b.Requests
 	a.Errors += b.Errors
+	a.RequestMax = max(a.RequestMax, b.RequestMax)
 	if a.FirstError == "" {
 		a.FirstError = b.FirstError
 	}

@@ -15,6 +15,7 @@ import (
 // at the start of each AG; a pass discards them batch by batch.
 type fakeTrim struct {
 	agBytes, batch int64
+	took           time.Duration // what each batch's one request reports
 	// gate, when set, is received from before every batch (tests hold a
 	// pass in place with it).
 	gate chan struct{}
@@ -82,6 +83,10 @@ func (f *fakeTrim) Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, 
 			st.DiscardedExtents++
 			st.Batches++
 			st.Next = int64(ag)*f.agBytes + 1 // somewhere inside the AG
+			st.Requests++
+			if o.AfterRequest != nil {
+				o.AfterRequest(n, f.took, nil)
+			}
 			if o.Progress != nil {
 				o.Progress(xfs.TrimProgress{AG: 0, Offset: st.Next, From: o.Offset, To: end, Stats: st})
 			}
@@ -178,8 +183,8 @@ func TestTrimBackOffPolicy(t *testing.T) {
 		want time.Duration
 	}{
 		{10 * time.Millisecond, false, 0},                    // foreground still: no pause
-		{time.Second, false, 0},                              // however long the batch took
-		{10 * time.Millisecond, true, 90 * time.Millisecond}, // nine times the batch
+		{time.Second, false, 0},                              // however long the request took
+		{10 * time.Millisecond, true, 90 * time.Millisecond}, // nine times the request
 		{100 * time.Microsecond, true, lo},                   // at least lo
 		{0, true, lo},
 		{200 * time.Millisecond, true, hi}, // at most hi
@@ -191,8 +196,8 @@ func TestTrimBackOffPolicy(t *testing.T) {
 }
 
 // TestTrimBacksOffWhileBusy: while the foreground counter moves, a pass
-// pauses after each batch (at least BackoffMin); when it is still, it
-// does not pause at all.
+// pauses after each discard request (at least BackoffMin); when it is
+// still, it does not pause at all.
 func TestTrimBacksOffWhileBusy(t *testing.T) {
 	f := newFakeTrim(1, 1<<20, 4096)
 	f.free(0, 4*4096)
@@ -214,22 +219,48 @@ func TestTrimBacksOffWhileBusy(t *testing.T) {
 	}
 }
 
-// TestTrimBackOffScalesWithBatches: under a busy foreground, the pauses
-// follow what the batches took (BackoffRatio times), on the injected clock.
-func TestTrimBackOffScalesWithBatches(t *testing.T) {
+// TestTrimBackOffScalesWithRequests: under a busy foreground, each pause
+// is BackoffRatio times what its request took.
+func TestTrimBackOffScalesWithRequests(t *testing.T) {
 	f := newFakeTrim(1, 1<<20, 4096)
 	f.free(0, 3*4096)
+	f.took = 3 * time.Millisecond
 	var changes atomic.Uint64
-	var clock atomic.Int64 // nanoseconds; every look at it is 1 ms later
-	now := func() time.Time { return time.Unix(0, clock.Add(int64(time.Millisecond))) }
-	tr := NewTrimmer(f, TrimOptions{Busy: func() uint64 { return changes.Add(1) }, Now: now,
-		BackoffRatio: 3, BackoffMin: time.Microsecond, BackoffMax: time.Second})
+	tr := NewTrimmer(f, TrimOptions{Busy: func() uint64 { return changes.Add(1) },
+		BackoffRatio: 2, BackoffMin: time.Microsecond, BackoffMax: time.Second})
 	defer tr.Close()
 	p, err := tr.Run(context.Background(), TrimRequest{}, nil)
-	// Every look at the clock moves it 1 ms on, so a batch spans 1 or 2
-	// ms of it and its pause is 3 times that.
-	if err != nil || p.Backoffs != 3 || p.Backoff < 9*time.Millisecond || p.Backoff > 12*time.Millisecond {
+	if err != nil || p.Backoffs != 3 || p.Backoff != 3*6*time.Millisecond || p.Stats.Requests != 3 {
 		t.Fatalf("%+v %v", p, err)
+	}
+}
+
+// TestTrimBusyWindow: the foreground counts as busy from the moment its
+// counter is seen to move until it has stood still for BusyWindow, on the
+// injected clock.
+func TestTrimBusyWindow(t *testing.T) {
+	opt := TrimOptions{BusyWindow: 100 * time.Millisecond}
+	pc := newPacer(&opt)
+	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
+	for i, c := range []struct {
+		ms      int
+		counter uint64
+		busy    bool
+	}{
+		{0, 0, false},  // nothing moved yet
+		{5, 0, false},  // still nothing
+		{10, 3, true},  // moved
+		{50, 3, true},  // within the window since
+		{109, 3, true}, // just within
+		{110, 3, false},
+		{300, 3, false}, // long still
+		{301, 4, true},  // moves again
+		{399, 4, true},
+		{401, 4, false},
+	} {
+		if got := pc.observe(at(c.ms), c.counter); got != c.busy {
+			t.Fatalf("step %d (%d ms, counter %d): busy %v, want %v", i, c.ms, c.counter, got, c.busy)
+		}
 	}
 }
 
@@ -322,5 +353,56 @@ func TestTrimUnsupportedStopsSchedule(t *testing.T) {
 	}
 	if !tr.Status().Counters.Unsupported {
 		t.Fatal("counters do not say unsupported")
+	}
+}
+
+// TestTrimPassesRequestShape: the request and batch bounds reach every
+// engine call, scheduled and on demand, with a pacing callback.
+func TestTrimPassesRequestShape(t *testing.T) {
+	f := newFakeTrim(2, 1<<20, 4096)
+	f.free(0, 4096)
+	f.free(1, 4096)
+	tr := NewTrimmer(f, TrimOptions{RequestBytes: 1 << 20, BatchBytes: 3 << 20})
+	defer tr.Close()
+	if _, err := tr.Run(context.Background(), TrimRequest{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	f.free(1, 4096)
+	tr.scheduled()
+	calls := f.callsSoFar()
+	if len(calls) != 2 || !calls[1].OnlyFreed {
+		t.Fatalf("calls %+v: want one on demand, one scheduled", calls)
+	}
+	for i, c := range calls {
+		if c.RequestBytes != 1<<20 || c.BatchBytes != 3<<20 || c.AfterRequest == nil {
+			t.Fatalf("call %d: %+v", i, c)
+		}
+	}
+}
+
+// TestTrimStartReturnsDuringPause: under a busy foreground Start answers
+// once the first request succeeded, not after the pause that follows it,
+// and Cancel cuts the pause short.
+func TestTrimStartReturnsDuringPause(t *testing.T) {
+	f := newFakeTrim(1, 1<<20, 4096)
+	f.free(0, 4*4096)
+	var changes atomic.Uint64
+	tr := NewTrimmer(f, TrimOptions{Busy: func() uint64 { return changes.Add(1) }, BackoffMin: time.Hour, BackoffMax: time.Hour})
+	defer tr.Close()
+	began := time.Now()
+	p, err := tr.Start(TrimRequest{})
+	if err != nil || !p.Running || time.Since(began) > time.Minute {
+		t.Fatalf("Start: %+v %v after %v", p, err, time.Since(began))
+	}
+	if !tr.Cancel() {
+		t.Fatal("no pass to cancel")
+	}
+	for deadline := time.Now().Add(10 * time.Second); tr.Status().Current != nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled pass did not end")
+		}
+	}
+	if l := tr.Status().Last; l == nil || !l.Canceled || l.Backoffs != 1 {
+		t.Fatalf("last pass %+v", l)
 	}
 }

@@ -165,7 +165,7 @@ func TestTrimThroughBinary(t *testing.T) {
 // it, DELETE cancels it; a bad body and a range outside the volume are
 // refused with 400; 'xfs3 trim --endpoint' runs a pass to its end and
 // shows the status. Writers keep the foreground busy so that the pass
-// backs off after every batch and runs long enough to be seen.
+// backs off after every discard request and runs long enough to be seen.
 func trimOnDemand(t *testing.T, s *server, c *minio.Client) {
 	ctx, stop := context.WithCancel(t.Context())
 	var writers sync.WaitGroup
@@ -196,7 +196,9 @@ func trimOnDemand(t *testing.T, s *server, c *minio.Client) {
 
 	// minlen 4 KiB over the whole volume: every free extent is walked.
 	code, d, raw := s.trim(t, "POST", []byte(`{"offset":0,"length":0,"minlen":4096}`))
-	if code != 200 || d.Current == nil || d.Current.Scheduled || !d.Current.Running || d.Current.Batches < 1 {
+	// The answer comes after the first batch or the first discard
+	// request, whichever is first: a paced pass pauses inside a batch.
+	if code != 200 || d.Current == nil || d.Current.Scheduled || !d.Current.Running {
 		t.Fatalf("POST: %d %s", code, raw)
 	}
 	id := d.Current.ID
@@ -212,7 +214,7 @@ func trimOnDemand(t *testing.T, s *server, c *minio.Client) {
 	if code != 200 {
 		t.Fatalf("GET: %d %s", code, raw)
 	}
-	if d.Current != nil && (d.Current.To <= d.Current.From || d.Current.Offset < d.Current.From) {
+	if d.Current != nil && d.Current.Batches > 0 && (d.Current.To <= d.Current.From || d.Current.Offset < d.Current.From) {
 		t.Errorf("GET shows a pass outside its range: %s", raw)
 	}
 	code, d, raw = s.trim(t, "DELETE", nil)

@@ -122,8 +122,8 @@ func (s *server) adminInfo(w http.ResponseWriter, r *http.Request, rq *request) 
 }
 
 // trimStart is POST /xfs3/trim: starts a pass on demand (body optional:
-// offset, length, minlen) and answers the status once its first batch is
-// done.
+// offset, length, minlen) and answers the status once its first batch or
+// its first discard request is done (gc.Trimmer.Start).
 func (s *server) trimStart(w http.ResponseWriter, r *http.Request, rq *request) error {
 	body, err := adminBody(r, rq)
 	if err != nil {

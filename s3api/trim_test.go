@@ -46,7 +46,8 @@ func trimImage(t *testing.T) string {
 // TestAdminTrim: POST starts a pass and answers it running, a second
 // POST is refused with 409 while it runs, GET follows it, DELETE cancels
 // it. The store's foreground counter never stands still here, so the pass
-// backs off after its first batch for as long as the test needs.
+// backs off after its first discard request (within its first batch) for
+// as long as the test needs.
 func TestAdminTrim(t *testing.T) {
 	var changes atomic.Uint64
 	st, err := store.OpenWith(trimImage(t), store.Options{Trim: gc.TrimOptions{
@@ -61,7 +62,7 @@ func TestAdminTrim(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := got.Current
-	if p == nil || !p.Running || p.Scheduled || p.Request.Length != 128<<20 || p.Batches != 1 {
+	if p == nil || !p.Running || p.Scheduled || p.Request.Length != 128<<20 || p.Batches > 1 {
 		t.Fatalf("POST answered %+v", got)
 	}
 	_, err = c.Trim(ctx, admin.TrimRequest{})

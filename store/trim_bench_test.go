@@ -138,6 +138,7 @@ type trimWork struct {
 	passes, extents int64 // passes finished; extents discarded
 	bytes           int64
 	elapsed         time.Duration
+	requestMax      time.Duration // the longest discard request (xfs3 only)
 	// hostDelta is how the image file's allocated bytes changed over the
 	// phase: writes add to it, discards take from it (the one measure of
 	// trim's progress that fits both sides: fstrim -o/-l reports the
@@ -217,6 +218,7 @@ func trimPhase(b *testing.B, path string, writer func(i int64) error, pass func(
 			work.passes += w.passes
 			work.extents += w.extents
 			work.bytes += w.bytes
+			work.requestMax = max(work.requestMax, w.requestMax)
 			if err != nil && ctx.Err() == nil {
 				passErr = err
 				return
@@ -258,7 +260,7 @@ func storeTrimPhase(b *testing.B, img string, trim, writers bool) (writeResult, 
 	if trim {
 		pass = func(ctx context.Context) (trimWork, error) {
 			p, err := s.Trimmer().Run(ctx, TrimRequest{}, nil)
-			w := trimWork{extents: p.Stats.DiscardedExtents, bytes: p.Stats.DiscardedBytes}
+			w := trimWork{extents: p.Stats.DiscardedExtents, bytes: p.Stats.DiscardedBytes, requestMax: p.Stats.RequestMax}
 			if err == nil {
 				w.passes = 1
 			}
@@ -339,7 +341,7 @@ func (r *trimBenchRow) discarded(w trimWork) string {
 	if r.side == "kernel" {
 		return "discarded bytes unknown"
 	}
-	return fmt.Sprintf("%.1f MiB discarded", float64(w.bytes)/(1<<20))
+	return fmt.Sprintf("%.1f MiB in %d extents discarded, longest request %s", float64(w.bytes)/(1<<20), w.extents, w.requestMax.Round(time.Microsecond))
 }
 
 // loadAverage is the first three fields of /proc/loadavg.

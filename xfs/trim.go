@@ -1,6 +1,7 @@
 package xfs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,6 +26,19 @@ type TrimOptions struct {
 	// BatchRecords bounds the free-space records examined per hold of an
 	// AG's free-space lock (0: alloc.DefaultTrimBatch, 100).
 	BatchRecords int
+	// BatchBytes bounds the free space one batch walks (0:
+	// DefaultTrimBatchBytes): a longer free extent is cut and the next
+	// batch resumes inside it. A batch's extents stay busy until its
+	// last request is over, so this bounds what allocators must avoid.
+	BatchBytes int64
+	// RequestBytes bounds one discard request (0:
+	// DefaultTrimRequestBytes); it is rounded to the device's granule.
+	RequestBytes int64
+	// AfterRequest, when set, is called after every discard request with
+	// its bytes, how long the device took and its error, on the goroutine
+	// that discards and with no lock held: a scheduler may pause in it to
+	// leave the storage to the volume's writes between requests.
+	AfterRequest func(bytes int64, took time.Duration, err error)
 	// OnlyFreed walks only where space was freed since it was last
 	// trimmed (TrimBacklog); after open that is all free space.
 	OnlyFreed bool
@@ -35,6 +49,20 @@ type TrimOptions struct {
 	// with no lock held: a scheduler may pause in it to pace the pass.
 	Progress func(TrimProgress)
 }
+
+// Trim's request shape defaults.
+const (
+	// DefaultTrimRequestBytes: a hole punch holds the volume file's
+	// inode lock for its whole length, and every write to the volume
+	// waits behind it. On ext4 here a punch of written blocks costs about
+	// 0.5 ms plus 0.45 ms a MiB, so 4 MiB requests stall a write by at
+	// most about 2.5 ms while still freeing about 1.5 GiB/s, 70% of what
+	// one huge punch frees (a 256 MiB punch stalled writes 120 ms).
+	DefaultTrimRequestBytes = 4 << 20
+	// DefaultTrimBatchBytes: four requests' worth, so a large free
+	// extent is busy to allocators for four paced requests at a time.
+	DefaultTrimBatchBytes = 4 * DefaultTrimRequestBytes
+)
 
 // TrimProgress is where a pass is, after a batch.
 type TrimProgress struct {
@@ -59,6 +87,9 @@ type TrimStats struct {
 	DiscardedBytes, DiscardedExtents int64
 	UnalignedBytes, Requests, Errors int64
 	FirstError                       string
+	// RequestMax is the longest discard request: about the longest a
+	// write to the volume waited for trim.
+	RequestMax time.Duration
 	// Unsupported: the device cannot discard; the pass stopped at once.
 	Unsupported bool
 	Batches     int64
@@ -95,6 +126,8 @@ func (v *Volume) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
 		return p.st, fmt.Errorf("%w: the device has no discard", ErrDiscardUnsupported)
 	}
 	p.minLen = v.trimMinLen(o.MinLen)
+	p.requestBytes = cmp.Or(max(o.RequestBytes, 0), DefaultTrimRequestBytes)
+	p.batchBlocks = uint64(max(cmp.Or(max(o.BatchBytes, 0), DefaultTrimBatchBytes)>>v.geo.BlockLog, 1))
 	v.w.trimMu.Lock()
 	defer v.w.trimMu.Unlock()
 	// Frees become trimmable once durable: make every committed one so.
@@ -141,6 +174,9 @@ type trimPass struct {
 	from, to uint64 // linear blocks
 	minLen   uint32
 	started  time.Time
+	// requestBytes bounds a discard request, batchBlocks a batch's walk.
+	requestBytes int64
+	batchBlocks  uint64
 
 	mu    sync.Mutex // guards st and holds: discards report from their goroutine
 	st    TrimStats
@@ -203,8 +239,8 @@ type trimWalk struct {
 // trimJoinGap: untrimmed runs closer than this many blocks share one
 // walk. The free-space records in such a gap are few next to the 100 a
 // batch examines unless free space there is very fragmented, while a
-// walk of its own costs a hold of the AGF and a tree lookup, and a
-// batch of its own a pause of the scheduler's.
+// walk of its own costs a hold of the AGF, a tree lookup and a batch of
+// its own.
 const trimJoinGap = 1024
 
 // joinRuns turns untrimmed runs (sorted, apart) into walks.
@@ -238,7 +274,8 @@ func (w trimWalk) giveBack(space *alloc.Space, ag format.AgNumber, resume format
 // walk trims the walk's range of ag, batch by batch.
 func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, w trimWalk, stop func(), budget func() bool) (format.AgBlock, error) {
 	v := p.v
-	r := alloc.TrimRange{AG: ag, Start: w.start, End: w.end, Only: w.runs, MinLen: p.minLen, BatchRecords: p.o.BatchRecords}
+	r := alloc.TrimRange{AG: ag, Start: w.start, End: w.end, Only: w.runs, MinLen: p.minLen,
+		BatchRecords: p.o.BatchRecords, BatchBlocks: p.batchBlocks}
 	discard := func(exts []trans.Extent) error { return p.discard(exts) }
 	done := func(b alloc.TrimBatch) {
 		p.batchDone(ag, b)
@@ -250,14 +287,33 @@ func (p *trimPass) walk(ctx context.Context, ag format.AgNumber, w trimWalk, sto
 }
 
 // discard hands a batch's extents to the device; failures are counted,
-// only an unsupported device stops the pass.
+// only an unsupported device stops the pass. Requests go out in offset
+// order, and once one is over, the extents that end inside what is done
+// are no longer busy (the batch's TrimDone clears the rest): a pause
+// between requests holds only what is still to be discarded.
 func (p *trimPass) discard(exts []trans.Extent) error {
 	g := &p.v.geo
-	ranges := make([]dev.Range, len(exts))
-	for i, e := range exts {
-		ranges[i] = dev.Range{Off: format.DaddrToByte(g.AgbToDaddr(e.AG, e.Start)), Len: int64(e.Len) << g.BlockLog}
+	byteRange := func(e trans.Extent) dev.Range {
+		return dev.Range{Off: format.DaddrToByte(g.AgbToDaddr(e.AG, e.Start)), Len: int64(e.Len) << g.BlockLog}
 	}
-	ds, err := dev.DiscardRanges(p.v.dev, ranges)
+	sorted := slices.SortedFunc(slices.Values(exts), func(a, b trans.Extent) int {
+		return cmp.Compare(byteRange(a).Off, byteRange(b).Off)
+	})
+	ranges := make([]dev.Range, len(sorted))
+	for i, e := range sorted {
+		ranges[i] = byteRange(e)
+	}
+	cleared := 0
+	after := func(r dev.Range, took time.Duration, err error) {
+		n := cleared
+		for n < len(sorted) && ranges[n].End() <= r.End() {
+			n++
+		}
+		p.v.cache.Busy().ClearDiscarding(sorted[cleared:n])
+		cleared = n
+		p.requestDone(r, took, err)
+	}
+	ds, err := dev.DiscardRangesWith(p.v.dev, ranges, dev.DiscardOptions{MaxRequest: p.requestBytes, After: after})
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.st.Requests += ds.Requests
@@ -273,6 +329,16 @@ func (p *trimPass) discard(exts []trans.Extent) error {
 		p.st.FirstError = err.Error()
 	}
 	return nil
+}
+
+// requestDone times a discard request and hands it to AfterRequest.
+func (p *trimPass) requestDone(r dev.Range, took time.Duration, err error) {
+	p.mu.Lock()
+	p.st.RequestMax = max(p.st.RequestMax, took)
+	p.mu.Unlock()
+	if p.o.AfterRequest != nil {
+		p.o.AfterRequest(r.Len, took, err)
+	}
 }
 
 // batchDone counts a batch once its discard is over and reports progress.

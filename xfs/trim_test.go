@@ -495,3 +495,87 @@ func TestAllocationWaitsForDiscard(t *testing.T) {
 		t.Fatalf("file written after the discard reads back wrong (%v)", err)
 	}
 }
+
+// requestLog records the discard requests a device is given.
+type requestLog struct {
+	*dev.File
+	mu   sync.Mutex
+	reqs []dev.Range
+}
+
+func (d *requestLog) Discard(off, n int64) error {
+	d.mu.Lock()
+	d.reqs = append(d.reqs, dev.Range{Off: off, Len: n})
+	d.mu.Unlock()
+	return d.File.Discard(off, n)
+}
+
+// TestTrimBoundsRequestsAndBatches: with RequestBytes and BatchBytes set,
+// a pass over large free extents and fragmented frees sends no request
+// over the bound, walks no batch over its bytes, reports every request to
+// AfterRequest with what it discarded no longer busy (a pause there holds
+// nothing already discarded), and still discards everything free; what
+// was kept reads back identically.
+func TestTrimBoundsRequestsAndBatches(t *testing.T) {
+	const reqBytes, batchBytes = 192 << 10, 1 << 20
+	img := formatImage(t, mkfs.Options{Size: 64 << 20, AgCount: 2})
+	fd, err := dev.Open(img, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := &requestLog{File: fd}
+	v, err := xfs.OpenDevice(rl, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Close()
+	f := writeFragmented(t, v, 8, 32, 16<<10, 7)
+	f.remove(t, v, func(i int) bool { return i%2 == 1 })
+	var after []int64
+	var examined []int64
+	var stillBusy []dev.Range
+	st, err := v.Trim(context.Background(), xfs.TrimOptions{RequestBytes: reqBytes, BatchBytes: batchBytes,
+		AfterRequest: func(n int64, took time.Duration, err error) {
+			rl.mu.Lock()
+			r := rl.reqs[len(rl.reqs)-1]
+			rl.mu.Unlock()
+			// The request's last block ends its extent unless the extent
+			// goes on into the next request (cut at the bound).
+			if last := (dev.Range{Off: r.End() - 4096, Len: 4096}); err == nil && r.Len < reqBytes && xfs.BusyIn(v, last.Off, last.Len) {
+				stillBusy = append(stillBusy, r)
+			}
+			after = append(after, n)
+		},
+		Progress: func(p xfs.TrimProgress) { examined = append(examined, p.Stats.ExaminedBytes) }})
+	if errors.Is(err, xfs.ErrDiscardUnsupported) {
+		t.Skipf("the test directory's filesystem cannot punch holes: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for i, r := range rl.reqs {
+		if r.Len > reqBytes || r.Len != after[i] {
+			t.Fatalf("request %d of %d bytes (reported %d), bound %d", i, r.Len, after[i], reqBytes)
+		}
+		sum += r.Len
+	}
+	if int64(len(rl.reqs)) != st.Requests || len(after) != len(rl.reqs) || sum != st.DiscardedBytes || st.RequestMax <= 0 {
+		t.Fatalf("%d requests of %d bytes, %d reported; stats %+v", len(rl.reqs), sum, len(after), st)
+	}
+	if len(stillBusy) > 0 {
+		t.Fatalf("%d requests (first %v) still busy once done", len(stillBusy), stillBusy[0])
+	}
+	prev := int64(0)
+	for _, e := range examined {
+		if e-prev > batchBytes {
+			t.Fatalf("a batch walked %d bytes, bound %d", e-prev, batchBytes)
+		}
+		prev = e
+	}
+	free := freeBytes(t, v)
+	if st.DiscardedBytes*100 < free*99 || st.Batches < free/batchBytes {
+		t.Fatalf("discarded %d of %d free bytes in %d batches", st.DiscardedBytes, free, st.Batches)
+	}
+	f.check(t, v)
+}

@@ -27,16 +27,20 @@
 //	loop:
 //	  GatherTrim ── own transaction, AGF locked ────────────────────┐
 //	  │ bnobt lookup: the extent holding cursor, or the next one     │
-//	  │ ≤ BatchRecords (100) records: clip to [cursor, end),         │ held
-//	  │ cut busy extents out (freed, not yet durable; or being       │ ≤ 100
-//	  │ discarded by another pass), drop pieces < MinLen,            │ records
+//	  │ ≤ BatchRecords (100) records, ≤ BatchBlocks free blocks (a   │ held
+//	  │ longer extent is cut; the next batch resumes inside it):     │ ≤ 100
+//	  │ clip to [cursor, end), cut busy extents out (freed, not yet  │ records
+//	  │ durable; or being discarded by another pass), drop pieces    │
+//	  │ < MinLen,                                                    │
 //	  │ MarkDiscarding(pieces): busy to allocators from now on       │
-//	  │ cursor = end of the last record examined (restart cursor)    │
+//	  │ cursor = where the walk stopped (restart cursor)             │
 //	  └─ cancel: AGF released ───────────────────────────────────────┘
 //	  wait for the previous batch's discard
-//	  discard this batch on its own goroutine ── overlaps the next gather;
-//	    TrimDone once the device returns: the pieces are allocatable
-//	  report the previous batch (a pacing caller may pause here)
+//	  discard this batch on its own goroutine ── overlaps the next gather
+//	    (the engine cuts it into bounded requests and its caller may
+//	    pause after each); TrimDone once the last returns: the pieces
+//	    are allocatable
+//	  report the previous batch
 //
 // Why by block and not by size (the kernel's whole-AG walk of the cntbt
 // from the longest extent down): a bnobt cursor is a block number, which

@@ -26,6 +26,11 @@ type TrimRange struct {
 	// BatchRecords bounds the free-space records examined per batch, that
 	// is per hold of the AGF (0: DefaultTrimBatch).
 	BatchRecords int
+	// BatchBlocks bounds the free blocks one batch walks (0: no bound);
+	// a free extent longer than what is left of it is cut, and the next
+	// batch resumes inside it. It bounds what a batch holds busy while
+	// its discard runs, however large the free extents.
+	BatchBlocks uint64
 	// Only, when set, are the parts of [Start, End) to discard, sorted
 	// and apart: free space outside them is walked past, not discarded
 	// (it was discarded since it was last freed). One walk over runs
@@ -71,7 +76,8 @@ func (noReservation) FreeBlocks(int64)      {}
 // clips each to the range, cuts busy extents out of it, keeps the pieces
 // of at least r.MinLen blocks and marks them discarding before it cancels
 // the transaction and so releases the AGF. Next is the end of the last
-// record examined: the restart cursor of the next batch.
+// record examined (or where r.BatchBlocks cut it): the restart cursor of
+// the next batch.
 func (s *Space) GatherTrim(c *trans.Cache, r TrimRange, from format.AgBlock) (TrimBatch, error) {
 	r = s.clipRange(r)
 	b := TrimBatch{Next: max(from, r.Start)}
@@ -108,7 +114,8 @@ func (s *Space) gatherLocked(a *AG, r TrimRange, b *TrimBatch) error {
 	if err != nil {
 		return err
 	}
-	for ok && b.Records < r.BatchRecords {
+	var walked uint64
+	for ok && b.Records < r.BatchRecords && (r.BatchBlocks == 0 || walked < r.BatchBlocks) {
 		rec := decodeRec(cur)
 		if uint64(rec.StartBlock) >= uint64(r.End) {
 			ok = false
@@ -119,10 +126,18 @@ func (s *Space) gatherLocked(a *AG, r TrimRange, b *TrimBatch) error {
 			return err
 		}
 		start := max(rec.StartBlock, b.Next)
-		end := format.AgBlock(min(uint64(rec.StartBlock)+uint64(rec.BlockCount), uint64(r.End)))
+		recEnd := uint64(rec.StartBlock) + uint64(rec.BlockCount)
+		end := format.AgBlock(min(recEnd, uint64(r.End)))
+		if r.BatchBlocks > 0 && end > start {
+			end = format.AgBlock(min(uint64(end), uint64(start)+r.BatchBlocks-walked))
+		}
 		if end > start {
 			s.gatherPiece(b, r, start, end)
+			walked += uint64(end - start)
 			b.Next = end
+		}
+		if uint64(end) < min(recEnd, uint64(r.End)) {
+			break // cut by BatchBlocks: the next batch resumes in this record
 		}
 		if ok, err = cur.Increment(); err != nil {
 			return err

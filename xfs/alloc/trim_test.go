@@ -46,6 +46,7 @@ func TestTrimGather(t *testing.T) {
 		start, end uint32 // 0, 0: the whole AG
 		minLen     uint32
 		batch      int
+		blocks     uint64 // BatchBlocks
 		only       [][2]format.AgBlock
 		want       []batchWant
 		// blocks examined, skipped as busy, skipped as short (all batches)
@@ -93,6 +94,38 @@ func TestTrimGather(t *testing.T) {
 				{exts: [][2]uint32{{140, 2}}, records: 1, next: 142},
 			},
 			examined: 8},
+		{name: "a block bound cuts large extents, the next batch resumes inside", free: free, blocks: 40,
+			want: []batchWant{
+				{exts: [][2]uint32{{100, 10}, {200, 30}}, records: 2, next: 230},
+				{exts: [][2]uint32{{230, 20}, {1000, 8}, {2000, 12}}, records: 3, next: 2012},
+				{exts: [][2]uint32{{2012, 40}}, records: 1, next: 2052},
+				{exts: [][2]uint32{{2052, 40}}, records: 1, next: 2092},
+				{exts: [][2]uint32{{2092, 8}}, records: 1},
+			},
+			examined: 168},
+		{name: "a block bound met at a record's end", free: five, blocks: 3,
+			want: []batchWant{
+				{exts: [][2]uint32{{100, 1}, {110, 2}}, records: 2, next: 112},
+				{exts: [][2]uint32{{120, 3}}, records: 1, next: 123},
+				{exts: [][2]uint32{{130, 3}}, records: 1, next: 133},
+				{exts: [][2]uint32{{133, 1}, {140, 2}}, records: 2, next: 142},
+				{exts: [][2]uint32{{142, 3}}, records: 1},
+			},
+			examined: 15},
+		{name: "a block bound counts free space walked, inside runs or not", free: free, blocks: 20,
+			only: [][2]format.AgBlock{{105, 108}, {240, 1004}, {2099, 2100}},
+			want: []batchWant{
+				{exts: [][2]uint32{{105, 3}}, records: 2, next: 210},
+				{records: 1, next: 230},
+				{exts: [][2]uint32{{240, 10}}, records: 1, next: 250},
+				{exts: [][2]uint32{{1000, 4}}, records: 2, next: 2012},
+				{records: 1, next: 2032},
+				{records: 1, next: 2052},
+				{records: 1, next: 2072},
+				{records: 1, next: 2092},
+				{exts: [][2]uint32{{2099, 1}}, records: 1},
+			},
+			examined: 18},
 		{name: "only inside runs", free: free, only: [][2]format.AgBlock{{105, 108}, {240, 1004}, {2099, 2100}},
 			want:     []batchWant{{exts: [][2]uint32{{105, 3}, {240, 10}, {1000, 4}, {2099, 1}}, records: 4}},
 			examined: 18},
@@ -120,7 +153,7 @@ func TestTrimGather(t *testing.T) {
 					c.want[i].next = end
 				}
 			}
-			r := TrimRange{AG: ag, Start: format.AgBlock(c.start), End: format.AgBlock(end), MinLen: c.minLen, BatchRecords: c.batch, Only: c.only}
+			r := TrimRange{AG: ag, Start: format.AgBlock(c.start), End: format.AgBlock(end), MinLen: c.minLen, BatchRecords: c.batch, BatchBlocks: c.blocks, Only: c.only}
 			var got []batchWant
 			var examined, busy, short uint64
 			for from, done := r.Start, false; !done; {

@@ -5,12 +5,16 @@
 // Discard (discard.go) gives free ranges back to the storage: a hole
 // punched in a volume file, BLKDISCARD on a block device. Requests are
 // merged and shrunk to the storage's granularity first, so nothing
-// outside a range is ever touched; storage that cannot discard is
+// outside a range is ever touched, then cut into requests of bounded
+// size (DiscardOptions.MaxRequest: a long punch stalls every write to the
+// volume file for its whole length); storage that cannot discard is
 // reported as ErrDiscardUnsupported, a kind and not a failure.
 //
-//	engine trim ──ranges──► DiscardRanges ──sort, merge, align──►
-//	    Discarder.Discard: File (fallocate PUNCH_HOLE|KEEP_SIZE, or
-//	    BLKDISCARD) │ Fault (zeros in its volatile cache)
+//	engine trim ──ranges──► DiscardRangesWith ──sort, merge, align,
+//	    split──► Discarder.Discard: File (fallocate PUNCH_HOLE|KEEP_SIZE,
+//	    or BLKDISCARD) │ Fault (zeros in its volatile cache)
+//	    └─ after each request: After(range, time, err), where a caller
+//	       may pause
 //
 // Fault (fault.go) is a test device with a volatile write cache: a power
 // cut drops every write not yet flushed, optionally tearing one.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // ErrDiscardUnsupported says the storage under a device cannot take
@@ -53,6 +54,25 @@ func (s *DiscardStats) Add(o DiscardStats) {
 // the others still go out; the first error is returned. A device that
 // cannot discard fails at once with ErrDiscardUnsupported.
 func DiscardRanges(d Device, ranges []Range) (DiscardStats, error) {
+	return DiscardRangesWith(d, ranges, DiscardOptions{})
+}
+
+// DiscardOptions shape the requests of DiscardRangesWith.
+type DiscardOptions struct {
+	// MaxRequest bounds the bytes of one request (0: no bound); it is
+	// rounded down to whole granules, and is at least one. A request
+	// holds the storage's lock of what it discards (a volume file's
+	// inode) for its whole length, so writes to the volume wait for it.
+	MaxRequest int64
+	// After, when set, is called after every request with what it
+	// covered, how long it took and its error: a caller may pause in it
+	// to leave the storage to others between requests.
+	After func(r Range, took time.Duration, err error)
+}
+
+// DiscardRangesWith is DiscardRanges with requests of at most
+// o.MaxRequest bytes, each reported to o.After.
+func DiscardRangesWith(d Device, ranges []Range, o DiscardOptions) (DiscardStats, error) {
 	var st DiscardStats
 	dd, ok := d.(Discarder)
 	if !ok {
@@ -63,23 +83,46 @@ func DiscardRanges(d Device, ranges []Range) (DiscardStats, error) {
 	for _, r := range MergeRanges(ranges) {
 		a := Align(r, gran)
 		st.Unaligned += r.Len - a.Len
-		if a.Len == 0 {
-			continue
-		}
-		st.Requests++
-		if err := dd.Discard(a.Off, a.Len); err != nil {
+		for _, piece := range SplitRange(a, o.MaxRequest, gran) {
+			st.Requests++
+			start := time.Now()
+			err := dd.Discard(piece.Off, piece.Len)
+			if o.After != nil {
+				o.After(piece, time.Since(start), err)
+			}
 			if errors.Is(err, ErrDiscardUnsupported) {
 				return st, err
 			}
-			st.Errors++
-			if first == nil {
-				first = fmt.Errorf("discard %d bytes at %d: %w", a.Len, a.Off, err)
+			if err != nil {
+				st.Errors++
+				if first == nil {
+					first = fmt.Errorf("discard %d bytes at %d: %w", piece.Len, piece.Off, err)
+				}
+				continue
 			}
-			continue
+			st.Bytes += piece.Len
 		}
-		st.Bytes += a.Len
 	}
 	return st, first
+}
+
+// SplitRange cuts r into consecutive pieces of at most limit bytes (0: one
+// piece), limit rounded down to a multiple of gran and at least gran; an
+// empty r gives none.
+func SplitRange(r Range, limit, gran int64) []Range {
+	if r.Len <= 0 {
+		return nil
+	}
+	if limit <= 0 || limit >= r.Len {
+		return []Range{r}
+	}
+	gran = max(gran, 1)
+	limit = max(limit/gran*gran, gran)
+	out := make([]Range, 0, (r.Len+limit-1)/limit)
+	for off := r.Off; off < r.End(); off += limit {
+		out = append(out, Range{Off: off, Len: min(limit, r.End()-off)})
+	}
+	return out
 }
 
 // MergeRanges returns ranges sorted by offset, with ranges that touch or

@@ -3,11 +3,13 @@ package dev
 import (
 	"bytes"
 	"errors"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestMergeAndAlign(t *testing.T) {
@@ -221,5 +223,69 @@ func TestFaultDiscard(t *testing.T) {
 	g.RefuseDiscard()
 	if _, err := DiscardRanges(g, []Range{{0, 4096}}); !errors.Is(err, ErrDiscardUnsupported) {
 		t.Fatalf("refusing device: %v", err)
+	}
+}
+
+// TestDiscardSplitsRequests: with MaxRequest set, random ranges go out as
+// requests of at most the bound (rounded to granules), in order, that
+// cover exactly what the unbounded call covers, each reported to After.
+func TestDiscardSplitsRequests(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	for round := range 200 {
+		gran := int64(512) << rng.Intn(5)
+		limit := rng.Int63n(64 << 10)
+		var ranges []Range
+		for range rng.Intn(20) {
+			ranges = append(ranges, Range{Off: rng.Int63n(1 << 20), Len: rng.Int63n(128 << 10)})
+		}
+		whole := &recorder{gran: gran}
+		wst, err := DiscardRanges(whole, ranges)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split := &recorder{gran: gran}
+		var after []Range
+		st, err := DiscardRangesWith(split, ranges, DiscardOptions{MaxRequest: limit,
+			After: func(r Range, took time.Duration, err error) { after = append(after, r) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := max(limit/gran*gran, gran)
+		if limit == 0 {
+			bound = 1 << 62
+		}
+		for i, r := range split.got {
+			if r.Len > bound || r.Len <= 0 || r.Off%gran != 0 || r.Len%gran != 0 {
+				t.Fatalf("round %d: request %v with limit %d, granule %d", round, r, limit, gran)
+			}
+			if i > 0 && r.Off < split.got[i-1].End() {
+				t.Fatalf("round %d: request %v before the end of %v", round, r, split.got[i-1])
+			}
+		}
+		if !slices.Equal(MergeRanges(split.got), MergeRanges(whole.got)) || !slices.Equal(after, split.got) {
+			t.Fatalf("round %d: split %v, whole %v, reported %v", round, split.got, whole.got, after)
+		}
+		if st.Bytes != wst.Bytes || st.Unaligned != wst.Unaligned || st.Requests != int64(len(split.got)) {
+			t.Fatalf("round %d: stats %+v, unbounded %+v", round, st, wst)
+		}
+	}
+}
+
+func TestSplitRange(t *testing.T) {
+	for _, c := range []struct {
+		r           Range
+		limit, gran int64
+		want        []Range
+	}{
+		{Range{0, 0}, 4096, 512, nil},
+		{Range{4096, 8192}, 0, 512, []Range{{4096, 8192}}},
+		{Range{4096, 8192}, 8192, 512, []Range{{4096, 8192}}},
+		{Range{0, 10240}, 4096, 512, []Range{{0, 4096}, {4096, 4096}, {8192, 2048}}},
+		{Range{0, 8192}, 5000, 4096, []Range{{0, 4096}, {4096, 4096}}}, // rounded down to a granule
+		{Range{0, 8192}, 100, 4096, []Range{{0, 4096}, {4096, 4096}}},  // at least a granule
+	} {
+		if got := SplitRange(c.r, c.limit, c.gran); !slices.Equal(got, c.want) {
+			t.Errorf("SplitRange(%v, %d, %d) = %v, want %v", c.r, c.limit, c.gran, got, c.want)
+		}
 	}
 }
