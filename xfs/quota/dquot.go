@@ -168,11 +168,11 @@ func (m *Manager) Ops() *trans.Ops { return &m.ops }
 func (m *Manager) Enforcing() bool { return m.enforce }
 
 // Add puts a project's record, read from the quota file block at daddr,
-// into the table, or brings the project's dquot up to date with it (the
-// caller holds that block locked, or nothing runs yet, so the record is
-// the latest): limits and timers are taken as they are, and a change of
-// the counts (a quotacheck) moves the checked-against counters by as
-// much, keeping the reservations in flight.
+// into the table, or brings the project's dquot up to date with it (a
+// new block, or quotacheck at open: no dquot item of the block is in
+// flight, so the record is the latest): limits and timers are taken as
+// they are, and a change of the counts moves the checked-against
+// counters by as much, keeping the reservations in flight.
 func (m *Manager) Add(r Record, daddr format.Daddr) {
 	lim := Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft}
 	m.mu.Lock()

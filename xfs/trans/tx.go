@@ -255,9 +255,9 @@ func (tx *Tx) QuotaDeltas() map[uint32]*QuotaDelta { return tx.quota }
 // their buffers here. An error cancels the transaction.
 func (tx *Tx) OnPrepare(fn func() error) { tx.onPrepare = append(tx.onPrepare, fn) }
 
-// OnPrepared registers fn to run after every OnPrepare hook: it may lock
-// blocks no other hook touches afterwards (dquots), so they are the last
-// a transaction locks.
+// OnPrepared registers fn to run after every OnPrepare hook: the last
+// checks before anything is written (quota limits); it may lock blocks no
+// other hook touches afterwards, so they are the last a transaction locks.
 func (tx *Tx) OnPrepared(fn func() error) { tx.onPrepared = append(tx.onPrepared, fn) }
 
 // OnCommit registers fn to run after a successful commit, before the
