@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -62,9 +63,23 @@ type Dquot struct {
 	// dquot is shared.
 	rec atomic.Pointer[Record]
 	// unwritten counts logged records not yet written into the block;
-	// logTicket is the log ticket of the newest (see txCommit.WriteBack).
+	// tickets are the log tickets of the commits that logged them, in
+	// log order (see txCommit.WriteBack).
 	unwritten atomic.Int32
-	logTicket atomic.Uint64
+	ticketsMu sync.Mutex
+	tickets   []xlog.Ticket
+}
+
+// writtenBack drops the commit at ticket own from d's commits waiting for
+// write-back, and reports whether a later one up to durable logged d
+// again (then that one writes the record).
+func (d *Dquot) writtenBack(own, durable xlog.Ticket) (later bool) {
+	d.ticketsMu.Lock()
+	defer d.ticketsMu.Unlock()
+	if i := slices.Index(d.tickets, own); i >= 0 {
+		d.tickets = slices.Delete(d.tickets, i, i+1)
+	}
+	return len(d.tickets) > 0 && d.tickets[0] > own && d.tickets[0] <= durable
 }
 
 // dead is the reference count of a dquot being evicted or gone.
@@ -621,18 +636,23 @@ func (c *txCommit) Format() []xlog.Item {
 // Queued notes the commit's ticket on its dquots, still in log order.
 func (c *txCommit) Queued(t xlog.Ticket) {
 	for _, lr := range c.logged {
-		lr.d.logTicket.Store(uint64(t))
+		d := lr.d
+		d.ticketsMu.Lock()
+		d.tickets = append(d.tickets, t)
+		d.ticketsMu.Unlock()
 	}
 }
 
 // WriteBack copies the records this commit logged into their blocks and
 // writes them in place, once the commit is durable: the commit's log
 // space is kept until then. A record a later durable commit logged again
-// is left to that commit, whose write-back comes next.
+// is left to that commit, whose write-back comes later in the same
+// batch: a hot project's record is written once a batch, not once a
+// commit.
 func (c *txCommit) WriteBack(cache *trans.Cache, own, durable xlog.Ticket) error {
 	for _, lr := range c.logged {
 		d := lr.d
-		if n := xlog.Ticket(d.logTicket.Load()); n > own && n <= durable {
+		if d.writtenBack(own, durable) {
 			d.unwritten.Add(-1)
 			continue
 		}

@@ -197,6 +197,12 @@ func (c *Cache) queueLogged(items []xlog.Item, wb []writeBack, late []LateItem) 
 		if err := c.writeBack(own, durable, wb); err != nil {
 			return err
 		}
+		// Every commit of this batch was queued before the batch was
+		// cut, under u.mu, which each holds until its late items know
+		// their ticket: taking it once orders those Queued calls before
+		// these write-backs.
+		u.mu.Lock()
+		u.mu.Unlock()
 		for _, it := range late {
 			if err := it.WriteBack(c, own, durable); err != nil {
 				c.shutDown(err)
