@@ -88,11 +88,11 @@
 //	      commit copies inodes into them, in address order, after every
 //	      AG header it holds. Allocation reads a free inode without locking
 //	      its buffer; a new chunk's blocks are fresh and nobody else's.
-//	   e. Dquot blocks last: the commit writes each project's change into
-//	      its record after every other block is locked (OnPrepared), in
-//	      address order. Changing a record outside a commit's charge (a
-//	      new limit, a new quota file block) holds the quota inode's lock
-//	      and nothing else.
+//	   e. Dquot blocks: no transaction locks one to change a record (the
+//	      records are logged as dquot items, package quota); making a new
+//	      quota file block, or quotacheck at open, holds the quota inode's
+//	      lock and then the new block. The log's write-back locks a dquot
+//	      block, alone, to copy durable records into it.
 //	5. Leaves, held briefly and never while waiting for anything above:
 //	   inodeCache.mu, writeState.sbMu, the buffer cache's and log's
 //	   internal mutexes, trans.Busy, the allocators' maps.

@@ -291,7 +291,10 @@ func (v *Volume) readInodeCore(ino format.Ino) (*format.Dinode, error) {
 
 // withDquotBlock changes quota file block fb in a transaction, making it
 // (with empty records) if the file has a hole there, and puts the
-// block's records into m when it commits.
+// block's records into m when it commits. Only a block no dquot item can
+// be in flight for may be changed this way (a new one, or any while
+// quotacheck runs at open), or the buffer would undo the items: with a
+// nil change, a block that exists already is left alone.
 func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte)) error {
 	ino := v.sb.PQuotIno
 	h, unlock := v.lockInode(ino)
@@ -307,6 +310,9 @@ func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byt
 		}
 		var d format.Daddr
 		if fsb, _, ok, _ := mapBlock(ext, format.FileOff(fb)); ok {
+			if change == nil {
+				return nil
+			}
 			d = v.geo.FsbToDaddr(fsb)
 		} else {
 			b, nd, err := c.allocBlocks(DataFork, format.FileOff(fb), 1, m.Ops())
@@ -323,7 +329,9 @@ func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byt
 			if err != nil {
 				return err
 			}
-			change(b)
+			if change != nil {
+				change(b)
+			}
 			t.Dirty(d)
 			t.OnCommit(func() {
 				for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
@@ -423,7 +431,7 @@ func (v *Volume) ensureDquot(m *quota.Manager, id uint32) error {
 		return err
 	}
 	fb, _ := quota.Locate(&v.geo, id)
-	return v.withDquotBlock(m, fb, func([]byte) {})
+	return v.withDquotBlock(m, fb, nil)
 }
 
 // SetQuotaLimits sets project id's own limits (zero fields fall back to
@@ -437,13 +445,10 @@ func (v *Volume) SetQuotaLimits(id uint32, l quota.Limits) (err error) {
 	if err := v.ensureDquot(m, id); err != nil {
 		return err
 	}
-	fb, off := quota.Locate(&v.geo, id)
-	now := time.Now().Unix()
-	return v.withDquotBlock(m, fb, func(b []byte) {
-		r := quota.Decode(b[off:])
-		r.BlkHard, r.BlkSoft, r.InoHard, r.InoSoft = l.BlkHard, l.BlkSoft, l.InoHard, l.InoSoft
-		m.Retime(&r, now)
-		r.Encode(b[off:])
+	// Logged as a dquot item, like every other change of a record.
+	return v.runTx(0, false, func(t *txn) error {
+		m.SetLimits(t.Tx, id, l)
+		return nil
 	})
 }
 
@@ -458,15 +463,9 @@ func (v *Volume) SetQuotaGrace(blocks, inodes time.Duration) (err error) {
 	if err := v.ensureDquot(m, 0); err != nil {
 		return err
 	}
-	return v.withDquotBlock(m, 0, func(b []byte) {
-		r := quota.Decode(b)
-		if blocks > 0 {
-			r.BTimer = int64(blocks / time.Second)
-		}
-		if inodes > 0 {
-			r.ITimer = int64(inodes / time.Second)
-		}
-		r.Encode(b)
+	return v.runTx(0, false, func(t *txn) error {
+		m.SetGrace(t.Tx, int64(blocks/time.Second), int64(inodes/time.Second))
+		return nil
 	})
 }
 

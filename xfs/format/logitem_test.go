@@ -1,6 +1,7 @@
 package format
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 )
@@ -96,6 +97,9 @@ func FuzzLogItems(f *testing.F) {
 	var hb [LogTransHeaderSize]byte
 	(&LogTransHeader{Magic: LogTransMagic, Type: LogTransCheckpoint, Tid: 1, NumItems: 1}).Encode(hb[:])
 	f.Add(hb[:])
+	var dq [DqLogFormatSize]byte
+	(&DqLogFormat{ID: 7, Blkno: 96, Len: 1, Boffset: 7 * DqblkSize}).Encode(dq[:])
+	f.Add(dq[:])
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if fm, err := DecodeBufLogFormat(b); err == nil {
 			for _, r := range fm.Runs() {
@@ -111,6 +115,13 @@ func FuzzLogItems(f *testing.F) {
 			t.Fatalf("accepted inode item %+v", f)
 		}
 		_, _ = DecodeICreateLog(b)
+		if f, err := DecodeDqLogFormat(b); err == nil {
+			var out [DqLogFormatSize]byte
+			f.Encode(out[:])
+			if g, err := DecodeDqLogFormat(out[:]); err != nil || *g != *f || !bytes.Equal(out[4:], b[4:DqLogFormatSize]) {
+				t.Fatalf("dquot format %+v does not round-trip: %+v, %v", f, g, err)
+			}
+		}
 		_, _ = DecodeIntentID(b)
 		dst := make([]byte, 512)
 		_ = LogDinodeToDisk(b, dst, 1)

@@ -32,13 +32,13 @@
 // dquots used since the previous pass, and claims an unreferenced one by
 // a compare-and-swap of its count from 0 to dead (negative), so that a
 // reference taken first keeps it and none can be taken after. A claimed
-// dquot is removed only if it is clean, its checked-against counters
-// equal to its committed ones: with no reference held no reservation is
-// in flight, and every commit has put its counts and grace timers into
-// the record (in its dquot block, inside the transaction) before it
-// dropped its reference, so the record holds everything the dquot did.
-// A dirty one (counts that drifted) is revived (count back to 0) and
-// kept. Project 0, the defaults every commit reads, is never evicted.
+// dquot is removed only if it is clean: its checked-against counters
+// equal to its committed ones (with no reference held no reservation is
+// in flight) and every record it logged written back into its block, so
+// the block holds everything the dquot did. A dirty one (counts that
+// drifted, or a record on its way to the block) is revived (count back
+// to 0) and kept. Project 0, the defaults every commit reads, is never
+// evicted.
 //
 // A lookup that finds a dead dquot waits for it to leave the table; one
 // that finds none reads the record back through the Loader (the
@@ -61,11 +61,29 @@
 // net gain of each project is checked against its limits: the hard
 // limit, and the soft limit once its grace period is over. A change that
 // does not fit fails the commit with ErrExceeded (the engine's ErrQuota,
-// ENOSPC in the kernel) and changes nothing. Otherwise the record is
-// rewritten in its block, in disk order, inside the transaction: the log
-// replays it like any other block (flagged as a project dquot buffer, so
-// the kernel's recovery knows it too).
+// ENOSPC in the kernel) and changes nothing; the check and reservation
+// are atomic adds on the dquot, and no block is locked for them.
 //
-// Lock order: dquot blocks are the last blocks a transaction locks; see
-// package xfs doc.
+// # Dquot log items
+//
+// A changed record reaches the log as a dquot item (XFS_LI_DQUOT: the
+// record's xfs_disk_dquot), the way the kernel logs it, not as its
+// block. The record is computed when the transaction takes its place in
+// the log (a trans.LateItem, formatted under the lock that orders the
+// log): the committed counters move there, so records are logged in the
+// order of their values and no dquot lock is held through a commit.
+// Once the commit is durable its write-back copies the record into the
+// block and writes it in place (trans.Cache.WriteInPlace; a record a
+// later durable commit logged again is left to that one), and only then
+// may the log tail pass the commit, so an item pins the tail until its
+// record is in its block. Records keep their LSN (see package xlog), so
+// every recovery replays every item since the tail: ours and the
+// kernel's, which replays dquot items when it mounts with project quota
+// (a kernel mounting without quota skips them and clears the quota
+// flags, so the next open recounts the usage; a limit change still only
+// in the log is then lost, as with the kernel's own items). Limits and
+// grace periods change the same way (SetLimits, SetGrace). A dquot
+// block is logged as a buffer only when it is made (and by quotacheck at
+// open, before any item): a buffer logged later would carry records
+// older than the items before it.
 package quota

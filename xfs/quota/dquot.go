@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // ErrExceeded is returned when a change would pass a project's hard
@@ -55,6 +57,29 @@ type Dquot struct {
 	btimer, itimer   atomic.Int64
 	refs             atomic.Int32
 	used             atomic.Bool // referenced since the evictor last looked
+
+	// rec is the record as last logged (or read): what the next dquot
+	// item starts from. Only the log's order lock changes it once the
+	// dquot is shared.
+	rec atomic.Pointer[Record]
+	// unwritten counts logged records not yet written into the block;
+	// tickets are the log tickets of the commits that logged them, in
+	// log order (see txCommit.WriteBack).
+	unwritten atomic.Int32
+	ticketsMu sync.Mutex
+	tickets   []xlog.Ticket
+}
+
+// writtenBack drops the commit at ticket own from d's commits waiting for
+// write-back, and reports whether a later one up to durable logged d
+// again (then that one writes the record).
+func (d *Dquot) writtenBack(own, durable xlog.Ticket) (later bool) {
+	d.ticketsMu.Lock()
+	defer d.ticketsMu.Unlock()
+	if i := slices.Index(d.tickets, own); i >= 0 {
+		d.tickets = slices.Delete(d.tickets, i, i+1)
+	}
+	return len(d.tickets) > 0 && d.tickets[0] > own && d.tickets[0] <= durable
 }
 
 // dead is the reference count of a dquot being evicted or gone.
@@ -80,10 +105,11 @@ func (d *Dquot) tryGet() bool {
 // put drops a reference.
 func (d *Dquot) put() { d.refs.Add(-1) }
 
-// clean reports whether memory holds nothing the record lacks: no
-// reservation in flight (committed counters equal the checked ones).
+// clean reports whether memory holds nothing the record in its block
+// lacks: no reservation in flight (committed counters equal the checked
+// ones) and every logged record written back.
 func (d *Dquot) clean() bool {
-	return d.blocks.Load() == d.cblocks.Load() && d.inodes.Load() == d.cinodes.Load()
+	return d.blocks.Load() == d.cblocks.Load() && d.inodes.Load() == d.cinodes.Load() && d.unwritten.Load() == 0
 }
 
 // ID returns the project ID.
@@ -157,11 +183,11 @@ func (m *Manager) Ops() *trans.Ops { return &m.ops }
 func (m *Manager) Enforcing() bool { return m.enforce }
 
 // Add puts a project's record, read from the quota file block at daddr,
-// into the table, or brings the project's dquot up to date with it (the
-// caller holds that block locked, or nothing runs yet, so the record is
-// the latest): limits and timers are taken as they are, and a change of
-// the counts (a quotacheck) moves the checked-against counters by as
-// much, keeping the reservations in flight.
+// into the table, or brings the project's dquot up to date with it (a
+// new block, or quotacheck at open: no dquot item of the block is in
+// flight, so the record is the latest): limits and timers are taken as
+// they are, and a change of the counts moves the checked-against
+// counters by as much, keeping the reservations in flight.
 func (m *Manager) Add(r Record, daddr format.Daddr) {
 	lim := Limits{BlkHard: r.BlkHard, BlkSoft: r.BlkSoft, InoHard: r.InoHard, InoSoft: r.InoSoft}
 	m.mu.Lock()
@@ -177,6 +203,7 @@ func (m *Manager) Add(r Record, daddr format.Daddr) {
 		d.inodes.Add(int64(r.ICount) - d.cinodes.Swap(int64(r.ICount)))
 		d.btimer.Store(r.BTimer)
 		d.itimer.Store(r.ITimer)
+		d.rec.Store(&r)
 		return
 	}
 	m.insertLocked(r, daddr, 0)
@@ -193,6 +220,7 @@ func (m *Manager) insertLocked(r Record, daddr format.Daddr, refs int32) *Dquot 
 	d.cinodes.Store(int64(r.ICount))
 	d.btimer.Store(r.BTimer)
 	d.itimer.Store(r.ITimer)
+	d.rec.Store(&r)
 	d.refs.Store(refs)
 	m.table.Store(r.ID, d)
 	if r.ID == 0 {
@@ -406,10 +434,7 @@ func (m *Manager) charge(tx *trans.Tx, id uint32, blocks, inodes int64, force bo
 	delta.Inodes += inodes
 	delta.Unchecked = delta.Unchecked || force
 	if first {
-		c := &txCommit{m: m, tx: tx}
-		tx.OnPrepared(c.apply)
-		tx.OnCommit(c.committed)
-		tx.OnCancel(c.cancelled)
+		m.register(tx)
 	}
 }
 
@@ -480,25 +505,74 @@ func nextTimer(timer int64, count, soft, hard uint64, now int64, grace time.Dura
 	return 0
 }
 
-// txCommit carries one transaction's quota changes through its commit,
-// holding a reference on every dquot it changes from apply until the
-// commit or cancel is done with it.
-type txCommit struct {
-	m       *Manager
-	tx      *trans.Tx
-	dquots  []*Dquot // referenced, in disk order of their records
-	records []Record // as written, for dquots[:len(records)]
+// SetLimits records in tx that project id's own limits become l (zero
+// fields: the defaults). They take effect, and are logged, when tx
+// commits; a project with no record then is left alone.
+func (m *Manager) SetLimits(tx *trans.Tx, id uint32, l Limits) {
+	m.admin(tx, id).limits = &l
 }
 
-// apply writes the changes into the on-disk records, last thing before
-// the commit: dquot blocks are the last blocks a transaction locks, in
-// disk order, so they never take part in a lock cycle.
+// SetGrace records in tx new grace periods in seconds (project 0's
+// timers; 0 keeps the current one).
+func (m *Manager) SetGrace(tx *trans.Tx, blocks, inodes int64) {
+	a := m.admin(tx, 0)
+	a.bgrace, a.igrace = blocks, inodes
+}
+
+// adminChange is an administrator's change to a record.
+type adminChange struct {
+	limits         *Limits
+	bgrace, igrace int64
+}
+
+func (m *Manager) admin(tx *trans.Tx, id uint32) *adminChange {
+	delta, first := tx.Quota(id)
+	if first {
+		m.register(tx)
+	}
+	a, _ := delta.Admin.(*adminChange)
+	if a == nil {
+		a = &adminChange{}
+		delta.Admin = a
+	}
+	return a
+}
+
+// txCommit carries one transaction's quota changes through its commit,
+// holding a reference on every dquot it changes from apply until the
+// commit or cancel is done with it. Its records reach the log as dquot
+// items, formatted when the transaction takes its place in the log, and
+// reach their blocks when the commit is durable (WriteBack): no dquot
+// block is locked by a transaction, as in the kernel, whose dquot items
+// are copied into their buffers when the log is pushed.
+type txCommit struct {
+	m      *Manager
+	tx     *trans.Tx
+	dquots []*Dquot // referenced, in disk order of their records
+	logged []loggedRecord
+}
+
+// loggedRecord is a record as one commit logged it.
+type loggedRecord struct {
+	d   *Dquot
+	rec [RecordSize]byte
+}
+
+// register hooks a transaction's first quota change into its commit.
+func (m *Manager) register(tx *trans.Tx) {
+	c := &txCommit{m: m, tx: tx}
+	tx.OnPrepared(c.apply)
+	tx.OnCommit(c.committed)
+	tx.OnCancel(c.cancelled)
+}
+
+// apply checks the transaction's gains against the limits and reserves
+// them, last thing before the commit; it locks nothing.
 func (c *txCommit) apply() error {
 	m, deltas := c.m, c.tx.QuotaDeltas()
 	if err := c.hold(deltas); err != nil {
 		return err
 	}
-	now := m.now().Unix()
 	for _, d := range c.dquots {
 		delta := deltas[d.id]
 		check := m.enforce && d.id != 0 && !delta.Unchecked
@@ -506,21 +580,89 @@ func (c *txCommit) apply() error {
 			return fmt.Errorf("project %d: %w", d.id, err)
 		}
 		delta.ResBlocks, delta.ResInodes = max(delta.Blocks, 0), max(delta.Inodes, 0)
-		b, err := c.tx.Read(d.daddr, m.g.BlockSize, &m.ops)
-		if err != nil {
-			return err
+	}
+	if len(c.dquots) > 0 {
+		c.tx.LogLate(c)
+	}
+	return nil
+}
+
+// Format writes the changes into the records and returns them as dquot
+// items. It runs under the lock that orders the log, so records are
+// logged in the order of their values, and nothing else changes a
+// shared dquot's record meanwhile.
+func (c *txCommit) Format() []xlog.Item {
+	m, deltas := c.m, c.tx.QuotaDeltas()
+	now := m.now().Unix()
+	items := make([]xlog.Item, 0, len(c.dquots))
+	c.logged = make([]loggedRecord, len(c.dquots))
+	for i, d := range c.dquots {
+		delta := deltas[d.id]
+		r := *d.rec.Load()
+		if a, ok := delta.Admin.(*adminChange); ok {
+			if a.limits != nil {
+				r.BlkHard, r.BlkSoft, r.InoHard, r.InoSoft = a.limits.BlkHard, a.limits.BlkSoft, a.limits.InoHard, a.limits.InoSoft
+				d.limits.Store(a.limits)
+			}
+			if a.bgrace > 0 {
+				r.BTimer = a.bgrace
+			}
+			if a.igrace > 0 {
+				r.ITimer = a.igrace
+			}
 		}
-		rec := b[d.off : d.off+RecordSize]
-		r := Decode(rec)
 		r.BCount = m.add(r.BCount, delta.Blocks)
 		r.ICount = m.add(r.ICount, delta.Inodes)
 		m.Retime(&r, now)
-		r.Encode(rec)
-		c.tx.Dirty(d.daddr)
+		lr := &c.logged[i]
+		lr.d = d
+		r.Encode(lr.rec[:])
 		// As stored: a bigtime timer is rounded up on disk, and memory
 		// must enforce the same instant (else every later commit would
 		// push the grace end out again).
-		c.records = append(c.records, Decode(rec))
+		r = Decode(lr.rec[:])
+		d.rec.Store(&r)
+		d.cblocks.Store(int64(r.BCount))
+		d.cinodes.Store(int64(r.ICount))
+		d.btimer.Store(r.BTimer)
+		d.itimer.Store(r.ITimer)
+		d.unwritten.Add(1)
+		f := format.DqLogFormat{ID: d.id, Blkno: int64(d.daddr), Len: 1, Boffset: uint32(d.off)}
+		items = append(items, xlog.DquotItem(&f, lr.rec[:]))
+	}
+	return items
+}
+
+// Queued notes the commit's ticket on its dquots, still in log order.
+func (c *txCommit) Queued(t xlog.Ticket) {
+	for _, lr := range c.logged {
+		d := lr.d
+		d.ticketsMu.Lock()
+		d.tickets = append(d.tickets, t)
+		d.ticketsMu.Unlock()
+	}
+}
+
+// WriteBack copies the records this commit logged into their blocks and
+// writes them in place, once the commit is durable: the commit's log
+// space is kept until then. A record a later durable commit logged again
+// is left to that commit, whose write-back comes later in the same
+// batch: a hot project's record is written once a batch, not once a
+// commit.
+func (c *txCommit) WriteBack(cache *trans.Cache, own, durable xlog.Ticket) error {
+	for _, lr := range c.logged {
+		d := lr.d
+		if d.writtenBack(own, durable) {
+			d.unwritten.Add(-1)
+			continue
+		}
+		err := cache.WriteInPlace(d.daddr, c.m.g.BlockSize, &c.m.ops, func(b []byte) {
+			copy(b[d.off:d.off+RecordSize], lr.rec[:])
+		})
+		d.unwritten.Add(-1)
+		if err != nil {
+			return fmt.Errorf("project %d: %w", d.id, err)
+		}
 	}
 	return nil
 }
@@ -529,7 +671,7 @@ func (c *txCommit) apply() error {
 // reading back evicted ones, and orders them as their records lie.
 func (c *txCommit) hold(deltas map[uint32]*trans.QuotaDelta) error {
 	for id, delta := range deltas {
-		if delta.Blocks == 0 && delta.Inodes == 0 {
+		if delta.Blocks == 0 && delta.Inodes == 0 && delta.Admin == nil {
 			continue
 		}
 		d, err := c.m.get(id)
@@ -550,20 +692,14 @@ func (c *txCommit) hold(deltas map[uint32]*trans.QuotaDelta) error {
 	return nil
 }
 
-// committed turns reservations into usage and drops the references.
+// committed turns reservations into usage and drops the references (the
+// committed counters moved when the records were logged).
 func (c *txCommit) committed() {
 	deltas := c.tx.QuotaDeltas()
-	for i, d := range c.dquots {
+	for _, d := range c.dquots {
 		delta := deltas[d.id]
 		d.blocks.Add(delta.Blocks - delta.ResBlocks)
 		d.inodes.Add(delta.Inodes - delta.ResInodes)
-		if i < len(c.records) {
-			r := &c.records[i]
-			d.cblocks.Store(int64(r.BCount))
-			d.cinodes.Store(int64(r.ICount))
-			d.btimer.Store(r.BTimer)
-			d.itimer.Store(r.ITimer)
-		}
 		d.put()
 	}
 	c.dquots = nil

@@ -190,13 +190,38 @@ func (c *Cache) unpin(wb []writeBack) {
 // queueLogged puts a commit's items in the log's line and records its
 // blocks as unwritten, in one step as far as ReadAt and write-backs can
 // tell, and returns its ticket.
-func (c *Cache) queueLogged(items []xlog.Item, wb []writeBack) (xlog.Ticket, error) {
+func (c *Cache) queueLogged(items []xlog.Item, wb []writeBack, late []LateItem) (xlog.Ticket, error) {
 	u := &c.unwritten
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	t, err := c.log.Queue(items, func(own, durable xlog.Ticket) error { return c.writeBack(own, durable, wb) })
+	// u.mu orders every commit's place in the log: late items are
+	// formatted under it.
+	for _, it := range late {
+		items = append(items, it.Format()...)
+	}
+	t, err := c.log.Queue(items, func(own, durable xlog.Ticket) error {
+		if err := c.writeBack(own, durable, wb); err != nil {
+			return err
+		}
+		// Every commit of this batch was queued before the batch was
+		// cut, under u.mu, which each holds until its late items know
+		// their ticket: taking it once orders those Queued calls before
+		// these write-backs.
+		u.mu.Lock()
+		u.mu.Unlock()
+		for _, it := range late {
+			if err := it.WriteBack(c, own, durable); err != nil {
+				c.shutDown(err)
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return 0, err
+	}
+	for _, it := range late {
+		it.Queued(t)
 	}
 	for _, e := range wb {
 		e.b.newest.Store(uint64(t))
@@ -413,4 +438,37 @@ func (c *Cache) Invalidate(daddr format.Daddr) {
 	if b, ok := c.bufs[daddr]; ok && b.refs == b.wbRefs {
 		c.detachLocked(b)
 	}
+}
+
+// WriteInPlace changes a block outside any transaction and writes it to
+// its place at once: for a late item's write-back (a dquot copied into its
+// block), whose change is already durable in the log. change must leave
+// the block finished (a dquot record comes with its own CRC), so the
+// rest of the block is not finished again. The block must not be one
+// that transactions change meanwhile, or their copies would undo it; its
+// lock is taken only against another such write.
+func (c *Cache) WriteInPlace(daddr format.Daddr, size int, ops *Ops, change func(b []byte)) error {
+	b, _, err := c.lookup(daddr, size, ops)
+	if err != nil {
+		return err
+	}
+	defer c.release(b)
+	b.lock.Lock()
+	defer b.lock.Unlock()
+	var cur []byte
+	if v := b.data.Load(); v != nil {
+		if err := checkKind(b, v, ops); err != nil {
+			return err
+		}
+		cur = v.b
+	} else if cur, err = c.load(b, ops); err != nil {
+		return err
+	}
+	data := append([]byte(nil), cur...)
+	change(data)
+	if _, err := c.dev.WriteAt(data, format.DaddrToByte(daddr)); err != nil {
+		return fmt.Errorf("write daddr %d: %w", daddr, err)
+	}
+	b.data.Store(newVersion(data, ops))
+	return nil
 }

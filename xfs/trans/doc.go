@@ -26,6 +26,12 @@
 // in place (write-ahead: never before the log record is durable), and
 // Cache.ReadAt shows them to readers that bypass the cache meanwhile.
 //
+// A transaction may also carry late items (LateItem): log items formatted
+// only when it takes its place in the log, under the lock that orders the
+// log, which write themselves in place once durable (dquot records, whose
+// content is a running total, logged without any lock held through the
+// commit).
+//
 // Transactions carry what later layers need without knowing them: blocks
 // freed by the transaction (busy extents, not reusable until the freeing
 // commit is durable), per-project quota deltas, and a block reservation

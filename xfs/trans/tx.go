@@ -29,7 +29,25 @@ type Tx struct {
 	onPrepared   []func() error
 	onCommit     []func()
 	onCancel     []func()
+	late         []LateItem
 	done         bool
+}
+
+// A LateItem is logged with a transaction but formatted only at the
+// moment the transaction takes its place in the log, under the lock that
+// orders the log: items whose content is a running total (a dquot's
+// counts) are then logged in the order of their values, with no lock of
+// their own held through the commit. The item is not a buffer: it writes
+// itself in place once its commit is durable, and the commit's log space
+// is kept until it has.
+type LateItem interface {
+	// Format returns the log items, in the log's order.
+	Format() []xlog.Item
+	// Queued gives the commit's ticket, still in the log's order.
+	Queued(t xlog.Ticket)
+	// WriteBack runs once the commit at ticket own is durable, with
+	// every commit up to durable, in log order (see xlog.Queue).
+	WriteBack(c *Cache, own, durable xlog.Ticket) error
 }
 
 // QuotaDelta is what one transaction changes in one project's usage:
@@ -39,6 +57,9 @@ type QuotaDelta struct {
 	Blocks, Inodes       int64
 	ResBlocks, ResInodes int64
 	Unchecked            bool // not checked against the project's limits
+	// Admin is an administrator's change to the project's record (its
+	// limits), of the quota layer's type, applied when it is logged.
+	Admin any
 }
 
 type txBuf struct {
@@ -234,9 +255,9 @@ func (tx *Tx) QuotaDeltas() map[uint32]*QuotaDelta { return tx.quota }
 // their buffers here. An error cancels the transaction.
 func (tx *Tx) OnPrepare(fn func() error) { tx.onPrepare = append(tx.onPrepare, fn) }
 
-// OnPrepared registers fn to run after every OnPrepare hook: it may lock
-// blocks no other hook touches afterwards (dquots), so they are the last
-// a transaction locks.
+// OnPrepared registers fn to run after every OnPrepare hook: the last
+// checks before anything is written (quota limits); it may lock blocks no
+// other hook touches afterwards, so they are the last a transaction locks.
 func (tx *Tx) OnPrepared(fn func() error) { tx.onPrepared = append(tx.onPrepared, fn) }
 
 // OnCommit registers fn to run after a successful commit, before the
@@ -246,6 +267,10 @@ func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 
 // OnCancel registers fn to run when the transaction is cancelled.
 func (tx *Tx) OnCancel(fn func()) { tx.onCancel = append(tx.onCancel, fn) }
+
+// LogLate adds an item formatted when the transaction is queued in the
+// log (see LateItem). The cache must have a log.
+func (tx *Tx) LogLate(it LateItem) { tx.late = append(tx.late, it) }
 
 // Commit makes every change visible. With a log, it queues the
 // transaction for the log, publishes its blocks and unlocks them at once;
@@ -277,9 +302,12 @@ func (tx *Tx) Commit() error {
 		}
 	}
 	var err error
-	if tx.c.log != nil {
+	switch {
+	case tx.c.log != nil:
 		err = tx.queue()
-	} else {
+	case len(tx.late) > 0:
+		err = errors.New("trans: a late log item needs a log")
+	default:
 		err = tx.writeInPlace()
 	}
 	if err != nil {
@@ -324,7 +352,7 @@ func (tx *Tx) Commit() error {
 func (tx *Tx) queue() error {
 	c := tx.c
 	items := tx.logItems()
-	if len(items) == 0 {
+	if len(items) == 0 && len(tx.late) == 0 {
 		return nil
 	}
 	wb := make([]writeBack, 0, len(items))
@@ -334,7 +362,7 @@ func (tx *Tx) queue() error {
 		}
 	}
 	c.pin(wb)
-	t, err := c.queueLogged(items, wb)
+	t, err := c.queueLogged(items, wb, tx.late)
 	if err != nil {
 		c.unpin(wb)
 		return fmt.Errorf("log commit: %w", err)

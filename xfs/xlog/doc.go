@@ -40,7 +40,8 @@
 // (changed 128-byte chunks; whole new blocks), cancel items for freed
 // blocks that were logged, COMMIT. Inode cores reach the log inside their
 // inode blocks (dinode buffer items, which the kernel replays as plain
-// buffers), not as inode items.
+// buffers), not as inode items. Dquot records are logged as dquot items
+// (DquotItem: the record's disk dquot), as the kernel logs them.
 //
 // Metadata LSNs are not advanced when blocks are written back, nor when
 // recovery replays them: a block whose write tore (new first sector with a
@@ -53,8 +54,8 @@
 // Recovery (Log.Recover): newest intact record before the head, its tail,
 // a walk tail → head that ends at the first torn record, then Replay with
 // the kernel's v5 rules (cancels, LSN ordering, per-transaction item
-// order), for our logs and for the buffer, inode, icreate and finished
-// intent items the kernel writes. Unfinished extent-free intents are
+// order), for our logs and for the buffer, inode, icreate, dquot and
+// finished intent items the kernel writes. Unfinished extent-free intents are
 // handed back (ReplayStats.Unfree) for the engine to finish; other
 // unfinished intents are refused.
 package xlog

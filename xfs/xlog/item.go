@@ -77,3 +77,11 @@ func CancelItem(daddr format.Daddr, n int) Item {
 	f.Encode(hdr)
 	return Item{Regions: [][]byte{hdr}}
 }
+
+// DquotItem logs one dquot record: f says where it lives, rec is the
+// whole 136-byte record as it is now, of which the disk dquot is logged.
+func DquotItem(f *format.DqLogFormat, rec []byte) Item {
+	hdr := make([]byte, format.DqLogFormatSize)
+	f.Encode(hdr)
+	return Item{Regions: [][]byte{hdr, rec[:format.DiskDquotSize]}}
+}

@@ -78,10 +78,13 @@ func (r *replayer) write(blkno int64, data []byte) {
 //     the inode unless its own LSN is newer (and its CRC good); the inode
 //     keeps its LSN and gets a fresh CRC.
 //   - inode-chunk creation: the chunk's inodes are initialised.
+//   - dquot items: the logged disk dquot goes over its record unless the
+//     record's own LSN is newer (and its CRC good); the record keeps its
+//     LSN and gets a fresh CRC.
 //   - extent-free intents matched by a done item need nothing; the
 //     extents of the others are returned in ReplayStats.Unfree.
 //
-// Anything else (other intents, dquots, fork owner changes) fails
+// Anything else (other intents, quota-off items, fork owner changes) fails
 // with ErrUnsupportedItem before anything is written. g gives the volume's
 // geometry (inode size, UUID, AG layout).
 func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
@@ -116,6 +119,10 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 				}
 			case format.LogItemICreate:
 				if _, err := format.DecodeICreateLog(it.Regions[0]); err != nil {
+					return r.st, format.Located(err, where)
+				}
+			case format.LogItemDquot:
+				if err := checkDquotItem(g, it); err != nil {
 					return r.st, format.Located(err, where)
 				}
 			case format.LogItemEFI:
@@ -164,6 +171,8 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 				err = r.inode(t, it)
 			case format.LogItemICreate:
 				err = r.icreate(it)
+			case format.LogItemDquot:
+				err = r.dquot(t, it)
 			}
 			if err != nil {
 				return r.st, err
@@ -302,6 +311,47 @@ func (r *replayer) buf(t *Trans, it Item) error {
 		r.touched[key] = true
 		r.order = append(r.order, key)
 	}
+	r.st.Replayed++
+	return nil
+}
+
+// checkDquotItem checks a dquot item before anything is replayed, as the
+// kernel does: its record must be a dquot of the id it is logged for and
+// lie inside its block.
+func checkDquotItem(g *format.Geometry, it Item) error {
+	f, err := format.DecodeDqLogFormat(it.Regions[0])
+	if err != nil {
+		return err
+	}
+	if len(it.Regions) != 2 || len(it.Regions[1]) < format.DiskDquotSize || len(it.Regions[1]) > format.DqblkSize {
+		return format.Corrupt("dquot log item", fmt.Sprintf("id %d", f.ID), "%d regions, dquot of %d bytes", len(it.Regions), len(it.Regions[1]))
+	}
+	if int(f.Boffset)+format.DqblkSize > int(f.Len)*g.BlockSize {
+		return format.Corrupt("dquot log item", fmt.Sprintf("id %d", f.ID), "record at byte %d of a %d-block buffer", f.Boffset, f.Len)
+	}
+	dq := it.Regions[1]
+	if m, id := binary.BigEndian.Uint16(dq), binary.BigEndian.Uint32(dq[4:]); m != format.DquotMagic || dq[2] != 1 || id != f.ID {
+		return format.Corrupt("dquot log item", fmt.Sprintf("id %d", f.ID), "logged record has magic %#x, version %d, id %d", m, dq[2], id)
+	}
+	return nil
+}
+
+// dquot replays a dquot item over its record.
+func (r *replayer) dquot(t *Trans, it Item) error {
+	f, _ := format.DecodeDqLogFormat(it.Regions[0])
+	bbs := uint16(int(f.Len) * r.g.BlockSize / format.BBSize)
+	data, err := r.read(f.Blkno, bbs)
+	if err != nil {
+		return err
+	}
+	rec := data[f.Boffset : f.Boffset+format.DqblkSize]
+	if lsn := binary.BigEndian.Uint64(rec[format.DqblkLSNOff:]); lsn != 0 && lsn != ^uint64(0) && lsn >= uint64(t.LSN) && crcOK(rec, format.DqblkCRCOff) {
+		r.st.Skipped++
+		return nil
+	}
+	copy(rec, it.Regions[1])
+	format.SetCRC(rec, format.DqblkCRCOff)
+	r.write(f.Blkno, data)
 	r.st.Replayed++
 	return nil
 }
