@@ -34,10 +34,10 @@ type Buf struct {
 	// the block: a write-back of an older version skips the block when
 	// that commit is durable too (it writes, or cancels, after it).
 	newest atomic.Uint64
-	// lru links, guarded by Cache.mu
+	// lru links, guarded by the lock of the buffer's cache shard
 	prev, next *Buf
-	refs       int // holders: transactions, readers, pending write-backs; guarded by Cache.mu
-	wbRefs     int // of which pending write-backs; guarded by Cache.mu
+	refs       int // holders: transactions, readers, pending write-backs; guarded by the shard's lock
+	wbRefs     int // of which pending write-backs; guarded by the shard's lock
 }
 
 // Daddr is the buffer's disk address.

@@ -9,19 +9,25 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/reclaim"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // Cache holds metadata buffers by disk address, bounded by a memory
 // budget. Buffers held by a transaction are never evicted.
+//
+// The buffers are spread over shards by a hash of their address, each
+// with its own lock and LRU list: a lookup locks one shard for the
+// lookup itself, so lookups of different blocks rarely wait for each
+// other. When the cache is over budget one goroutine at a time reclaims
+// (package reclaim), visiting the shards in turn.
 type Cache struct {
 	dev    dev.Device
-	budget int // bytes
+	budget int64
 
-	mu    sync.Mutex // guards bufs, the LRU list, bytes and refs
-	bufs  map[format.Daddr]*Buf
-	head  Buf // LRU sentinel: head.next is the most recently used
-	bytes int
+	shards  [cacheShards]cacheShard
+	bytes   atomic.Int64 // of every shard's buffers
+	reclaim *reclaim.Reclaimer
 
 	busy Busy
 
@@ -47,13 +53,58 @@ type Cache struct {
 	shutErr error      // set once a commit's write failed
 }
 
+// cacheShards is a power of two, well above the cores of the machines
+// we serve on, so that two lookups rarely meet on one shard lock.
+const (
+	cacheShardBits = 6
+	cacheShards    = 1 << cacheShardBits
+)
+
+// cacheShard is one part of the cache: the buffers whose address hashes
+// to it.
+type cacheShard struct {
+	mu     sync.Mutex // guards bufs, the LRU list, its buffers' refs and wbRefs, and the counters
+	bufs   map[format.Daddr]*Buf
+	head   Buf // LRU sentinel: head.next is the most recently used
+	hits   uint64
+	misses uint64
+	_      [64]byte // keeps neighbouring shards' locks off one cache line
+}
+
 // NewCache returns a cache over d keeping about budget bytes of buffers.
 func NewCache(d dev.Device, budget int) *Cache {
-	c := &Cache{dev: d, budget: budget, bufs: make(map[format.Daddr]*Buf)}
-	c.head.next, c.head.prev = &c.head, &c.head
+	c := &Cache{dev: d}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.bufs = make(map[format.Daddr]*Buf)
+		s.head.next, s.head.prev = &s.head, &s.head
+	}
+	c.setBudget(int64(budget))
 	c.busy.init()
 	c.unwritten.blocks = make(map[format.Daddr]unwrittenBlock)
 	return c
+}
+
+// setBudget sets the budget of a cache not yet in use.
+func (c *Cache) setBudget(budget int64) {
+	c.budget = budget
+	c.reclaim = reclaim.New(reclaim.Cache{
+		Shards: cacheShards,
+		Over:   func() int64 { return c.bytes.Load() - c.budget },
+		Scan:   c.scan,
+		// A run frees a sixty-fourth of the budget beyond what is over
+		// it, so that a cache at its budget reclaims in batches; and the
+		// cache may grow an eighth past its budget while a run works
+		// before lookups wait for it.
+		Batch: budget / 64,
+		Slack: budget / 8,
+	})
+}
+
+// shard returns the shard of the buffer at daddr: a multiplicative hash,
+// as metadata addresses are multiples of a block's sectors.
+func (c *Cache) shard(daddr format.Daddr) *cacheShard {
+	return &c.shards[(uint64(daddr)*0x9E3779B97F4A7C15)>>(64-cacheShardBits)]
 }
 
 // SetLog routes every later commit through w.
@@ -81,32 +132,43 @@ func (c *Cache) Busy() *Busy { return &c.busy }
 // reference that must be dropped with release. loaded reports whether the
 // buffer already holds data.
 func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.size != size && b.refs == b.wbRefs {
+	s := c.shard(daddr)
+	s.mu.Lock()
+	b, loaded, added, err := c.lookupLocked(s, daddr, size, ops)
+	s.mu.Unlock()
+	if added && c.bytes.Add(int64(size)) > c.budget {
+		c.reclaim.Need(int64(size))
+	}
+	return b, loaded, err
+}
+
+// lookupLocked is lookup under the shard's lock; added reports a new
+// buffer, whose bytes the caller adds to the cache's.
+func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *Ops) (b *Buf, loaded, added bool, err error) {
+	if b, ok := s.bufs[daddr]; ok && b.size != size && b.refs == b.wbRefs {
 		// The block was reused as metadata of another size: forget the
 		// old buffer (a pending write-back keeps its own copy).
-		c.detachLocked(b)
+		c.detachLocked(s, b)
 	}
-	if b, ok := c.bufs[daddr]; ok {
+	if b, ok := s.bufs[daddr]; ok {
 		if b.size != size {
-			return nil, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
+			return nil, false, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
 				daddr, b.size, size, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "overlapping metadata of different sizes"))
 		}
 		if ops != nil {
 			b.ops.CompareAndSwap(nil, ops)
 		}
 		b.refs++
-		c.touchLocked(b)
-		return b, b.data.Load() != nil, nil
+		s.hits++
+		s.touchLocked(b)
+		return b, b.data.Load() != nil, false, nil
 	}
-	b := &Buf{daddr: daddr, size: size, refs: 1}
+	b = &Buf{daddr: daddr, size: size, refs: 1}
 	b.ops.Store(ops)
-	c.bufs[daddr] = b
-	c.bytes += size
-	c.touchLocked(b)
-	c.evictLocked()
-	return b, false, nil
+	s.bufs[daddr] = b
+	s.misses++
+	s.touchLocked(b)
+	return b, false, true, nil
 }
 
 // loggedBlock is the size of a logged block and the ticket of the last
@@ -145,12 +207,12 @@ func (c *Cache) setLoggedTicket(ds []format.Daddr, t xlog.Ticket) {
 	c.loggedPruneAt = max(loggedPruneMin, 2*len(c.logged))
 }
 
-// detachLocked takes b out of the cache; holders keep their pointer.
-func (c *Cache) detachLocked(b *Buf) {
+// detachLocked takes b out of its shard s; holders keep their pointer.
+func (c *Cache) detachLocked(s *cacheShard, b *Buf) {
 	b.prev.next, b.next.prev = b.next, b.prev
 	b.next, b.prev = nil, nil
-	delete(c.bufs, b.daddr)
-	c.bytes -= b.size
+	delete(s.bufs, b.daddr)
+	c.bytes.Add(-int64(b.size))
 }
 
 // writeBack is one block of a committed transaction to write in place.
@@ -163,22 +225,32 @@ type writeBack struct {
 // written in place: evicting one earlier would let a read see the old
 // content on disk.
 func (c *Cache) pin(wb []writeBack) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, e := range wb {
+		s := c.shard(e.b.daddr)
+		s.mu.Lock()
 		e.b.refs++
 		e.b.wbRefs++
+		s.mu.Unlock()
 	}
 }
 
 func (c *Cache) unpin(wb []writeBack) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, e := range wb {
+		s := c.shard(e.b.daddr)
+		s.mu.Lock()
 		e.b.refs--
 		e.b.wbRefs--
+		s.mu.Unlock()
 	}
-	c.evictLocked()
+	c.reclaimIfOver()
+}
+
+// reclaimIfOver reclaims after buffers were let go, in case held ones
+// kept the cache over its budget.
+func (c *Cache) reclaimIfOver() {
+	if c.bytes.Load() > c.budget {
+		c.reclaim.Need(0)
+	}
 }
 
 // queueLogged puts a commit's items in the log's line and records its
@@ -297,42 +369,70 @@ var errNoWriteback = errors.New("write-back disabled for a recovery test")
 // older versions still waiting for write-back are not written over
 // whatever the blocks hold next.
 func (c *Cache) markFreed(ds []format.Daddr, t xlog.Ticket) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, d := range ds {
-		if b, ok := c.bufs[d]; ok {
+		s := c.shard(d)
+		s.mu.Lock()
+		if b, ok := s.bufs[d]; ok {
 			b.newest.Store(uint64(t))
 		}
+		s.mu.Unlock()
 	}
 }
 
 func (c *Cache) release(b *Buf) {
-	c.mu.Lock()
+	s := c.shard(b.daddr)
+	s.mu.Lock()
 	b.refs--
-	c.evictLocked()
-	c.mu.Unlock()
+	s.mu.Unlock()
+	c.reclaimIfOver()
 }
 
-func (c *Cache) touchLocked(b *Buf) {
+func (s *cacheShard) touchLocked(b *Buf) {
 	if b.next != nil {
 		b.prev.next, b.next.prev = b.next, b.prev
 	}
-	b.next, b.prev = c.head.next, &c.head
-	c.head.next.prev, c.head.next = b, b
+	b.next, b.prev = s.head.next, &s.head
+	s.head.next.prev, s.head.next = b, b
 }
 
-// evictLocked drops least recently used unreferenced buffers over budget.
-func (c *Cache) evictLocked() {
-	for b := c.head.prev; c.bytes > c.budget && b != &c.head; {
-		prev := b.prev
-		if b.refs == 0 {
-			b.prev.next, b.next.prev = b.next, b.prev
-			b.next, b.prev = nil, nil
-			delete(c.bufs, b.daddr)
-			c.bytes -= b.size
+// scan frees the least recently used unreferenced buffers of a shard,
+// want bytes of them if it has them (the reclaimer's Scan). Held buffers
+// it passes go to the front: they are in use, and the next scan need not
+// walk past them again.
+func (c *Cache) scan(shard int, want int64) (entries int, bytes int64) {
+	s := &c.shards[shard]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := len(s.bufs); n > 0 && bytes < want; n-- {
+		b := s.head.prev
+		if b.refs > 0 {
+			s.touchLocked(b)
+			continue
 		}
-		b = prev
+		c.detachLocked(s, b)
+		entries++
+		bytes += int64(b.size)
 	}
+	return entries, bytes
+}
+
+// SetParallelReclaim makes every lookup that finds the cache over budget
+// reclaim by itself instead of leaving it to the one reclaimer at work:
+// the old behaviour, for benchmarks to measure against.
+func (c *Cache) SetParallelReclaim(on bool) { c.reclaim.SetParallel(on) }
+
+// Stats returns the cache's use of its budget and its counters.
+func (c *Cache) Stats() reclaim.Stats {
+	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		st.Entries += int64(len(s.bufs))
+		st.Hits += s.hits
+		st.Misses += s.misses
+		s.mu.Unlock()
+	}
+	return st
 }
 
 // Read returns the committed content of a block outside any transaction,
@@ -402,9 +502,10 @@ func checkKind(b *Buf, v *version, ops *Ops) error {
 // later reuse of the block as file data cannot be shadowed by stale
 // metadata). It must not be held by a transaction.
 func (c *Cache) Invalidate(daddr format.Daddr) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.refs == b.wbRefs {
-		c.detachLocked(b)
+	s := c.shard(daddr)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.bufs[daddr]; ok && b.refs == b.wbRefs {
+		c.detachLocked(s, b)
 	}
 }
