@@ -8,6 +8,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/reclaim"
 )
 
 // Fork selects an inode's data or attribute fork.
@@ -75,63 +76,157 @@ func (ip *inode) isLink() bool { return ip.core.Mode&format.SIFMT == format.SIFL
 type inodeHandle struct {
 	// lock is the inode lock: shared for reads that span several blocks,
 	// exclusive for changes.
-	lock sync.RWMutex
-	cur  atomic.Pointer[inode] // nil until loaded
-	refs int                   // holders; guarded by inodeCache.mu
-	// opens counts the open Handles; doomed is set when the inode lost its
-	// last link while opens > 0, so the last Close releases it. Both
-	// guarded by inodeCache.mu.
-	opens  int
-	doomed bool
+	lock  sync.RWMutex
+	cur   atomic.Pointer[inode] // nil until loaded
+	ino   format.Ino
+	shard *inodeShard
+	// The rest is guarded by shard.mu. refs counts holders; opens counts
+	// the open Handles; doomed is set when the inode lost its last link
+	// while opens > 0, so the last Close releases it.
+	refs       int
+	opens      int
+	doomed     bool
+	prev, next *inodeHandle // LRU links
 }
 
-// inodeCache bounds the number of inodes kept in memory; held handles are
-// never evicted, so an inode never has two locks.
+// inodeCache keeps inodes in memory within a budget of bytes; held
+// handles are never evicted, so an inode never has two locks. Like the
+// buffer cache it is sharded, by inode number, with an LRU list and a
+// lock per shard, and one goroutine at a time reclaims (package reclaim).
 type inodeCache struct {
-	mu    sync.Mutex // guards m and refs
-	m     map[format.Ino]*inodeHandle
-	limit int
+	shards  [inodeShards]inodeShard
+	bytes   atomic.Int64 // entryBytes for each cached handle
+	budget  int64
+	entry   int64 // what one cached inode is reckoned to take
+	reclaim *reclaim.Reclaimer
 }
 
-func (c *inodeCache) init() {
-	c.m = make(map[format.Ino]*inodeHandle)
-	c.limit = 1 << 14
+// inodeShards, like the buffer cache's shards, is a power of two well
+// above the cores we serve on.
+const (
+	inodeShardBits = 6
+	inodeShards    = 1 << inodeShardBits
+)
+
+// inodeOverhead is what a cached inode takes besides its raw bytes: the
+// handle, the version and its decoded core, the map entry. Extent maps
+// loaded later are not counted.
+const inodeOverhead = 512
+
+type inodeShard struct {
+	mu     sync.Mutex // guards m, the LRU list, the counters and its handles' refs, opens, doomed and links
+	m      map[format.Ino]*inodeHandle
+	head   inodeHandle // LRU sentinel: head.next is the most recently used
+	hits   uint64
+	misses uint64
+	_      [64]byte // keeps neighbouring shards' locks off one cache line
+}
+
+// init sets a budget of bytes for inodes of inodeSize bytes.
+func (c *inodeCache) init(budget int64, inodeSize int) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.m = make(map[format.Ino]*inodeHandle)
+		s.head.next, s.head.prev = &s.head, &s.head
+	}
+	c.budget, c.entry = budget, int64(inodeSize)+inodeOverhead
+	batch, slack := reclaim.Margins(budget)
+	c.reclaim = reclaim.New(reclaim.Cache{
+		Shards: inodeShards,
+		Over:   func() int64 { return c.bytes.Load() - c.budget },
+		Scan:   c.scan,
+		Batch:  batch,
+		Slack:  slack,
+	})
+}
+
+func (c *inodeCache) shard(ino format.Ino) *inodeShard {
+	return &c.shards[(uint64(ino)*0x9E3779B97F4A7C15)>>(64-inodeShardBits)]
 }
 
 // hold returns the handle of ino with a reference; drop it with release.
 func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h, ok := c.m[ino]
-	if !ok {
-		if len(c.m) >= c.limit {
-			c.evictLocked()
-		}
-		h = &inodeHandle{}
-		c.m[ino] = h
+	s := c.shard(ino)
+	s.mu.Lock()
+	h, ok := s.m[ino]
+	if ok {
+		s.hits++
+	} else {
+		s.misses++
+		h = &inodeHandle{ino: ino, shard: s}
+		s.m[ino] = h
 	}
 	h.refs++
+	s.touchLocked(h)
+	s.mu.Unlock()
+	if !ok && c.bytes.Add(c.entry) > c.budget {
+		c.reclaim.Need(c.entry)
+	}
 	return h
 }
 
 func (c *inodeCache) release(h *inodeHandle) {
-	c.mu.Lock()
+	h.shard.mu.Lock()
 	h.refs--
-	c.mu.Unlock()
+	h.shard.mu.Unlock()
+	// Held handles may have kept the cache over its budget.
+	if c.bytes.Load() > c.budget {
+		c.reclaim.Need(0)
+	}
 }
 
-// evictLocked drops an arbitrary eighth of the unheld handles; map order
-// is random enough for this cache and keeps it O(1) amortised.
-func (c *inodeCache) evictLocked() {
-	n := c.limit / 8
-	for k, h := range c.m {
-		if h.refs == 0 {
-			delete(c.m, k)
-			if n--; n == 0 {
-				return
-			}
-		}
+// opened reports whether ino is cached with open Handles.
+func (c *inodeCache) opened(ino format.Ino) bool {
+	s := c.shard(ino)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.m[ino]
+	return ok && h.opens > 0
+}
+
+func (s *inodeShard) touchLocked(h *inodeHandle) {
+	if h.next != nil {
+		h.prev.next, h.next.prev = h.next, h.prev
 	}
+	h.next, h.prev = s.head.next, &s.head
+	s.head.next.prev, s.head.next = h, h
+}
+
+// scan evicts the least recently used unheld handles of a shard, want
+// bytes of them if it has them (the reclaimer's Scan); held ones it
+// passes go to the front.
+func (c *inodeCache) scan(shard int, want int64) (entries int, bytes int64) {
+	s := &c.shards[shard]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for n := len(s.m); n > 0 && bytes < want; n-- {
+		h := s.head.prev
+		if h.refs > 0 {
+			s.touchLocked(h)
+			continue
+		}
+		h.prev.next, h.next.prev = h.next, h.prev
+		h.next, h.prev = nil, nil
+		delete(s.m, h.ino)
+		entries++
+		bytes += c.entry
+	}
+	c.bytes.Add(-bytes)
+	return entries, bytes
+}
+
+// stats returns the inode cache's use of its budget and its counters.
+func (c *inodeCache) stats() reclaim.Stats {
+	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		st.Entries += int64(len(s.m))
+		st.Hits += s.hits
+		st.Misses += s.misses
+		s.mu.Unlock()
+	}
+	return st
 }
 
 // iget returns the latest committed version of the in-use inode ino.

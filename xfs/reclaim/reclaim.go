@@ -157,6 +157,12 @@ func (r *Reclaimer) sweep(want int64) (freed int64) {
 	return freed
 }
 
+// Margins returns the batch and slack of a cache with the given budget: a
+// run frees a sixty-fourth of the budget beyond what is over it, so that
+// a cache at its budget reclaims in batches, and the cache may grow an
+// eighth past its budget while a run works before callers wait for it.
+func Margins(budget int64) (batch, slack int64) { return budget / 64, budget / 8 }
+
 // Counters are a reclaimer's totals.
 type Counters struct {
 	Runs      uint64 // reclaim runs (in parallel mode: every caller's)

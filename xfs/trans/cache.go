@@ -88,16 +88,13 @@ func NewCache(d dev.Device, budget int) *Cache {
 // setBudget sets the budget of a cache not yet in use.
 func (c *Cache) setBudget(budget int64) {
 	c.budget = budget
+	batch, slack := reclaim.Margins(budget)
 	c.reclaim = reclaim.New(reclaim.Cache{
 		Shards: cacheShards,
 		Over:   func() int64 { return c.bytes.Load() - c.budget },
 		Scan:   c.scan,
-		// A run frees a sixty-fourth of the budget beyond what is over
-		// it, so that a cache at its budget reclaims in batches; and the
-		// cache may grow an eighth past its budget while a run works
-		// before lookups wait for it.
-		Batch: budget / 64,
-		Slack: budget / 8,
+		Batch:  batch,
+		Slack:  slack,
 	})
 }
 
