@@ -56,6 +56,10 @@ type Config struct {
 	// TrimPassText is it as written ("4G").
 	TrimPassBytes int64  `json:"-"`
 	TrimPassText  string `json:"trim_pass_bytes"`
+	// CacheSize is the memory budget of the volume's metadata caches
+	// (blocks and inodes); CacheSizeText is it as written ("128M").
+	CacheSize     int64  `json:"-"`
+	CacheSizeText string `json:"cache_size"`
 }
 
 // Inode garbage collection modes (package gc's names; config imports
@@ -65,6 +69,10 @@ const (
 	GCSync   = "sync"
 	GCSweep  = "sweep"
 )
+
+// MinCacheSize is the smallest cache_size: below it nearly every lookup
+// reads the device.
+const MinCacheSize = 1 << 20
 
 // Durability settings.
 const (
@@ -87,6 +95,11 @@ func Defaults() Config {
 		// at most TrimPassText, pausing for foreground writes.
 		TrimIntervalText: "1m",
 		TrimPassText:     "4G",
+		// The engine's own default (xfs.DefaultCacheBytes, which says
+		// what it holds): small enough for a server in a 512 MiB
+		// container, large enough for the directory blocks of millions
+		// of names.
+		CacheSizeText: "128M",
 	}
 }
 
@@ -103,6 +116,7 @@ var envNames = map[string]string{
 
 	"trim_interval":   "XFS3_TRIM_INTERVAL",
 	"trim_pass_bytes": "XFS3_TRIM_PASS_BYTES",
+	"cache_size":      "XFS3_CACHE_SIZE",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -128,6 +142,8 @@ func (c *Config) field(name string) *string {
 		return &c.TrimIntervalText
 	case "trim_pass_bytes":
 		return &c.TrimPassText
+	case "cache_size":
+		return &c.CacheSizeText
 	}
 	return nil
 }
@@ -150,6 +166,7 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 
 		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
 		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
+		"cache_size":      fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -241,6 +258,11 @@ func (c *Config) Validate() error {
 		bad("trim pass bytes: %q is not a size above 0, such as 4G", c.TrimPassText)
 	} else {
 		c.TrimPassBytes = n
+	}
+	if n, err := ParseSize(c.CacheSizeText); err != nil || n < MinCacheSize {
+		bad("cache size: %q is not a size from 1M up, such as 128M or 1G", c.CacheSizeText)
+	} else {
+		c.CacheSize = n
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
