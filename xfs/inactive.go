@@ -74,9 +74,9 @@ func (v *Volume) Open(ino format.Ino) (*Handle, error) {
 		v.icache.release(h)
 		return nil, err
 	}
-	h.shard.mu.Lock()
+	h.shard.Mu.Lock()
 	h.opens++
-	h.shard.mu.Unlock()
+	h.shard.Mu.Unlock()
 	return &Handle{v: v, ino: ino, h: h}, nil
 }
 
@@ -91,13 +91,13 @@ func (hd *Handle) Close() error {
 	}
 	hd.closed = true
 	s := hd.h.shard
-	s.mu.Lock()
+	s.Mu.Lock()
 	hd.h.opens--
 	release := hd.h.opens == 0 && hd.h.doomed
 	if release {
 		hd.h.doomed = false
 	}
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	hd.v.icache.release(hd.h)
 	if release {
 		return hd.v.release(hd.ino)
@@ -111,13 +111,13 @@ func (hd *Handle) Close() error {
 func (v *Volume) lastLinkGone(ino format.Ino) error {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
-	h.shard.mu.Lock()
+	h.shard.Mu.Lock()
 	if h.opens > 0 {
 		h.doomed = true
-		h.shard.mu.Unlock()
+		h.shard.Mu.Unlock()
 		return nil
 	}
-	h.shard.mu.Unlock()
+	h.shard.Mu.Unlock()
 	return v.release(ino)
 }
 
@@ -164,9 +164,9 @@ func (v *Volume) freeable(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ag
 	if !listed {
 		return false, nil
 	}
-	h.shard.mu.Lock()
+	h.shard.Mu.Lock()
 	opens := h.opens
-	h.shard.mu.Unlock()
+	h.shard.Mu.Unlock()
 	if opens > 0 {
 		return false, fmt.Errorf("inactivate inode %d: %w", ino, ErrReferenced)
 	}
@@ -380,9 +380,9 @@ func (v *Volume) freeAllUnlinked(force bool) (int, error) {
 // dropHandles forgets the references on ino, at Close.
 func (v *Volume) dropHandles(ino format.Ino) {
 	h := v.icache.hold(ino)
-	h.shard.mu.Lock()
+	h.shard.Mu.Lock()
 	h.opens, h.doomed = 0, false
-	h.shard.mu.Unlock()
+	h.shard.Mu.Unlock()
 	v.icache.release(h)
 }
 

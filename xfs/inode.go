@@ -78,15 +78,13 @@ type inodeHandle struct {
 	// exclusive for changes.
 	lock  sync.RWMutex
 	cur   atomic.Pointer[inode] // nil until loaded
-	ino   format.Ino
 	shard *inodeShard
-	// The rest is guarded by shard.mu. refs counts holders; opens counts
+	// The rest is guarded by shard.Mu. refs counts holders; opens counts
 	// the open Handles; doomed is set when the inode lost its last link
 	// while opens > 0, so the last Close releases it.
-	refs       int
-	opens      int
-	doomed     bool
-	prev, next *inodeHandle // LRU links
+	refs   int
+	opens  int
+	doomed bool
 }
 
 // inodeCache keeps inodes in memory within a budget of bytes; held
@@ -95,11 +93,15 @@ type inodeHandle struct {
 // lock per shard, and one goroutine at a time reclaims (package reclaim).
 type inodeCache struct {
 	shards  [inodeShards]inodeShard
-	bytes   atomic.Int64 // entryBytes for each cached handle
+	bytes   atomic.Int64 // entry bytes for each cached handle
 	budget  int64
 	entry   int64 // what one cached inode is reckoned to take
 	reclaim *reclaim.Reclaimer
 }
+
+// inodeShard is one part of the inode cache; its lock also guards its
+// handles' refs, opens and doomed.
+type inodeShard = reclaim.Shard[format.Ino, *inodeHandle]
 
 // inodeShards, like the buffer cache's shards, is a power of two well
 // above the cores we serve on.
@@ -109,56 +111,31 @@ const (
 )
 
 // inodeOverhead is what a cached inode takes besides its raw bytes: the
-// handle, the version and its decoded core, the map entry. Extent maps
-// loaded later are not counted.
+// handle, the version and its decoded core, the map and list entry.
+// Extent maps loaded later are not counted.
 const inodeOverhead = 512
-
-type inodeShard struct {
-	mu     sync.Mutex // guards m, the LRU list, the counters and its handles' refs, opens, doomed and links
-	m      map[format.Ino]*inodeHandle
-	head   inodeHandle // LRU sentinel: head.next is the most recently used
-	hits   uint64
-	misses uint64
-	_      [64]byte // keeps neighbouring shards' locks off one cache line
-}
 
 // init sets a budget of bytes for inodes of inodeSize bytes.
 func (c *inodeCache) init(budget int64, inodeSize int) {
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.m = make(map[format.Ino]*inodeHandle)
-		s.head.next, s.head.prev = &s.head, &s.head
-	}
 	c.budget, c.entry = budget, int64(inodeSize)+inodeOverhead
-	batch, slack := reclaim.Margins(budget)
-	c.reclaim = reclaim.New(reclaim.Cache{
-		Shards: inodeShards,
-		Over:   func() int64 { return c.bytes.Load() - c.budget },
-		Scan:   c.scan,
-		Batch:  batch,
-		Slack:  slack,
-	})
+	c.reclaim = reclaim.ForBudget(inodeShards, budget, &c.bytes, c.scan)
 }
 
 func (c *inodeCache) shard(ino format.Ino) *inodeShard {
-	return &c.shards[(uint64(ino)*0x9E3779B97F4A7C15)>>(64-inodeShardBits)]
+	return &c.shards[reclaim.Index(uint64(ino), inodeShardBits)]
 }
 
 // hold returns the handle of ino with a reference; drop it with release.
 func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
 	s := c.shard(ino)
-	s.mu.Lock()
-	h, ok := s.m[ino]
-	if ok {
-		s.hits++
-	} else {
-		s.misses++
-		h = &inodeHandle{ino: ino, shard: s}
-		s.m[ino] = h
+	s.Mu.Lock()
+	h, ok := s.Get(ino)
+	if !ok {
+		h = &inodeHandle{shard: s}
+		s.Add(ino, h)
 	}
 	h.refs++
-	s.touchLocked(h)
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if !ok && c.bytes.Add(c.entry) > c.budget {
 		c.reclaim.Need(c.entry)
 	}
@@ -166,9 +143,9 @@ func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
 }
 
 func (c *inodeCache) release(h *inodeHandle) {
-	h.shard.mu.Lock()
+	h.shard.Mu.Lock()
 	h.refs--
-	h.shard.mu.Unlock()
+	h.shard.Mu.Unlock()
 	// Held handles may have kept the cache over its budget.
 	if c.bytes.Load() > c.budget {
 		c.reclaim.Need(0)
@@ -178,39 +155,19 @@ func (c *inodeCache) release(h *inodeHandle) {
 // opened reports whether ino is cached with open Handles.
 func (c *inodeCache) opened(ino format.Ino) bool {
 	s := c.shard(ino)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, ok := s.m[ino]
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	h, ok := s.Peek(ino)
 	return ok && h.opens > 0
 }
 
-func (s *inodeShard) touchLocked(h *inodeHandle) {
-	if h.next != nil {
-		h.prev.next, h.next.prev = h.next, h.prev
-	}
-	h.next, h.prev = s.head.next, &s.head
-	s.head.next.prev, s.head.next = h, h
-}
-
 // scan evicts the least recently used unheld handles of a shard, want
-// bytes of them if it has them (the reclaimer's Scan); held ones it
-// passes go to the front.
+// bytes of them if it has them (the reclaimer's Scan).
 func (c *inodeCache) scan(shard int, want int64) (entries int, bytes int64) {
 	s := &c.shards[shard]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for n := len(s.m); n > 0 && bytes < want; n-- {
-		h := s.head.prev
-		if h.refs > 0 {
-			s.touchLocked(h)
-			continue
-		}
-		h.prev.next, h.next.prev = h.next, h.prev
-		h.next, h.prev = nil, nil
-		delete(s.m, h.ino)
-		entries++
-		bytes += c.entry
-	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	entries, bytes = s.Evict(want, func(h *inodeHandle) bool { return h.refs > 0 }, func(*inodeHandle) int64 { return c.entry })
 	c.bytes.Add(-bytes)
 	return entries, bytes
 }
@@ -218,14 +175,7 @@ func (c *inodeCache) scan(shard int, want int64) (entries int, bytes int64) {
 // stats returns the inode cache's use of its budget and its counters.
 func (c *inodeCache) stats() reclaim.Stats {
 	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		st.Entries += int64(len(s.m))
-		st.Hits += s.hits
-		st.Misses += s.misses
-		s.mu.Unlock()
-	}
+	st.Entries, st.Hits, st.Misses = reclaim.Sum(c.shards[:])
 	return st
 }
 

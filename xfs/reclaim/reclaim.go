@@ -20,7 +20,10 @@
 // behaviour, for benchmarks to measure against.
 //
 // The package knows nothing of what is cached: the cache reports how far
-// it is over budget and frees entries of one shard when asked.
+// it is over budget and frees entries of one shard when asked. Shard is
+// the part both of the engine's caches build on: entries by key in order
+// of use under one lock, with hit and miss counters, and an eviction
+// that passes over held entries.
 package reclaim
 
 import (
@@ -157,11 +160,20 @@ func (r *Reclaimer) sweep(want int64) (freed int64) {
 	return freed
 }
 
-// Margins returns the batch and slack of a cache with the given budget: a
-// run frees a sixty-fourth of the budget beyond what is over it, so that
-// a cache at its budget reclaims in batches, and the cache may grow an
-// eighth past its budget while a run works before callers wait for it.
-func Margins(budget int64) (batch, slack int64) { return budget / 64, budget / 8 }
+// ForBudget returns the reclaimer of a cache of the given shards whose
+// entries take used bytes against budget. A run frees a sixty-fourth of
+// the budget beyond what is over it, so that a cache at its budget
+// reclaims in batches, and the cache may grow an eighth past its budget
+// while a run works before callers wait for it.
+func ForBudget(shards int, budget int64, used *atomic.Int64, scan func(shard int, want int64) (int, int64)) *Reclaimer {
+	return New(Cache{
+		Shards: shards,
+		Over:   func() int64 { return used.Load() - budget },
+		Scan:   scan,
+		Batch:  budget / 64,
+		Slack:  budget / 8,
+	})
+}
 
 // Counters are a reclaimer's totals.
 type Counters struct {

@@ -61,24 +61,12 @@ const (
 )
 
 // cacheShard is one part of the cache: the buffers whose address hashes
-// to it.
-type cacheShard struct {
-	mu     sync.Mutex // guards bufs, the LRU list, its buffers' refs and wbRefs, and the counters
-	bufs   map[format.Daddr]*Buf
-	head   Buf // LRU sentinel: head.next is the most recently used
-	hits   uint64
-	misses uint64
-	_      [64]byte // keeps neighbouring shards' locks off one cache line
-}
+// to it. Its lock also guards their refs and wbRefs.
+type cacheShard = reclaim.Shard[format.Daddr, *Buf]
 
 // NewCache returns a cache over d keeping about budget bytes of buffers.
 func NewCache(d dev.Device, budget int) *Cache {
 	c := &Cache{dev: d}
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.bufs = make(map[format.Daddr]*Buf)
-		s.head.next, s.head.prev = &s.head, &s.head
-	}
 	c.setBudget(int64(budget))
 	c.busy.init()
 	c.unwritten.blocks = make(map[format.Daddr]unwrittenBlock)
@@ -88,20 +76,12 @@ func NewCache(d dev.Device, budget int) *Cache {
 // setBudget sets the budget of a cache not yet in use.
 func (c *Cache) setBudget(budget int64) {
 	c.budget = budget
-	batch, slack := reclaim.Margins(budget)
-	c.reclaim = reclaim.New(reclaim.Cache{
-		Shards: cacheShards,
-		Over:   func() int64 { return c.bytes.Load() - c.budget },
-		Scan:   c.scan,
-		Batch:  batch,
-		Slack:  slack,
-	})
+	c.reclaim = reclaim.ForBudget(cacheShards, budget, &c.bytes, c.scan)
 }
 
-// shard returns the shard of the buffer at daddr: a multiplicative hash,
-// as metadata addresses are multiples of a block's sectors.
+// shard returns the shard of the buffer at daddr.
 func (c *Cache) shard(daddr format.Daddr) *cacheShard {
-	return &c.shards[(uint64(daddr)*0x9E3779B97F4A7C15)>>(64-cacheShardBits)]
+	return &c.shards[reclaim.Index(uint64(daddr), cacheShardBits)]
 }
 
 // SetLog routes every later commit through w.
@@ -130,9 +110,9 @@ func (c *Cache) Busy() *Busy { return &c.busy }
 // buffer already holds data.
 func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, error) {
 	s := c.shard(daddr)
-	s.mu.Lock()
+	s.Mu.Lock()
 	b, loaded, added, err := c.lookupLocked(s, daddr, size, ops)
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	if added && c.bytes.Add(int64(size)) > c.budget {
 		c.reclaim.Need(int64(size))
 	}
@@ -142,12 +122,12 @@ func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, erro
 // lookupLocked is lookup under the shard's lock; added reports a new
 // buffer, whose bytes the caller adds to the cache's.
 func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *Ops) (b *Buf, loaded, added bool, err error) {
-	if b, ok := s.bufs[daddr]; ok && b.size != size && b.refs == b.wbRefs {
+	if b, ok := s.Peek(daddr); ok && b.size != size && b.refs == b.wbRefs {
 		// The block was reused as metadata of another size: forget the
 		// old buffer (a pending write-back keeps its own copy).
 		c.detachLocked(s, b)
 	}
-	if b, ok := s.bufs[daddr]; ok {
+	if b, ok := s.Get(daddr); ok {
 		if b.size != size {
 			return nil, false, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
 				daddr, b.size, size, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "overlapping metadata of different sizes"))
@@ -156,15 +136,11 @@ func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *O
 			b.ops.CompareAndSwap(nil, ops)
 		}
 		b.refs++
-		s.hits++
-		s.touchLocked(b)
 		return b, b.data.Load() != nil, false, nil
 	}
 	b = &Buf{daddr: daddr, size: size, refs: 1}
 	b.ops.Store(ops)
-	s.bufs[daddr] = b
-	s.misses++
-	s.touchLocked(b)
+	s.Add(daddr, b)
 	return b, false, true, nil
 }
 
@@ -206,9 +182,7 @@ func (c *Cache) setLoggedTicket(ds []format.Daddr, t xlog.Ticket) {
 
 // detachLocked takes b out of its shard s; holders keep their pointer.
 func (c *Cache) detachLocked(s *cacheShard, b *Buf) {
-	b.prev.next, b.next.prev = b.next, b.prev
-	b.next, b.prev = nil, nil
-	delete(s.bufs, b.daddr)
+	s.Remove(b.daddr)
 	c.bytes.Add(-int64(b.size))
 }
 
@@ -224,20 +198,20 @@ type writeBack struct {
 func (c *Cache) pin(wb []writeBack) {
 	for _, e := range wb {
 		s := c.shard(e.b.daddr)
-		s.mu.Lock()
+		s.Mu.Lock()
 		e.b.refs++
 		e.b.wbRefs++
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 }
 
 func (c *Cache) unpin(wb []writeBack) {
 	for _, e := range wb {
 		s := c.shard(e.b.daddr)
-		s.mu.Lock()
+		s.Mu.Lock()
 		e.b.refs--
 		e.b.wbRefs--
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 	c.reclaimIfOver()
 }
@@ -368,48 +342,30 @@ var errNoWriteback = errors.New("write-back disabled for a recovery test")
 func (c *Cache) markFreed(ds []format.Daddr, t xlog.Ticket) {
 	for _, d := range ds {
 		s := c.shard(d)
-		s.mu.Lock()
-		if b, ok := s.bufs[d]; ok {
+		s.Mu.Lock()
+		if b, ok := s.Peek(d); ok {
 			b.newest.Store(uint64(t))
 		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 }
 
 func (c *Cache) release(b *Buf) {
 	s := c.shard(b.daddr)
-	s.mu.Lock()
+	s.Mu.Lock()
 	b.refs--
-	s.mu.Unlock()
+	s.Mu.Unlock()
 	c.reclaimIfOver()
 }
 
-func (s *cacheShard) touchLocked(b *Buf) {
-	if b.next != nil {
-		b.prev.next, b.next.prev = b.next, b.prev
-	}
-	b.next, b.prev = s.head.next, &s.head
-	s.head.next.prev, s.head.next = b, b
-}
-
-// scan frees the least recently used unreferenced buffers of a shard,
-// want bytes of them if it has them (the reclaimer's Scan). Held buffers
-// it passes go to the front: they are in use, and the next scan need not
-// walk past them again.
+// scan evicts the least recently used unreferenced buffers of a shard,
+// want bytes of them if it has them (the reclaimer's Scan).
 func (c *Cache) scan(shard int, want int64) (entries int, bytes int64) {
 	s := &c.shards[shard]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for n := len(s.bufs); n > 0 && bytes < want; n-- {
-		b := s.head.prev
-		if b.refs > 0 {
-			s.touchLocked(b)
-			continue
-		}
-		c.detachLocked(s, b)
-		entries++
-		bytes += int64(b.size)
-	}
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	entries, bytes = s.Evict(want, (*Buf).held, (*Buf).bytes)
+	c.bytes.Add(-bytes)
 	return entries, bytes
 }
 
@@ -421,14 +377,7 @@ func (c *Cache) SetParallelReclaim(on bool) { c.reclaim.SetParallel(on) }
 // Stats returns the cache's use of its budget and its counters.
 func (c *Cache) Stats() reclaim.Stats {
 	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
-	for i := range c.shards {
-		s := &c.shards[i]
-		s.mu.Lock()
-		st.Entries += int64(len(s.bufs))
-		st.Hits += s.hits
-		st.Misses += s.misses
-		s.mu.Unlock()
-	}
+	st.Entries, st.Hits, st.Misses = reclaim.Sum(c.shards[:])
 	return st
 }
 
@@ -500,9 +449,9 @@ func checkKind(b *Buf, v *version, ops *Ops) error {
 // metadata). It must not be held by a transaction.
 func (c *Cache) Invalidate(daddr format.Daddr) {
 	s := c.shard(daddr)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if b, ok := s.bufs[daddr]; ok && b.refs == b.wbRefs {
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if b, ok := s.Peek(daddr); ok && b.refs == b.wbRefs {
 		c.detachLocked(s, b)
 	}
 }

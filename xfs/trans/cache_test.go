@@ -15,34 +15,35 @@ import (
 // cached returns the buffer the cache holds for daddr, if any.
 func (c *Cache) cached(daddr format.Daddr) *Buf {
 	s := c.shard(daddr)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.bufs[daddr]
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	b, _ := s.Peek(daddr)
+	return b
 }
 
-// checkShards checks every shard's LRU list against its map, and the
-// cache's byte count against the buffers.
+// checkShards checks that every buffer is in the shard of its address
+// with sane references, and the cache's byte count against the buffers.
 func (c *Cache) checkShards(t *testing.T) {
 	t.Helper()
 	var bytes int64
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.Lock()
+		s.Mu.Lock()
 		n := 0
-		for b := s.head.next; b != &s.head; b = b.next {
-			if s.bufs[b.daddr] != b || c.shard(b.daddr) != s {
-				t.Errorf("shard %d: daddr %d on the LRU list but not in its map", i, b.daddr)
+		s.Each(func(d format.Daddr, b *Buf) {
+			if b.daddr != d || c.shard(d) != s {
+				t.Errorf("shard %d: daddr %d holds the buffer of %d", i, d, b.daddr)
 			}
 			if b.refs < b.wbRefs || b.wbRefs < 0 {
-				t.Errorf("daddr %d: refs %d, write-back refs %d", b.daddr, b.refs, b.wbRefs)
+				t.Errorf("daddr %d: refs %d, write-back refs %d", d, b.refs, b.wbRefs)
 			}
 			bytes += int64(b.size)
 			n++
+		})
+		if n != s.Len() {
+			t.Errorf("shard %d: %d buffers in use order, %d by address", i, n, s.Len())
 		}
-		if n != len(s.bufs) {
-			t.Errorf("shard %d: %d buffers on the LRU list, %d in the map", i, n, len(s.bufs))
-		}
-		s.mu.Unlock()
+		s.Mu.Unlock()
 	}
 	if got := c.bytes.Load(); got != bytes {
 		t.Errorf("cache counts %d bytes, its buffers hold %d", got, bytes)
