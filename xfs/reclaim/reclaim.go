@@ -3,15 +3,16 @@
 //
 //	insert ──> cache over budget? ── no ──> carry on
 //	                 │ yes
-//	            Need(n): target += n
+//	               Need
 //	                 │
-//	   a runner already? ── yes ──> carry on (wait for it only when the
-//	                 │ no             cache is over budget by Slack)
-//	                 v
-//	   this goroutine runs: take the target, free it plus Batch below
-//	   the budget, visiting the shards round-robin from where the last
-//	   run stopped, the coldest unheld entries of each first; again
-//	   while callers added to the target meanwhile
+//	   a runner already? ── yes ──> carry on: what it added is over the
+//	                 │ no             budget, the runner's next round
+//	                 │                frees it (wait for the run only
+//	                 v                when over budget by Slack)
+//	   this goroutine runs rounds: free what is over the budget plus
+//	   Batch, visiting the shards round-robin from where the last round
+//	   stopped, the coldest unheld entries of each first; again while
+//	   callers put the cache over budget meanwhile (a few rounds at most)
 //
 // Reclaimers running in parallel fight over the same shard locks and
 // advance in lockstep, each freeing what the others also set out to free
@@ -56,7 +57,6 @@ type Cache struct {
 type Reclaimer struct {
 	c Cache
 
-	target   atomic.Int64  // bytes callers asked to be freed since the runner last looked
 	running  atomic.Bool   // a runner is at work
 	parallel atomic.Bool   // every caller reclaims by itself (the old behaviour)
 	cursor   atomic.Uint64 // the next shard to visit
@@ -91,7 +91,6 @@ func (r *Reclaimer) Need(n int64) {
 		r.sweep(max(n, r.c.Over()+r.c.Batch))
 		return
 	}
-	r.target.Add(n)
 	if r.running.CompareAndSwap(false, true) {
 		r.run()
 		return
@@ -101,24 +100,23 @@ func (r *Reclaimer) Need(n int64) {
 	}
 }
 
-// maxRounds bounds the sweeps of one run, so that the goroutine that
+// maxRounds bounds the rounds of one run, so that the goroutine that
 // runs it does not reclaim for others for ever while they keep adding;
 // what is left is the next caller's.
 const maxRounds = 8
 
-// run frees the target, and whatever callers add to it meanwhile, until
-// the cache is back within its budget (less the batch) or nothing more
-// can be freed, then ends the run.
+// run frees what is over the budget, and what callers put over it
+// meanwhile, until the cache is back within its budget less the batch or
+// nothing more can be freed, then ends the run. Each round looks at the
+// cache anew: what other callers added is its target too.
 func (r *Reclaimer) run() {
 	r.mu.Lock()
 	r.done = make(chan struct{})
 	r.mu.Unlock()
 	r.runs.Add(1)
 	for round := 0; round < maxRounds; round++ {
-		// What callers added while the cache was over budget, as long
-		// as it still is: an earlier round may have freed it already.
-		target, over := r.target.Swap(0), r.c.Over()+r.c.Batch
-		if over <= 0 || r.sweep(max(target, over)) == 0 {
+		over := r.c.Over()
+		if over <= 0 || r.sweep(over+r.c.Batch) == 0 {
 			break
 		}
 	}
