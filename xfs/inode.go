@@ -101,7 +101,7 @@ type inodeCache struct {
 
 // inodeShard is one part of the inode cache; its lock also guards its
 // handles' refs, opens and doomed.
-type inodeShard = reclaim.Shard[format.Ino, *inodeHandle]
+type inodeShard = reclaim.Shard[format.Ino, inodeHandle]
 
 // inodeShards, like the buffer cache's shards, is a power of two well
 // above the cores we serve on.
@@ -131,8 +131,8 @@ func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
 	s.Mu.Lock()
 	h, ok := s.Get(ino)
 	if !ok {
-		h = &inodeHandle{shard: s}
-		s.Add(ino, h)
+		h = s.Add(ino)
+		h.shard = s
 	}
 	h.refs++
 	s.Mu.Unlock()

@@ -61,8 +61,9 @@ type Reclaimer struct {
 	parallel atomic.Bool   // every caller reclaims by itself (the old behaviour)
 	cursor   atomic.Uint64 // the next shard to visit
 
-	mu   sync.Mutex    // guards done
-	done chan struct{} // closed when the current run ends; nil between runs
+	mu    sync.Mutex // guards ended; held to end a run
+	ended uint64     // runs ended so far
+	end   sync.Cond  // broadcast when a run ends
 
 	runs, evictions, waits atomic.Uint64
 }
@@ -72,7 +73,9 @@ func New(c Cache) *Reclaimer {
 	if c.Shards < 1 {
 		c.Shards = 1
 	}
-	return &Reclaimer{c: c}
+	r := &Reclaimer{c: c}
+	r.end.L = &r.mu
+	return r
 }
 
 // SetParallel makes every caller that finds the cache over budget
@@ -110,9 +113,6 @@ const maxRounds = 8
 // nothing more can be freed, then ends the run. Each round looks at the
 // cache anew: what other callers added is its target too.
 func (r *Reclaimer) run() {
-	r.mu.Lock()
-	r.done = make(chan struct{})
-	r.mu.Unlock()
 	r.runs.Add(1)
 	for round := 0; round < maxRounds; round++ {
 		over := r.c.Over()
@@ -121,20 +121,24 @@ func (r *Reclaimer) run() {
 		}
 	}
 	r.mu.Lock()
-	close(r.done)
-	r.done = nil
 	r.running.Store(false)
+	r.ended++
+	r.end.Broadcast()
 	r.mu.Unlock()
 }
 
 // wait returns once the run at work, if any, has ended.
 func (r *Reclaimer) wait() {
 	r.mu.Lock()
-	done := r.done
-	r.mu.Unlock()
-	if done != nil {
-		r.waits.Add(1)
-		<-done
+	defer r.mu.Unlock()
+	if !r.running.Load() {
+		return
+	}
+	r.waits.Add(1)
+	// Only this run's end: another may start at once, and this caller
+	// need not wait for it too.
+	for seen := r.ended; r.ended == seen; {
+		r.end.Wait()
 	}
 }
 

@@ -3,7 +3,10 @@ package reclaim
 import "sync"
 
 // Shard is one part of a sharded cache: its entries by key in order of
-// use, its lock and its counters.
+// use, its lock and its counters. An entry V lives inside the shard's
+// list node, so an entry costs one allocation and a lookup one pointer
+// from the map; the cache hands out *V, which stays valid after the
+// entry is evicted.
 type Shard[K comparable, V any] struct {
 	// Mu guards the shard, and whatever the cache keeps in its entries
 	// under the shard's lock (their references).
@@ -15,41 +18,43 @@ type Shard[K comparable, V any] struct {
 }
 
 type node[K comparable, V any] struct {
+	prev, next *node[K, V]
 	key        K
 	val        V
-	prev, next *node[K, V]
 }
 
 // Get returns the entry of k and makes it the most recently used,
 // counting a hit; the caller holds Mu.
-func (s *Shard[K, V]) Get(k K) (v V, ok bool) {
+func (s *Shard[K, V]) Get(k K) (*V, bool) {
 	n, ok := s.m[k]
 	if !ok {
-		return v, false
+		return nil, false
 	}
 	s.Hits++
 	s.toFront(n)
-	return n.val, true
+	return &n.val, true
 }
 
 // Peek returns the entry of k without counting or reordering anything.
-func (s *Shard[K, V]) Peek(k K) (v V, ok bool) {
+func (s *Shard[K, V]) Peek(k K) (*V, bool) {
 	if n, ok := s.m[k]; ok {
-		return n.val, true
+		return &n.val, true
 	}
-	return v, false
+	return nil, false
 }
 
-// Add adds a new entry for k, the most recently used, counting a miss.
-func (s *Shard[K, V]) Add(k K, v V) {
+// Add adds a zero entry for k, the most recently used, for the caller to
+// fill in, counting a miss. k must not be in the shard.
+func (s *Shard[K, V]) Add(k K) *V {
 	if s.m == nil {
 		s.m = make(map[K]*node[K, V])
 		s.head.next, s.head.prev = &s.head, &s.head
 	}
-	n := &node[K, V]{key: k, val: v}
+	n := &node[K, V]{key: k}
 	s.m[k] = n
 	s.Misses++
 	s.toFront(n)
+	return &n.val
 }
 
 // Remove forgets the entry of k, if any.
@@ -66,27 +71,27 @@ func (s *Shard[K, V]) Len() int { return len(s.m) }
 // their sizes add up to want, and returns how many it removed and their
 // size. Held entries it passes become the most recently used: they are
 // in use, and the next eviction need not walk past them again.
-func (s *Shard[K, V]) Evict(want int64, held func(V) bool, size func(V) int64) (entries int, bytes int64) {
+func (s *Shard[K, V]) Evict(want int64, held func(*V) bool, size func(*V) int64) (entries int, bytes int64) {
 	for n := len(s.m); n > 0 && bytes < want; n-- {
 		e := s.head.prev
-		if held(e.val) {
+		if held(&e.val) {
 			s.toFront(e)
 			continue
 		}
 		s.unlink(e)
 		entries++
-		bytes += size(e.val)
+		bytes += size(&e.val)
 	}
 	return entries, bytes
 }
 
 // Each calls fn for every entry, most recently used first.
-func (s *Shard[K, V]) Each(fn func(K, V)) {
+func (s *Shard[K, V]) Each(fn func(K, *V)) {
 	if s.m == nil {
 		return
 	}
 	for n := s.head.next; n != &s.head; n = n.next {
-		fn(n.key, n.val)
+		fn(n.key, &n.val)
 	}
 }
 

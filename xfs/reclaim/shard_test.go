@@ -14,7 +14,7 @@ type entry struct {
 
 func entryHeld(e *entry) bool  { return e.held }
 func entrySize(e *entry) int64 { return e.size }
-func keysOf(s *Shard[int, *entry]) []int {
+func keysOf(s *Shard[int, entry]) []int {
 	var keys []int
 	s.Each(func(k int, _ *entry) { keys = append(keys, k) })
 	return keys
@@ -25,7 +25,7 @@ func keysOf(s *Shard[int, *entry]) []int {
 func TestShardAgainstModel(t *testing.T) {
 	for seed := int64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewSource(seed))
-		shards := make([]Shard[int, *entry], 1)
+		shards := make([]Shard[int, entry], 1)
 		s := &shards[0]
 		var order []int // the model: most recently used first
 		vals := map[int]*entry{}
@@ -44,8 +44,8 @@ func TestShardAgainstModel(t *testing.T) {
 					hits++
 					toFront(k)
 				} else {
-					e := &entry{size: int64(1 + rng.Intn(8)), held: rng.Intn(4) == 0}
-					s.Add(k, e)
+					e := s.Add(k)
+					e.size, e.held = int64(1+rng.Intn(8)), rng.Intn(4) == 0
 					misses++
 					vals[k] = e
 					toFront(k)
@@ -101,9 +101,9 @@ func TestShardAgainstModel(t *testing.T) {
 // TestEvictWalksEachEntryOnce: with every entry held, an eviction visits
 // each once and frees nothing.
 func TestEvictWalksEachEntryOnce(t *testing.T) {
-	var s Shard[int, *entry]
+	var s Shard[int, entry]
 	for k := 0; k < 5; k++ {
-		s.Add(k, &entry{size: 1, held: true})
+		*s.Add(k) = entry{size: 1, held: true}
 	}
 	calls := 0
 	n, bytes := s.Evict(100, func(e *entry) bool { calls++; return e.held }, entrySize)

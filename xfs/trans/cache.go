@@ -62,7 +62,7 @@ const (
 
 // cacheShard is one part of the cache: the buffers whose address hashes
 // to it. Its lock also guards their refs and wbRefs.
-type cacheShard = reclaim.Shard[format.Daddr, *Buf]
+type cacheShard = reclaim.Shard[format.Daddr, Buf]
 
 // NewCache returns a cache over d keeping about budget bytes of buffers.
 func NewCache(d dev.Device, budget int) *Cache {
@@ -138,9 +138,9 @@ func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *O
 		b.refs++
 		return b, b.data.Load() != nil, false, nil
 	}
-	b = &Buf{daddr: daddr, size: size, refs: 1}
+	b = s.Add(daddr)
+	b.daddr, b.size, b.refs = daddr, size, 1
 	b.ops.Store(ops)
-	s.Add(daddr, b)
 	return b, false, true, nil
 }
 
