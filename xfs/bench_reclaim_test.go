@@ -90,32 +90,36 @@ func runReclaimRound(b *testing.B, workers, files, budget int, parallel bool) re
 			b.Fatal(err)
 		}
 	}
-	r.createWall, r.createCPU = timed(b, workers, func(w int) error {
-		for f := 0; f < files; f++ {
-			if _, err := v.Create(dirs[w], fmt.Sprintf("object-%06d", f), xfs.Attrs{Mode: 0o644}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, v.Sync)
+	r.createWall, r.createCPU = timed(b, workers, eachFile(dirs, files, func(dir format.Ino, name string) error {
+		_, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+		return err
+	}), v.Sync)
 	r.countReclaim(v)
 	if err := v.Close(); err != nil {
 		b.Fatal(err)
 	}
 	v = open()
-	r.deleteWall, r.deleteCPU = timed(b, workers, func(w int) error {
-		for f := 0; f < files; f++ {
-			if err := v.Unlink(dirs[w], fmt.Sprintf("object-%06d", f)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, v.Sync)
+	r.deleteWall, r.deleteCPU = timed(b, workers, eachFile(dirs, files, func(dir format.Ino, name string) error {
+		return v.Unlink(dir, name)
+	}), v.Sync)
 	r.countReclaim(v)
 	if err := v.Close(); err != nil {
 		b.Fatal(err)
 	}
 	return r
+}
+
+// eachFile returns the work of worker w: op on each of the files of its
+// directory.
+func eachFile(dirs []format.Ino, files int, op func(dir format.Ino, name string) error) func(w int) error {
+	return func(w int) error {
+		for f := 0; f < files; f++ {
+			if err := op(dirs[w], fmt.Sprintf("object-%06d", f)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 func (r *reclaimRun) countReclaim(v *xfs.Volume) {

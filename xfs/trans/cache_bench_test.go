@@ -11,15 +11,25 @@ import (
 // goroutines: the cost of a hit, and how lookups of different blocks
 // contend.
 //
-//	go test -run '^$' -bench CacheRead -cpu 1,2 ./xfs/trans/
-func BenchmarkCacheRead(b *testing.B) {
-	const blocks = 4096
-	d := &memDev{b: make([]byte, blocks*512)}
-	for i := 0; i < blocks; i++ {
+//	go test -run '^$' -bench 'Cache(Read|Miss)' -cpu 1,2 ./xfs/trans/
+func BenchmarkCacheRead(b *testing.B) { benchRandomReads(b, 2*benchBlocks, true) }
+
+// BenchmarkCacheMiss reads blocks from parallel goroutines through a
+// cache that holds a sixteenth of them: a miss, and the reclaim that
+// makes room for it.
+func BenchmarkCacheMiss(b *testing.B) { benchRandomReads(b, benchBlocks/16, false) }
+
+const benchBlocks = 4096
+
+// benchRandomReads reads random blocks of 512 bytes through a cache of
+// budget blocks, warmed first or not.
+func benchRandomReads(b *testing.B, budget int, warm bool) {
+	d := &memDev{b: make([]byte, benchBlocks*512)}
+	for i := 0; i < benchBlocks; i++ {
 		stamped.Finish(d.b[i*512 : i*512+512])
 	}
-	c := NewCache(d, 2*blocks*512)
-	for i := 0; i < blocks; i++ {
+	c := NewCache(d, budget*512)
+	for i := 0; warm && i < benchBlocks; i++ {
 		if _, err := c.Read(format.Daddr(i), 512, stamped); err != nil {
 			b.Fatal(err)
 		}
@@ -28,29 +38,7 @@ func BenchmarkCacheRead(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		rng := rand.New(rand.NewSource(rand.Int63()))
 		for pb.Next() {
-			if _, err := c.Read(format.Daddr(rng.Intn(blocks)), 512, stamped); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-}
-
-// BenchmarkCacheMiss reads blocks from parallel goroutines through a
-// cache that holds a sixteenth of them: a miss, and the reclaim that
-// makes room for it.
-func BenchmarkCacheMiss(b *testing.B) {
-	const blocks = 4096
-	d := &memDev{b: make([]byte, blocks*512)}
-	for i := 0; i < blocks; i++ {
-		stamped.Finish(d.b[i*512 : i*512+512])
-	}
-	c := NewCache(d, blocks/16*512)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		rng := rand.New(rand.NewSource(rand.Int63()))
-		for pb.Next() {
-			if _, err := c.Read(format.Daddr(rng.Intn(blocks)), 512, stamped); err != nil {
+			if _, err := c.Read(format.Daddr(rng.Intn(benchBlocks)), 512, stamped); err != nil {
 				b.Error(err)
 				return
 			}
