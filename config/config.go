@@ -70,6 +70,10 @@ type Config struct {
 	// default: the root credentials' bearer token or a SigV4 signature),
 	// MetricsPublic (anyone) or MetricsOff (no metrics kept).
 	MetricsAuth string `json:"metrics_auth"`
+	// CacheSize is the memory budget of the volume's metadata caches
+	// (blocks and inodes); CacheSizeText is it as written ("128M").
+	CacheSize     int64  `json:"-"`
+	CacheSizeText string `json:"cache_size"`
 }
 
 // Who may scrape the metrics.
@@ -89,6 +93,10 @@ const (
 	GCSync   = "sync"
 	GCSweep  = "sweep"
 )
+
+// MinCacheSize is the smallest cache_size: below it nearly every lookup
+// reads the device.
+const MinCacheSize = 1 << 20
 
 // Durability settings.
 const (
@@ -114,6 +122,11 @@ func Defaults() Config {
 		LogLevel:         "info",
 		LogSampleText:    "1",
 		MetricsAuth:      MetricsRoot,
+		// The engine's own default (xfs.DefaultCacheBytes, which says
+		// what it holds): small enough for a server in a 512 MiB
+		// container, large enough for the directory blocks of millions
+		// of names.
+		CacheSizeText: "128M",
 	}
 }
 
@@ -134,6 +147,7 @@ var envNames = map[string]string{
 	"log_level":    "XFS3_LOG_LEVEL",
 	"log_sample":   "XFS3_LOG_SAMPLE",
 	"metrics_auth": "XFS3_METRICS_AUTH",
+	"cache_size":   "XFS3_CACHE_SIZE",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -165,6 +179,8 @@ func (c *Config) field(name string) *string {
 		return &c.LogSampleText
 	case "metrics_auth":
 		return &c.MetricsAuth
+	case "cache_size":
+		return &c.CacheSizeText
 	}
 	return nil
 }
@@ -191,6 +207,7 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
 		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
 		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
+		"cache_size":   fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
 	}
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -295,6 +312,11 @@ func (c *Config) Validate() error {
 	case MetricsRoot, MetricsPublic, MetricsOff:
 	default:
 		bad("metrics auth: %q is none of %s, %s, %s", c.MetricsAuth, MetricsRoot, MetricsPublic, MetricsOff)
+	}
+	if n, err := ParseSize(c.CacheSizeText); err != nil || n < MinCacheSize {
+		bad("cache size: %q is not a size from 1M up, such as 128M or 1G", c.CacheSizeText)
+	} else {
+		c.CacheSize = n
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))

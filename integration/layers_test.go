@@ -21,11 +21,12 @@ var allowed = map[string][]string{
 	"xfs":         {"xfs"},
 	"xfs/format":  {},
 	"xfs/dev":     {},
+	"xfs/reclaim": {},
 	"xfs/xlog":    {"xfs/format"},
 	"xfs/oracle":  {},
 	"xfs/btree":   {"xfs/format"},
 	"xfs/fork":    {"xfs/format", "xfs/trans"},
-	"xfs/trans":   {"xfs/format", "xfs/dev", "xfs/xlog"}, // commits go through the log
+	"xfs/trans":   {"xfs/format", "xfs/dev", "xfs/xlog", "xfs/reclaim"}, // commits go through the log
 	"xfs/dir":     {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},
 	"xfs/dabtree": {"xfs/format", "xfs/fork", "xfs/trans"},
 	"xfs/attr":    {"xfs/format", "xfs/fork", "xfs/trans", "xfs/dabtree"},

@@ -209,9 +209,16 @@ func TestMetricsThroughBinary(t *testing.T) {
 		t.Errorf("bucket bytes %v, want the %d bytes of whole blocks the objects fill (and at most 64 KiB of directory)", got, blocks)
 	}
 	for _, name := range []string{"xfs3_volume_free_bytes", "xfs3_volume_inodes", "xfs3_log_commits_total",
-		"xfs3_log_writes_total", "xfs3_log_size_bytes", "xfs3_metadata_cache_hits_total", "xfs3_metadata_cache_bytes"} {
+		"xfs3_log_writes_total", "xfs3_log_size_bytes"} {
 		if v, ok := series(fams, name); !ok || v <= 0 {
 			t.Errorf("%s: %v (present %v), want above 0", name, v, ok)
+		}
+	}
+	for _, cache := range []string{"blocks", "inodes"} {
+		for _, name := range []string{"xfs3_metadata_cache_hits_total", "xfs3_metadata_cache_bytes", "xfs3_metadata_cache_budget_bytes"} {
+			if v, ok := series(fams, name, "cache", cache); !ok || v <= 0 {
+				t.Errorf("%s{cache=%q}: %v (present %v), want above 0", name, cache, v, ok)
+			}
 		}
 	}
 	if v, ok := series(fams, "xfs3_build_info", "go_version", runtime.Version()); !ok || v != 1 {

@@ -51,11 +51,16 @@ var (
 	mLogUsed        = newMetric("xfs3_log_used_bytes", "Log space recovery may still need (tail to head).", prometheus.GaugeValue)
 	mLogSize        = newMetric("xfs3_log_size_bytes", "Size of the log.", prometheus.GaugeValue)
 
-	mCacheHits    = newMetric("xfs3_metadata_cache_hits_total", "Metadata block lookups answered from the buffer cache.", prometheus.CounterValue)
-	mCacheMisses  = newMetric("xfs3_metadata_cache_misses_total", "Metadata block lookups that read the device.", prometheus.CounterValue)
-	mCacheBytes   = newMetric("xfs3_metadata_cache_bytes", "Bytes of metadata blocks held by the buffer cache.", prometheus.GaugeValue)
-	mCacheBuffers = newMetric("xfs3_metadata_cache_buffers", "Metadata blocks held by the buffer cache.", prometheus.GaugeValue)
-	mCacheBudget  = newMetric("xfs3_metadata_cache_budget_bytes", "The buffer cache's memory budget.", prometheus.GaugeValue)
+	// Both metadata caches, labelled cache="blocks" (the buffer cache)
+	// or cache="inodes".
+	mCacheHits      = newMetric("xfs3_metadata_cache_hits_total", "Lookups answered from a metadata cache.", prometheus.CounterValue, "cache")
+	mCacheMisses    = newMetric("xfs3_metadata_cache_misses_total", "Lookups that had to read the device.", prometheus.CounterValue, "cache")
+	mCacheBytes     = newMetric("xfs3_metadata_cache_bytes", "Bytes a metadata cache holds (estimated for inodes).", prometheus.GaugeValue, "cache")
+	mCacheEntries   = newMetric("xfs3_metadata_cache_entries", "Blocks or inodes a metadata cache holds.", prometheus.GaugeValue, "cache")
+	mCacheBudget    = newMetric("xfs3_metadata_cache_budget_bytes", "A metadata cache's memory budget (cache_size shared three to one).", prometheus.GaugeValue, "cache")
+	mCacheEvictions = newMetric("xfs3_metadata_cache_evictions_total", "Entries reclaim dropped to keep a cache within its budget.", prometheus.CounterValue, "cache")
+	mCacheReclaims  = newMetric("xfs3_metadata_cache_reclaim_runs_total", "Reclaim runs (one goroutine at a time).", prometheus.CounterValue, "cache")
+	mCacheWaits     = newMetric("xfs3_metadata_cache_reclaim_waits_total", "Lookups that waited for reclaim because the cache was past its slack.", prometheus.CounterValue, "cache")
 
 	mGCQueued      = newMetric("xfs3_inodegc_queued_total", "Inodes of deleted or replaced objects handed to the inode garbage collector.", prometheus.CounterValue)
 	mGCInactivated = newMetric("xfs3_inodegc_inactivated_total", "Inodes freed by the inode garbage collector.", prometheus.CounterValue)
@@ -101,7 +106,7 @@ var storeMetrics = []metric{
 	mBuild, mStarted, mHealthy,
 	mVolSize, mVolFree, mVolUsed, mVolInodes, mVolFreeInodes, mVolMaxInodes,
 	mLogCommits, mLogWrites, mLogRecords, mLogFlushes, mLogDataFlushes, mLogBytes, mLogPending, mLogBatch, mLogUsed, mLogSize,
-	mCacheHits, mCacheMisses, mCacheBytes, mCacheBuffers, mCacheBudget,
+	mCacheHits, mCacheMisses, mCacheBytes, mCacheEntries, mCacheBudget, mCacheEvictions, mCacheReclaims, mCacheWaits,
 	mGCQueued, mGCInactivated, mGCExtents, mGCErrors, mGCPending, mGCThrottle, mGCHighWater, mGCDepth, mGCQueueDone, mGCRetries,
 	mTrimPasses, mTrimOnDemand, mTrimCanceled, mTrimFailed, mTrimExamined, mTrimDiscarded, mTrimExtents, mTrimBatches,
 	mTrimErrors, mTrimHoldMax, mTrimHoldP99, mTrimBackoffs, mTrimBackoff, mTrimBacklog, mTrimRunning, mTrimCurExam,
@@ -217,11 +222,19 @@ func collectVolume(vs store.VolumeStats, emit emitFunc) {
 	emit(mLogBatch, batch)
 	emit(mLogUsed, float64(vs.LogUsedBytes))
 	emit(mLogSize, float64(vs.LogSizeBytes))
-	emit(mCacheHits, float64(vs.Cache.Hits))
-	emit(mCacheMisses, float64(vs.Cache.Misses))
-	emit(mCacheBytes, float64(vs.Cache.Bytes))
-	emit(mCacheBuffers, float64(vs.Cache.Buffers))
-	emit(mCacheBudget, float64(vs.Cache.Budget))
+	for _, c := range []struct {
+		name string
+		st   store.CacheUse
+	}{{"blocks", vs.Cache.Buffers}, {"inodes", vs.Cache.Inodes}} {
+		emit(mCacheHits, float64(c.st.Hits), c.name)
+		emit(mCacheMisses, float64(c.st.Misses), c.name)
+		emit(mCacheBytes, float64(c.st.Bytes), c.name)
+		emit(mCacheEntries, float64(c.st.Entries), c.name)
+		emit(mCacheBudget, float64(c.st.Budget), c.name)
+		emit(mCacheEvictions, float64(c.st.Evictions), c.name)
+		emit(mCacheReclaims, float64(c.st.Runs), c.name)
+		emit(mCacheWaits, float64(c.st.Waits), c.name)
+	}
 }
 
 func boolValue(b bool) float64 {

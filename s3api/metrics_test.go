@@ -178,7 +178,7 @@ func TestMetricsCountRequests(t *testing.T) {
 		metricValue(fams, "xfs3_log_size_bytes") <= 0 {
 		t.Error("log counters missing")
 	}
-	if metricValue(fams, "xfs3_metadata_cache_hits_total") <= 0 || metricValue(fams, "xfs3_metadata_cache_bytes") <= 0 {
+	if metricValue(fams, "xfs3_metadata_cache_hits_total", "cache", "blocks") <= 0 || metricValue(fams, "xfs3_metadata_cache_bytes", "cache", "inodes") <= 0 {
 		t.Error("metadata cache counters missing")
 	}
 	if got := metricValue(fams, "xfs3_inodegc_pending"); got != 0 {

@@ -2,7 +2,7 @@ package store
 
 import (
 	"github.com/xfs3/xfs3/xfs"
-	"github.com/xfs3/xfs3/xfs/trans"
+	"github.com/xfs3/xfs3/xfs/reclaim"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
@@ -11,7 +11,9 @@ import (
 type (
 	Statfs     = xfs.Statfs
 	LogStats   = xlog.Stats
-	CacheStats = trans.CacheStats
+	CacheStats = xfs.CacheStats
+	// CacheUse is one cache's part of CacheStats.
+	CacheUse = reclaim.Stats
 )
 
 // VolumeStats are the volume's geometry, space and engine counters.
@@ -23,7 +25,7 @@ type VolumeStats struct {
 	// LogUsedBytes is the log space recovery may still need, of
 	// LogSizeBytes.
 	LogUsedBytes, LogSizeBytes int64
-	Cache                      CacheStats // the metadata buffer cache
+	Cache                      CacheStats // the metadata caches (blocks and inodes)
 }
 
 // VolumeStats reads the volume's counters. Like a statfs, it first

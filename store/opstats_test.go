@@ -38,7 +38,7 @@ func TestVolumeStatsFollowWrites(t *testing.T) {
 		t.Errorf("used grew %d bytes for %d bytes of objects; %+v", grew, n*size, after.Statfs)
 	}
 	if after.Log.Commits <= before.Log.Commits || after.Log.Writes <= before.Log.Writes ||
-		after.Cache.Hits <= before.Cache.Hits || after.Inodes-after.FreeInodes < before.Inodes-before.FreeInodes+n {
+		after.Cache.Buffers.Hits <= before.Cache.Buffers.Hits || after.Inodes-after.FreeInodes < before.Inodes-before.FreeInodes+n {
 		t.Errorf("counters did not move: before %+v after %+v", before, after)
 	}
 	for i := 0; i < n; i++ {

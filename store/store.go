@@ -102,6 +102,9 @@ type Options struct {
 	// NoQuota runs without bucket quotas (xfs.Options.NoQuota): for
 	// measuring what they cost. The next open with quotas recounts.
 	NoQuota bool
+	// CacheBytes is the memory budget of the volume's metadata caches
+	// (xfs.Options.CacheBytes; 0: xfs.DefaultCacheBytes).
+	CacheBytes int
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -117,7 +120,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	// The engine's commits are lazy: a store operation makes several,
 	// and forcing the log once at its end (settle) makes them all
 	// durable, sharing one log write with concurrent operations.
-	v, err := xfs.Open(path, xfs.Options{LazyCommits: true, NoQuota: o.NoQuota})
+	v, err := xfs.Open(path, xfs.Options{LazyCommits: true, NoQuota: o.NoQuota, CacheBytes: o.CacheBytes})
 	if err != nil {
 		return nil, err
 	}

@@ -21,14 +21,23 @@ import (
 // while others read. Run under the race detector in CI. Afterwards the
 // survivors must read back exactly, xfs_repair must be clean and the
 // kernel must show the same bytes.
-func TestConcurrentWriters(t *testing.T) {
+func TestConcurrentWriters(t *testing.T) { runConcurrentWriters(t, xfs.Options{}) }
+
+// TestConcurrentWritersTinyCache is TestConcurrentWriters with caches of
+// a few dozen blocks and inodes: every operation evicts, and reclaim
+// runs all the time beside lookups, commits and write-backs.
+func TestConcurrentWritersTinyCache(t *testing.T) {
+	runConcurrentWriters(t, xfs.Options{CacheBytes: 256 << 10})
+}
+
+func runConcurrentWriters(t *testing.T, o xfs.Options) {
 	const workers = 10
 	opsPer := envInt("XFS3_CONCURRENT_OPS", 300)
 	img := filepath.Join(t.TempDir(), "conc.img")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 1 << 30}); err != nil {
 		t.Fatal(err)
 	}
-	v, err := xfs.Open(img, xfs.Options{})
+	v, err := xfs.Open(img, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,10 +148,11 @@ func TestConcurrentWriters(t *testing.T) {
 			t.Fatalf("%s: content differs (%d bytes, %v)", p, n, err)
 		}
 	}
+	st := v.CacheStats()
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d files survive", len(survivors))
+	t.Logf("%d files survive; caches %+v", len(survivors), st)
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
 	oracle.Repair(t, img)
 	mnt := oracle.Mount(t, img, true)

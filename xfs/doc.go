@@ -18,6 +18,7 @@
 //	 ├─> quota ─────────────────┤  project dquots: records, limits, charges
 //	 ├─> btree ─────────────────┤  generic B+tree cursor
 //	 ├─> trans ──> xlog, dev ───┤  buffer cache, transactions, the log
+//	 │     └─> reclaim          │  one reclaimer at a time (both caches)
 //	 └─────────────────────────>format  on-disk layouts, CRCs, verifiers,
 //	                                     error kinds
 //	(mkfs builds volumes on format and dev; integration/layers_test.go
@@ -94,6 +95,10 @@
 //	      lock and then the new block. The log's write-back locks a dquot
 //	      block, alone, to copy durable records into it.
 //	5. Leaves, held briefly and never while waiting for anything above:
-//	   inodeCache.mu, writeState.sbMu, the buffer cache's and log's
-//	   internal mutexes, trans.Busy, the allocators' maps.
+//	   the inode cache's and the buffer cache's shard mutexes
+//	   (inodeShard.mu guards a handle's refs, opens and doomed),
+//	   writeState.sbMu, the log's internal mutexes, trans.Busy, the
+//	   allocators' maps. A lookup that finds a cache far over budget may
+//	   wait for the reclaim run at work while holding anything above:
+//	   the run takes one shard mutex at a time and waits for nothing.
 package xfs

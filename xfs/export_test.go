@@ -8,6 +8,14 @@ import (
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
+// SetParallelReclaim makes both caches of v reclaim in every goroutine
+// that finds them over budget, as they did before one reclaimer ran at a
+// time: for benchmarks to compare.
+func SetParallelReclaim(v *Volume, on bool) {
+	v.cache.SetParallelReclaim(on)
+	v.icache.reclaim.SetParallel(on)
+}
+
 // checkDirFreeBlocks decodes every free-index block of the directories in
 // snap and checks each best against the data block it describes, as
 // xfs_repair does. It returns how many free-index blocks it checked.

@@ -75,9 +75,9 @@ func (v *Volume) Open(ino format.Ino) (*Handle, error) {
 		v.icache.release(h)
 		return nil, err
 	}
-	v.icache.mu.Lock()
+	h.shard.Mu.Lock()
 	h.opens++
-	v.icache.mu.Unlock()
+	h.shard.Mu.Unlock()
 	return &Handle{v: v, ino: ino, h: h}, nil
 }
 
@@ -120,15 +120,15 @@ func (hd *Handle) Close() error {
 		return nil
 	}
 	hd.closed = true
-	c := &hd.v.icache
-	c.mu.Lock()
+	s := hd.h.shard
+	s.Mu.Lock()
 	hd.h.opens--
 	release := hd.h.opens == 0 && hd.h.doomed
 	if release {
 		hd.h.doomed = false
 	}
-	c.mu.Unlock()
-	c.release(hd.h)
+	s.Mu.Unlock()
+	hd.v.icache.release(hd.h)
 	if release {
 		return hd.v.release(hd.ino)
 	}
@@ -141,13 +141,13 @@ func (hd *Handle) Close() error {
 func (v *Volume) lastLinkGone(ino format.Ino) error {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
-	v.icache.mu.Lock()
+	h.shard.Mu.Lock()
 	if h.opens > 0 {
 		h.doomed = true
-		v.icache.mu.Unlock()
+		h.shard.Mu.Unlock()
 		return nil
 	}
-	v.icache.mu.Unlock()
+	h.shard.Mu.Unlock()
 	return v.release(ino)
 }
 
@@ -197,9 +197,9 @@ func (v *Volume) freeable(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ag
 	if !listed {
 		return false, nil
 	}
-	v.icache.mu.Lock()
+	h.shard.Mu.Lock()
 	opens := h.opens
-	v.icache.mu.Unlock()
+	h.shard.Mu.Unlock()
 	if opens > 0 {
 		return false, fmt.Errorf("inactivate inode %d: %w", ino, ErrReferenced)
 	}
@@ -413,9 +413,9 @@ func (v *Volume) freeAllUnlinked(force bool) (int, error) {
 // dropHandles forgets the references on ino, at Close.
 func (v *Volume) dropHandles(ino format.Ino) {
 	h := v.icache.hold(ino)
-	v.icache.mu.Lock()
+	h.shard.Mu.Lock()
 	h.opens, h.doomed = 0, false
-	v.icache.mu.Unlock()
+	h.shard.Mu.Unlock()
 	v.icache.release(h)
 }
 
@@ -446,11 +446,7 @@ func (v *Volume) Releasable(ag format.AgNumber) []format.Ino {
 	var out []format.Ino
 	for _, agino := range v.w.inodes.Unlinked(ag).Inodes() {
 		ino := v.geo.AgInoToIno(ag, agino)
-		v.icache.mu.Lock()
-		h, cached := v.icache.m[ino]
-		referenced := cached && h.opens > 0
-		v.icache.mu.Unlock()
-		if !referenced {
+		if !v.icache.opened(ino) {
 			out = append(out, ino)
 		}
 	}

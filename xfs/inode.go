@@ -8,6 +8,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/reclaim"
 )
 
 // Fork selects an inode's data or attribute fork.
@@ -75,63 +76,107 @@ func (ip *inode) isLink() bool { return ip.core.Mode&format.SIFMT == format.SIFL
 type inodeHandle struct {
 	// lock is the inode lock: shared for reads that span several blocks,
 	// exclusive for changes.
-	lock sync.RWMutex
-	cur  atomic.Pointer[inode] // nil until loaded
-	refs int                   // holders; guarded by inodeCache.mu
-	// opens counts the open Handles; doomed is set when the inode lost its
-	// last link while opens > 0, so the last Close releases it. Both
-	// guarded by inodeCache.mu.
+	lock  sync.RWMutex
+	cur   atomic.Pointer[inode] // nil until loaded
+	shard *inodeShard
+	// The rest is guarded by shard.Mu. refs counts holders; opens counts
+	// the open Handles; doomed is set when the inode lost its last link
+	// while opens > 0, so the last Close releases it.
+	refs   int
 	opens  int
 	doomed bool
 }
 
-// inodeCache bounds the number of inodes kept in memory; held handles are
-// never evicted, so an inode never has two locks.
+// inodeCache keeps inodes in memory within a budget of bytes; held
+// handles are never evicted, so an inode never has two locks. Like the
+// buffer cache it is sharded, by inode number, with an LRU list and a
+// lock per shard, and one goroutine at a time reclaims (package reclaim).
 type inodeCache struct {
-	mu    sync.Mutex // guards m and refs
-	m     map[format.Ino]*inodeHandle
-	limit int
+	shards  [inodeShards]inodeShard
+	bytes   atomic.Int64 // entry bytes for each cached handle
+	budget  int64
+	entry   int64 // what one cached inode is reckoned to take
+	reclaim *reclaim.Reclaimer
 }
 
-func (c *inodeCache) init() {
-	c.m = make(map[format.Ino]*inodeHandle)
-	c.limit = 1 << 14
+// inodeShard is one part of the inode cache; its lock also guards its
+// handles' refs, opens and doomed.
+type inodeShard = reclaim.Shard[format.Ino, inodeHandle]
+
+// inodeShards, like the buffer cache's shards, is a power of two well
+// above the cores we serve on.
+const (
+	inodeShardBits = 6
+	inodeShards    = 1 << inodeShardBits
+)
+
+// inodeOverhead is what a cached inode takes besides its raw bytes: the
+// handle, the version and its decoded core, the map and list entry.
+// Extent maps loaded later are not counted.
+const inodeOverhead = 512
+
+// init sets a budget of bytes for inodes of inodeSize bytes.
+func (c *inodeCache) init(budget int64, inodeSize int) {
+	c.budget, c.entry = budget, int64(inodeSize)+inodeOverhead
+	c.reclaim = reclaim.ForBudget(inodeShards, budget, &c.bytes, c.scan)
+}
+
+func (c *inodeCache) shard(ino format.Ino) *inodeShard {
+	return &c.shards[reclaim.Index(uint64(ino), inodeShardBits)]
 }
 
 // hold returns the handle of ino with a reference; drop it with release.
 func (c *inodeCache) hold(ino format.Ino) *inodeHandle {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	h, ok := c.m[ino]
+	s := c.shard(ino)
+	s.Mu.Lock()
+	h, ok := s.Get(ino)
 	if !ok {
-		if len(c.m) >= c.limit {
-			c.evictLocked()
-		}
-		h = &inodeHandle{}
-		c.m[ino] = h
+		h = s.Add(ino)
+		h.shard = s
 	}
 	h.refs++
+	s.Mu.Unlock()
+	if !ok && c.bytes.Add(c.entry) > c.budget {
+		c.reclaim.Need(c.entry)
+	}
 	return h
 }
 
 func (c *inodeCache) release(h *inodeHandle) {
-	c.mu.Lock()
+	h.shard.Mu.Lock()
 	h.refs--
-	c.mu.Unlock()
+	h.shard.Mu.Unlock()
+	// Held handles may have kept the cache over its budget.
+	if c.bytes.Load() > c.budget {
+		c.reclaim.Need(0)
+	}
 }
 
-// evictLocked drops an arbitrary eighth of the unheld handles; map order
-// is random enough for this cache and keeps it O(1) amortised.
-func (c *inodeCache) evictLocked() {
-	n := c.limit / 8
-	for k, h := range c.m {
-		if h.refs == 0 {
-			delete(c.m, k)
-			if n--; n == 0 {
-				return
-			}
-		}
-	}
+// opened reports whether ino is cached with open Handles.
+func (c *inodeCache) opened(ino format.Ino) bool {
+	s := c.shard(ino)
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	h, ok := s.Peek(ino)
+	return ok && h.opens > 0
+}
+
+// scan evicts the least recently used unheld handles of a shard, want
+// bytes of them if it has them (the reclaimer's Scan).
+func (c *inodeCache) scan(shard int, want int64) (entries int, bytes int64) {
+	s := &c.shards[shard]
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	entries, bytes = s.Evict(want, func(h *inodeHandle) bool { return h.refs > 0 }, func(*inodeHandle) int64 { return c.entry })
+	c.bytes.Add(-bytes)
+	return entries, bytes
+}
+
+// stats returns the inode cache's use of its budget and its counters.
+func (c *inodeCache) stats() reclaim.Stats {
+	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
+	st.Entries, st.Hits, st.Misses = reclaim.Sum(c.shards[:])
+	return st
 }
 
 // iget returns the latest committed version of the in-use inode ino.

@@ -78,20 +78,24 @@ func TestWriteModel(t *testing.T) {
 	ops := envInt("XFS3_MODEL_OPS", 3000)
 	seed := int64(envInt("XFS3_MODEL_SEED", 1))
 	for _, c := range []struct {
-		o    mkfs.Options
-		gc   gc.Mode
-		ops  int
-		name string
+		o     mkfs.Options
+		gc    gc.Mode
+		ops   int
+		cache int // xfs.Options.CacheBytes
+		name  string
 	}{
-		{mkfs.Options{}, gc.PerCPU, ops, "bs4096"},
-		{mkfs.Options{BlockSize: 1024}, gc.Sync, ops, "bs1024"},
-		{mkfs.Options{}, gc.Sweep, ops / 6, "bs4096-sweep"},
+		{mkfs.Options{}, gc.PerCPU, ops, 0, "bs4096"},
+		{mkfs.Options{BlockSize: 1024}, gc.Sync, ops, 0, "bs1024"},
+		{mkfs.Options{}, gc.Sweep, ops / 6, 0, "bs4096-sweep"},
+		// Caches of a few dozen blocks and inodes: eviction and reclaim
+		// all the time.
+		{mkfs.Options{}, gc.PerCPU, ops / 3, 256 << 10, "bs4096-tinycache"},
 	} {
-		t.Run(c.name, func(t *testing.T) { runWriteModel(t, c.o, c.gc, seed, c.ops) })
+		t.Run(c.name, func(t *testing.T) { runWriteModel(t, c.o, c.gc, c.cache, seed, c.ops) })
 	}
 }
 
-func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, seed int64, ops int) {
+func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, cacheBytes int, seed int64, ops int) {
 	t.Logf("seed %d, %d operations (XFS3_MODEL_SEED / XFS3_MODEL_OPS)", seed, ops)
 	img := filepath.Join(t.TempDir(), "model.img")
 	o.Size = 1 << 30
@@ -101,7 +105,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, seed int64, ops i
 	m := &model{rng: rand.New(rand.NewSource(seed)), t: t}
 	var collector *gc.InodeGC
 	open := func() {
-		v, err := xfs.Open(img, xfs.Options{})
+		v, err := xfs.Open(img, xfs.Options{CacheBytes: cacheBytes})
 		if err != nil {
 			t.Fatalf("seed %d: open: %v", seed, err)
 		}

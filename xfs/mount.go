@@ -39,9 +39,6 @@ type writeState struct {
 	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
 }
 
-// defaultCacheBytes is the metadata buffer budget when Options leave it 0.
-const defaultCacheBytes = 64 << 20
-
 // openWrite prepares a volume for writing: it refuses what the write path
 // cannot keep consistent and loads the counters.
 func (v *Volume) openWrite(o Options) error {

@@ -2,11 +2,7 @@ package xfs
 
 import (
 	"github.com/xfs3/xfs3/xfs/format"
-	"github.com/xfs3/xfs3/xfs/trans"
 )
-
-// CacheStats returns the metadata buffer cache's size and hit counters.
-func (v *Volume) CacheStats() trans.CacheStats { return v.cache.Stats() }
 
 // LogSpace returns the log space recovery may still need and the log's
 // size, in bytes (both 0 on a read-only volume, which has no log writer).

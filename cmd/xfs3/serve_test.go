@@ -101,6 +101,18 @@ func testConfig(t *testing.T) config.Config {
 
 // TestServeGeneratesCredentialsOnce: a first start creates the volume and a
 // 0600 credentials file and prints the keys; a second start reuses both.
+// TestCacheSizeDefault: the server's default cache_size is the engine's
+// default budget (config imports nothing of ours, so it repeats it).
+func TestCacheSizeDefault(t *testing.T) {
+	c, err := config.Load(nil, func(string) (string, bool) { return "", false }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CacheSize != xfs.DefaultCacheBytes {
+		t.Fatalf("config default cache_size %d, engine default %d", c.CacheSize, xfs.DefaultCacheBytes)
+	}
+}
+
 func TestServeGeneratesCredentialsOnce(t *testing.T) {
 	cfg := testConfig(t)
 	out, stop := startServe(t, cfg)

@@ -34,11 +34,15 @@ type Buf struct {
 	// the block: a write-back of an older version skips the block when
 	// that commit is durable too (it writes, or cancels, after it).
 	newest atomic.Uint64
-	// lru links, guarded by Cache.mu
-	prev, next *Buf
-	refs       int // holders: transactions, readers, pending write-backs; guarded by Cache.mu
-	wbRefs     int // of which pending write-backs; guarded by Cache.mu
+	refs   int // holders: transactions, readers, pending write-backs; guarded by the lock of its cache shard
+	wbRefs int // of which pending write-backs; guarded by the shard's lock
 }
+
+// held reports whether anything refers to the buffer, which then stays
+// cached; the caller holds its shard's lock.
+func (b *Buf) held() bool { return b.refs > 0 }
+
+func (b *Buf) bytes() int64 { return int64(b.size) }
 
 // Daddr is the buffer's disk address.
 func (b *Buf) Daddr() format.Daddr { return b.daddr }

@@ -9,22 +9,25 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/reclaim"
 	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // Cache holds metadata buffers by disk address, bounded by a memory
 // budget. Buffers held by a transaction are never evicted.
+//
+// The buffers are spread over shards by a hash of their address, each
+// with its own lock and LRU list: a lookup locks one shard for the
+// lookup itself, so lookups of different blocks rarely wait for each
+// other. When the cache is over budget one goroutine at a time reclaims
+// (package reclaim), visiting the shards in turn.
 type Cache struct {
 	dev    dev.Device
-	budget int // bytes
+	budget int64
 
-	mu    sync.Mutex // guards bufs, the LRU list, bytes and refs
-	bufs  map[format.Daddr]*Buf
-	head  Buf // LRU sentinel: head.next is the most recently used
-	bytes int
-	// hits and misses count lookups that found a block's data cached or
-	// not, for CacheStats.
-	hits, misses uint64
+	shards  [cacheShards]cacheShard
+	bytes   atomic.Int64 // of every shard's buffers
+	reclaim *reclaim.Reclaimer
 
 	busy Busy
 
@@ -50,13 +53,35 @@ type Cache struct {
 	shutErr error      // set once a commit's write failed
 }
 
+// cacheShards is a power of two, well above the cores of the machines
+// we serve on, so that two lookups rarely meet on one shard lock.
+const (
+	cacheShardBits = 6
+	cacheShards    = 1 << cacheShardBits
+)
+
+// cacheShard is one part of the cache: the buffers whose address hashes
+// to it. Its lock also guards their refs and wbRefs.
+type cacheShard = reclaim.Shard[format.Daddr, Buf]
+
 // NewCache returns a cache over d keeping about budget bytes of buffers.
 func NewCache(d dev.Device, budget int) *Cache {
-	c := &Cache{dev: d, budget: budget, bufs: make(map[format.Daddr]*Buf)}
-	c.head.next, c.head.prev = &c.head, &c.head
+	c := &Cache{dev: d}
+	c.setBudget(int64(budget))
 	c.busy.init()
 	c.unwritten.blocks = make(map[format.Daddr]unwrittenBlock)
 	return c
+}
+
+// setBudget sets the budget of a cache not yet in use.
+func (c *Cache) setBudget(budget int64) {
+	c.budget = budget
+	c.reclaim = reclaim.ForBudget(cacheShards, budget, &c.bytes, c.scan)
+}
+
+// shard returns the shard of the buffer at daddr.
+func (c *Cache) shard(daddr format.Daddr) *cacheShard {
+	return &c.shards[reclaim.Index(uint64(daddr), cacheShardBits)]
 }
 
 // SetLog routes every later commit through w.
@@ -84,35 +109,39 @@ func (c *Cache) Busy() *Busy { return &c.busy }
 // reference that must be dropped with release. loaded reports whether the
 // buffer already holds data.
 func (c *Cache) lookup(daddr format.Daddr, size int, ops *Ops) (*Buf, bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.size != size && b.refs == b.wbRefs {
+	s := c.shard(daddr)
+	s.Mu.Lock()
+	b, loaded, added, err := c.lookupLocked(s, daddr, size, ops)
+	s.Mu.Unlock()
+	if added && c.bytes.Add(int64(size)) > c.budget {
+		c.reclaim.Need(int64(size))
+	}
+	return b, loaded, err
+}
+
+// lookupLocked is lookup under the shard's lock; added reports a new
+// buffer, whose bytes the caller adds to the cache's.
+func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *Ops) (b *Buf, loaded, added bool, err error) {
+	if b, ok := s.Peek(daddr); ok && b.size != size && b.refs == b.wbRefs {
 		// The block was reused as metadata of another size: forget the
 		// old buffer (a pending write-back keeps its own copy).
-		c.detachLocked(b)
+		c.detachLocked(s, b)
 	}
-	if b, ok := c.bufs[daddr]; ok {
+	if b, ok := s.Get(daddr); ok {
 		if b.size != size {
-			return nil, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
+			return nil, false, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
 				daddr, b.size, size, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "overlapping metadata of different sizes"))
 		}
 		if ops != nil {
 			b.ops.CompareAndSwap(nil, ops)
 		}
 		b.refs++
-		c.touchLocked(b)
-		loaded := b.data.Load() != nil
-		c.countLookupLocked(loaded)
-		return b, loaded, nil
+		return b, b.data.Load() != nil, false, nil
 	}
-	c.countLookupLocked(false)
-	b := &Buf{daddr: daddr, size: size, refs: 1}
+	b = s.Add(daddr)
+	b.daddr, b.size, b.refs = daddr, size, 1
 	b.ops.Store(ops)
-	c.bufs[daddr] = b
-	c.bytes += size
-	c.touchLocked(b)
-	c.evictLocked()
-	return b, false, nil
+	return b, false, true, nil
 }
 
 // loggedBlock is the size of a logged block and the ticket of the last
@@ -151,12 +180,10 @@ func (c *Cache) setLoggedTicket(ds []format.Daddr, t xlog.Ticket) {
 	c.loggedPruneAt = max(loggedPruneMin, 2*len(c.logged))
 }
 
-// detachLocked takes b out of the cache; holders keep their pointer.
-func (c *Cache) detachLocked(b *Buf) {
-	b.prev.next, b.next.prev = b.next, b.prev
-	b.next, b.prev = nil, nil
-	delete(c.bufs, b.daddr)
-	c.bytes -= b.size
+// detachLocked takes b out of its shard s; holders keep their pointer.
+func (c *Cache) detachLocked(s *cacheShard, b *Buf) {
+	s.Remove(b.daddr)
+	c.bytes.Add(-int64(b.size))
 }
 
 // writeBack is one block of a committed transaction to write in place.
@@ -169,22 +196,32 @@ type writeBack struct {
 // written in place: evicting one earlier would let a read see the old
 // content on disk.
 func (c *Cache) pin(wb []writeBack) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, e := range wb {
+		s := c.shard(e.b.daddr)
+		s.Mu.Lock()
 		e.b.refs++
 		e.b.wbRefs++
+		s.Mu.Unlock()
 	}
 }
 
 func (c *Cache) unpin(wb []writeBack) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, e := range wb {
+		s := c.shard(e.b.daddr)
+		s.Mu.Lock()
 		e.b.refs--
 		e.b.wbRefs--
+		s.Mu.Unlock()
 	}
-	c.evictLocked()
+	c.reclaimIfOver()
+}
+
+// reclaimIfOver reclaims after buffers were let go, in case held ones
+// kept the cache over its budget.
+func (c *Cache) reclaimIfOver() {
+	if c.bytes.Load() > c.budget {
+		c.reclaim.Need(0)
+	}
 }
 
 // queueLogged puts a commit's items in the log's line and records its
@@ -328,42 +365,45 @@ var errNoWriteback = errors.New("write-back disabled for a recovery test")
 // older versions still waiting for write-back are not written over
 // whatever the blocks hold next.
 func (c *Cache) markFreed(ds []format.Daddr, t xlog.Ticket) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	for _, d := range ds {
-		if b, ok := c.bufs[d]; ok {
+		s := c.shard(d)
+		s.Mu.Lock()
+		if b, ok := s.Peek(d); ok {
 			b.newest.Store(uint64(t))
 		}
+		s.Mu.Unlock()
 	}
 }
 
 func (c *Cache) release(b *Buf) {
-	c.mu.Lock()
+	s := c.shard(b.daddr)
+	s.Mu.Lock()
 	b.refs--
-	c.evictLocked()
-	c.mu.Unlock()
+	s.Mu.Unlock()
+	c.reclaimIfOver()
 }
 
-func (c *Cache) touchLocked(b *Buf) {
-	if b.next != nil {
-		b.prev.next, b.next.prev = b.next, b.prev
-	}
-	b.next, b.prev = c.head.next, &c.head
-	c.head.next.prev, c.head.next = b, b
+// scan evicts the least recently used unreferenced buffers of a shard,
+// want bytes of them if it has them (the reclaimer's Scan).
+func (c *Cache) scan(shard int, want int64) (entries int, bytes int64) {
+	s := &c.shards[shard]
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	entries, bytes = s.Evict(want, (*Buf).held, (*Buf).bytes)
+	c.bytes.Add(-bytes)
+	return entries, bytes
 }
 
-// evictLocked drops least recently used unreferenced buffers over budget.
-func (c *Cache) evictLocked() {
-	for b := c.head.prev; c.bytes > c.budget && b != &c.head; {
-		prev := b.prev
-		if b.refs == 0 {
-			b.prev.next, b.next.prev = b.next, b.prev
-			b.next, b.prev = nil, nil
-			delete(c.bufs, b.daddr)
-			c.bytes -= b.size
-		}
-		b = prev
-	}
+// SetParallelReclaim makes every lookup that finds the cache over budget
+// reclaim by itself instead of leaving it to the one reclaimer at work:
+// the old behaviour, for benchmarks to measure against.
+func (c *Cache) SetParallelReclaim(on bool) { c.reclaim.SetParallel(on) }
+
+// Stats returns the cache's use of its budget and its counters.
+func (c *Cache) Stats() reclaim.Stats {
+	st := reclaim.Stats{Bytes: c.bytes.Load(), Budget: c.budget, Counters: c.reclaim.Counters()}
+	st.Entries, st.Hits, st.Misses = reclaim.Sum(c.shards[:])
+	return st
 }
 
 // Read returns the committed content of a block outside any transaction,
@@ -433,10 +473,11 @@ func checkKind(b *Buf, v *version, ops *Ops) error {
 // later reuse of the block as file data cannot be shadowed by stale
 // metadata). It must not be held by a transaction.
 func (c *Cache) Invalidate(daddr format.Daddr) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if b, ok := c.bufs[daddr]; ok && b.refs == b.wbRefs {
-		c.detachLocked(b)
+	s := c.shard(daddr)
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if b, ok := s.Peek(daddr); ok && b.refs == b.wbRefs {
+		c.detachLocked(s, b)
 	}
 }
 

@@ -32,6 +32,13 @@
 // content is a running total, logged without any lock held through the
 // commit).
 //
+// The cache is sharded by a hash of the block address: a lookup holds
+// one shard's mutex for the lookup itself, and each shard keeps its own
+// LRU list. A budget of bytes bounds it; past it, one goroutine at a time
+// evicts unreferenced buffers round-robin over the shards (package
+// reclaim). Buffers held by a transaction, and committed ones waiting for
+// their write-back, are referenced and never evicted.
+//
 // Transactions carry what later layers need without knowing them: blocks
 // freed by the transaction (busy extents, not reusable until the freeing
 // commit is durable), per-project quota deltas, and a block reservation
