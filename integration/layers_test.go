@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	"xfs/mkfs":    {"xfs/format", "xfs/dev"},
 	"xfs/alloc":   {"xfs/format", "xfs/btree", "xfs/trans"},
 	"xfs/ialloc":  {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
-	"xfs/quota":   {"xfs/format", "xfs/trans"},
+	"xfs/quota":   {"xfs/format", "xfs/trans", "xfs/xlog"}, // dquot log items, formatted by their owner
 	// Test fixtures: only tests import them.
 	"xfs/trans/transtest": {"xfs/format", "xfs/dev", "xfs/trans", "xfs/mkfs"},
 }
