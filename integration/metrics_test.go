@@ -280,3 +280,15 @@ func TestVersionThroughBinary(t *testing.T) {
 		t.Errorf("stamped binary: %q, want %q... %s", out, want, runtime.Version())
 	}
 }
+
+// TestCacheSizeThroughBinary: --cache-size reaches the volume's caches,
+// three quarters for blocks and a quarter for inodes, as the README says.
+func TestCacheSizeThroughBinary(t *testing.T) {
+	s := startServer(t, "512M", "--cache-size", "8M")
+	fams := s.scrapeMetrics(t)
+	for cache, want := range map[string]float64{"blocks": 6 << 20, "inodes": 2 << 20} {
+		if got, ok := series(fams, "xfs3_metadata_cache_budget_bytes", "cache", cache); !ok || got != want {
+			t.Errorf("%s cache budget %v (present %v), want %v", cache, got, ok, want)
+		}
+	}
+}
