@@ -196,6 +196,32 @@ func (v *Volume) lockInode(ino format.Ino) (*inodeHandle, func()) {
 	}
 }
 
+// lockInodePair takes the locks of two different inodes, which no lock
+// order ranks against each other (two directories, either of which may be
+// the other's ancestor), and returns their handles and the function that
+// drops both. It never waits for one lock while holding the other: it
+// waits for one, tries the other, and on failure lets go and waits for
+// the one it missed first. So it joins no cycle of waiters, whatever order
+// others take these locks in.
+func (v *Volume) lockInodePair(a, b format.Ino) (ha, hb *inodeHandle, unlock func()) {
+	ha, hb = v.icache.hold(a), v.icache.hold(b)
+	first, second := ha, hb
+	for {
+		first.lock.Lock()
+		if second.lock.TryLock() {
+			break
+		}
+		first.lock.Unlock()
+		first, second = second, first
+	}
+	return ha, hb, func() {
+		hb.lock.Unlock()
+		ha.lock.Unlock()
+		v.icache.release(hb)
+		v.icache.release(ha)
+	}
+}
+
 // retryBusy runs fn, and once more after making busy extents reusable
 // when fn found only busy free space.
 func (v *Volume) retryBusy(fn func() error) error {

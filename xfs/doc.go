@@ -51,10 +51,14 @@
 //	   allocation that finds only space being discarded waits for a
 //	   discard (trans.Busy.WaitDiscards) with no lock of its own held
 //	   but the inode's.
-//	1. writeState.renameMu: cross-directory renames only.
+//	1. writeState.renameMu: renames that move a directory to another
+//	   parent only (the moves that could make a loop).
 //	2. Inode locks (inodeHandle.lock): directories before the inodes they
-//	   name; two directories, or two inodes of one kind (AppendExtents),
-//	   lower inode number first. Every inode lock is taken before the
+//	   name; two inodes of one kind (AppendExtents, or the two inodes a
+//	   rename moves and replaces), lower inode number first. The two
+//	   directories of a cross-directory rename are taken as a pair
+//	   (lockInodePair): it never waits for one while holding the other,
+//	   so it needs no order between them. Every inode lock is taken before the
 //	   transaction starts: a transaction never waits for an inode lock.
 //	   One exception: freeing an unlinked inode (inactive.go) takes the
 //	   lock of the inode before it on its unlinked list after its own,

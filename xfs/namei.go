@@ -486,27 +486,51 @@ func (v *Volume) renameLocked(srcDir format.Ino, srcName string, dstDir format.I
 			return 0, err
 		}
 	}
-	if srcDir != dstDir {
-		v.w.renameMu.Lock()
-		defer v.w.renameMu.Unlock()
+	replaced, err = v.renameOnce(srcDir, srcName, dstDir, dstName, false)
+	if errors.Is(err, errMovesDirectory) {
+		replaced, err = v.renameOnce(srcDir, srcName, dstDir, dstName, true)
 	}
-	// Directory locks, lower inode number first.
-	dirs := []format.Ino{srcDir}
-	if dstDir != srcDir {
-		dirs = append(dirs, dstDir)
-		if dstDir < srcDir {
-			dirs[0], dirs[1] = dstDir, srcDir
-		}
-	}
+	return replaced, err
+}
+
+// errMovesDirectory stops a cross-directory rename that found a directory
+// to move without holding renameMu: it starts again holding it.
+var errMovesDirectory = errors.New("rename moves a directory")
+
+// renameOnce is renameLocked, with renameMu held (serial) or not. Only a
+// directory moving to another parent needs it: that is the one rename
+// that can make a loop, and its ancestry check must see a tree no other
+// such move changes meanwhile. Moving a file between directories takes
+// just the two directories' locks, so PUTs into different buckets (each a
+// rename out of a staging directory) do not queue behind each other.
+func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, serial bool) (replaced format.Ino, err error) {
+	crossDir := srcDir != dstDir
 	handles := map[format.Ino]*inodeHandle{}
-	for _, d := range dirs {
-		h, unlock := v.lockInode(d)
+	if !crossDir {
+		h, unlock := v.lockInode(srcDir)
 		defer unlock()
-		handles[d] = h
+		handles[srcDir] = h
+	} else {
+		if serial {
+			v.w.renameMu.Lock()
+			defer v.w.renameMu.Unlock()
+		}
+		hs, hd, unlock := v.lockInodePair(srcDir, dstDir)
+		defer unlock()
+		handles[srcDir], handles[dstDir] = hs, hd
 	}
 	src, err := v.lookupLocked(srcDir, srcName)
 	if err != nil {
 		return 0, err
+	}
+	if crossDir && !serial {
+		ip, err := v.iget(src)
+		if err != nil {
+			return 0, err
+		}
+		if ip.isDir() {
+			return 0, errMovesDirectory
+		}
 	}
 	dst, err := v.lookupLocked(dstDir, dstName)
 	if err != nil && !errors.Is(err, ErrNotFound) {
@@ -545,7 +569,7 @@ func (v *Volume) renameLocked(srcDir format.Ino, srcName string, dstDir format.I
 		defer unlock()
 		handles[ino] = h
 	}
-	if srcDir != dstDir {
+	if crossDir {
 		if err := v.checkNotAncestor(src, dstDir); err != nil {
 			return 0, err
 		}
