@@ -317,9 +317,11 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Of the three being inactivated at the cut, how many finished
+	// depends on how many device writes a force takes.
 	st, _ := v.Recovery()
-	if st.Unlinked < files-files/3-1 || v.Unlinked() != 0 {
-		t.Errorf("recovery freed %d unlinked inodes (%d left), want at least %d", st.Unlinked, v.Unlinked(), files-files/3-1)
+	if st.Unlinked < files-files/3-3 || v.Unlinked() != 0 {
+		t.Errorf("recovery freed %d unlinked inodes (%d left), want at least %d", st.Unlinked, v.Unlinked(), files-files/3-3)
 	}
 	if got := freeBlocks(t, v); got != free0 {
 		t.Errorf("after recovery %d free blocks, want %d", got, free0)

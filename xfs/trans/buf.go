@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // Ops describe a kind of metadata block.
@@ -36,6 +37,11 @@ type Buf struct {
 	newest atomic.Uint64
 	refs   int // holders: transactions, readers, pending write-backs; guarded by the lock of its cache shard
 	wbRefs int // of which pending write-backs; guarded by the shard's lock
+	// queued are the tickets of the logged commits of the block whose
+	// write-backs have not run, in log order; guarded by the shard's
+	// lock. A write-back leaves the block to the next of them when that
+	// one is durable too: it runs later in the same pass.
+	queued []xlog.Ticket
 }
 
 // held reports whether anything refers to the buffer, which then stays

@@ -3,6 +3,7 @@ package trans
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -84,12 +85,23 @@ func (c *Cache) shard(daddr format.Daddr) *cacheShard {
 	return &c.shards[reclaim.Index(uint64(daddr), cacheShardBits)]
 }
 
-// SetLog routes every later commit through w.
+// SetLog routes every later commit through w. Blocks a commit frees
+// become reusable as soon as it is durable; its write-backs may wait in
+// the log's backlog, whose pinned blocks the cache's budget bounds
+// (backlogShare).
 func (c *Cache) SetLog(w *xlog.Writer) {
 	c.log = w
 	c.logged = make(map[format.Daddr]loggedBlock)
 	c.loggedPruneAt = loggedPruneMin
+	w.OnDurable(func(t xlog.Ticket) { c.busy.Clear(uint64(t)) })
+	w.SetBacklogLimit(int(c.budget / backlogShare))
 }
+
+// backlogShare sizes the log's write-back backlog from the cache budget:
+// a commit pins whole blocks for the chunks it logs, a few times its log
+// bytes in the cache, so a budget/backlogShare of log bytes keeps what
+// the backlog pins to a fraction of the budget.
+const backlogShare = 32
 
 // Log returns the log writer, if any.
 func (c *Cache) Log() *xlog.Writer { return c.log }
@@ -263,9 +275,29 @@ func (c *Cache) queueLogged(items []xlog.Item, wb []writeBack, late []LateItem) 
 	for _, e := range wb {
 		e.b.newest.Store(uint64(t))
 		u.blocks[e.b.daddr] = unwrittenBlock{e.data, t}
+		s := c.shard(e.b.daddr)
+		s.Mu.Lock()
+		e.b.queued = append(e.b.queued, t)
+		s.Mu.Unlock()
 	}
 	u.n.Store(int64(len(u.blocks)))
 	return t, nil
+}
+
+// writtenBack drops the commit at ticket own from b's queued commits and
+// returns the next one, if any (0 if none).
+func (c *Cache) writtenBack(b *Buf, own xlog.Ticket) (next xlog.Ticket) {
+	s := c.shard(b.daddr)
+	s.Mu.Lock()
+	defer s.Mu.Unlock()
+	if i := slices.Index(b.queued, own); i >= 0 {
+		b.queued = slices.Delete(b.queued, i, i+1)
+	}
+	if len(b.queued) == 0 {
+		b.queued = nil
+		return 0
+	}
+	return b.queued[0]
 }
 
 // writeBack writes a durable commit's blocks in place; the log's leader
@@ -278,6 +310,12 @@ func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
 		return errNoWriteback
 	}
 	for _, e := range wb {
+		// A later commit up to durable that changed the block again
+		// writes it later in this pass; one that freed it means it must
+		// not be written at all.
+		if next := c.writtenBack(e.b, own); next > own && next <= durable {
+			continue
+		}
 		if n := xlog.Ticket(e.b.newest.Load()); n > own && n <= durable {
 			continue
 		}
@@ -288,8 +326,6 @@ func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
 		}
 	}
 	c.unwritten.forget(wb, own)
-	// Blocks this commit freed may be reused now that it is durable.
-	c.busy.Clear(uint64(own))
 	return nil
 }
 

@@ -5,7 +5,8 @@
 //	Tx.Commit ──> Finish (CRC) ──> queue in the log (its place in log
 //	              order is fixed) ──> publish in the cache ──> unlock
 //	Force ──> log leader: one log write, one flush ──> durable ──>
-//	          blocks written in place, newest version only ──> unpinned
+//	          write-back backlog ──> (past its limit, or Sync) blocks
+//	          written in place, newest durable version only ──> unpinned
 //	Tx.Cancel ──> drop the copies; nothing ever happened
 //
 // A transaction locks every buffer it touches until it commits or cancels,
@@ -25,6 +26,9 @@
 // blocks stay pinned in the cache until the log's leader has written them
 // in place (write-ahead: never before the log record is durable), and
 // Cache.ReadAt shows them to readers that bypass the cache meanwhile.
+// Write-backs wait in the log's backlog (package xlog), sized from the
+// cache budget, so a block many commits change is written once per pass,
+// by the newest durable commit that changed it (Buf.queued).
 //
 // A transaction may also carry late items (LateItem): log items formatted
 // only when it takes its place in the log, under the lock that orders the

@@ -198,3 +198,109 @@ func TestBusyUntilDurable(t *testing.T) {
 		t.Fatalf("%d busy extents after the freeing commit is durable", n)
 	}
 }
+
+// TestWriteBackBacklogWritesHotBlocksOnce: with a backlog, a block that
+// every commit changes (as an AG header is) reaches its place once for
+// many durable commits, not once per commit; blocks freed by a commit
+// become reusable as soon as it is durable, with its write-back still
+// waiting; and Sync leaves the newest version of everything in place.
+func TestWriteBackBacklogWritesHotBlocksOnce(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	c.Log().SetBacklogLimit(64 << 10)
+	d := c.Device().(*memDev)
+	onDisk := func(daddr int) byte {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.b[daddr*512+7]
+	}
+	const commits = 12 // within the backlog limit of this small log (an eighth)
+	for i := 1; i <= commits; i++ {
+		commitTx(t, c, func(tx *Tx) {
+			b, err := tx.Read(10, 512, stamped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[7] = byte(i)
+			tx.Dirty(10)
+			nb, _ := tx.Get(format.Daddr(20+i), 512, stamped)
+			nb[7] = byte(i)
+			tx.FreeExtent(Extent{AG: 1, Start: format.AgBlock(100 * i), Len: 1})
+		})
+		writes := d.writes
+		if err := c.Force(); err != nil {
+			t.Fatal(err)
+		}
+		if n := d.writes - writes; n != 1 {
+			t.Fatalf("commit %d: %d device writes on force, want the log write alone", i, n)
+		}
+		if got := c.Busy().Overlap(1, format.AgBlock(100*i), 1); len(got) != 0 {
+			t.Fatalf("commit %d: its freed extent is still busy once durable", i)
+		}
+	}
+	if got := onDisk(10); got != 0 {
+		t.Fatalf("block 10 holds version %d before any write-back ran", got)
+	}
+	writes := d.writes
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// Block 10 once, and each new block once.
+	if n := d.writes - writes; n != 1+commits {
+		t.Fatalf("Sync wrote %d blocks, want %d", n, 1+commits)
+	}
+	if got := onDisk(10); got != commits {
+		t.Fatalf("block 10 on disk holds version %d, want %d", got, commits)
+	}
+	for i := 1; i <= commits; i++ {
+		if got := onDisk(20 + i); got != byte(i) {
+			t.Fatalf("block %d on disk holds %d", 20+i, got)
+		}
+	}
+	if n := c.unwritten.n.Load(); n != 0 {
+		t.Fatalf("%d blocks still recorded as unwritten after Sync", n)
+	}
+}
+
+// TestWriteBackLeavesBlockToLaterDurableCommit: of three commits that
+// change one block, the first two durable and the third only queued, a
+// pass over the backlog writes the block once, with the second's version
+// (the first leaves it to the second; the third is not durable and writes
+// its own later).
+func TestWriteBackLeavesBlockToLaterDurableCommit(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	c.Log().SetBacklogLimit(64 << 10)
+	d := c.Device().(*memDev)
+	version := func(v byte) {
+		commitTx(t, c, func(tx *Tx) {
+			b, err := tx.Read(10, 512, stamped)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[7] = v
+			tx.Dirty(10)
+		})
+	}
+	onDisk := func() (byte, int) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.b[10*512+7], d.writesAt[10*512]
+	}
+	version(1)
+	version(2)
+	if err := c.Force(); err != nil {
+		t.Fatal(err)
+	}
+	version(3)
+	if err := c.Log().WriteBackNow(); err != nil {
+		t.Fatal(err)
+	}
+	if v, n := onDisk(); v != 2 || n != 1 {
+		t.Fatalf("after the pass block 10 holds version %d, written %d times; want 2, once", v, n)
+	}
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if v, n := onDisk(); v != 3 || n != 2 {
+		t.Fatalf("after Sync block 10 holds version %d, written %d times; want 3, twice", v, n)
+	}
+}

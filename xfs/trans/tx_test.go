@@ -18,6 +18,7 @@ type memDev struct {
 	b          []byte
 	failWrites int // fail once this many writes succeeded (0: never)
 	writes     int
+	writesAt   map[int64]int // writes by offset
 	syncs      int
 }
 
@@ -37,6 +38,10 @@ func (d *memDev) WriteAt(p []byte, off int64) (int, error) {
 		return 0, errors.New("injected write error")
 	}
 	d.writes++
+	if d.writesAt == nil {
+		d.writesAt = make(map[int64]int)
+	}
+	d.writesAt[off]++
 	return copy(d.b[off:], p), nil
 }
 

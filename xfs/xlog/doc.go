@@ -20,8 +20,19 @@
 //	quarter of the log) ─> flush file data written before it, if any ─>
 //	lay out records (≤ 32 KiB, never wrapping; big regions continue in
 //	the next record) ─> one device write ─> one flush ─> wake every
-//	waiter it made durable ─> run the batch's write-backs in log order
-//	─> the next flush retires them and the tail moves past them
+//	waiter it made durable ─> tell OnDurable ─> add the batch's
+//	write-backs to the backlog; past its limit, run the backlog in log
+//	order ─> the next flush retires them and the tail moves past them
+//
+// Write-backs wait in a backlog (at most WriteBackBytes of log, an eighth
+// of the log, or what the cache asks for with SetBacklogLimit) because a
+// block that many commits change, an AG header, a directory block, an
+// inode cluster, needs writing in place only once for all of them: a
+// write-back leaves a block to a later commit of the same pass that
+// changed it again. Under load that turned about ten in-place writes per
+// small PUT into one. Sync, Unmount and a log short of room run the
+// backlog first; blocks freed by a commit are reusable once it is durable
+// (OnDurable), not once it is written back.
 //
 // A device that can make one write durable by itself (pwritev2 with
 // RWF_DSYNC) takes the place of write and flush while the log is less

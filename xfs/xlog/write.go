@@ -82,6 +82,16 @@ type Writer struct {
 	// can never be released, so waiting for it is futile.
 	failed error
 
+	// backlog holds durable transactions whose write-backs have not run
+	// yet, in log order; backlogBytes is their log bytes (upper bounds),
+	// and backlogLimit the amount past which a leader runs them.
+	backlog      []*pending
+	backlogBytes int
+	backlogLimit int
+	// onDurable, if set, is told the newest durable ticket each time a
+	// batch makes more transactions durable.
+	onDurable func(Ticket)
+
 	// window lists logged transactions in ticket order until the tail
 	// passes their start; pastTail is the newest ticket it dropped.
 	window   []windowEntry
@@ -131,7 +141,40 @@ func NewWriter(d Device, l *Log, uuid [16]byte, cycle, block uint32, prev int32)
 	w := &Writer{dev: d, start: l.Start, blocks: l.Blocks, uuid: uuid, cycle: cycle, block: block, prevBlock: prev,
 		live: make(map[format.LSN]*liveCounts)}
 	w.cond = sync.NewCond(&w.mu)
+	w.backlogLimit = w.backlogMax()
 	return w
+}
+
+// WriteBackBytes is the most log data whose write-backs wait before a
+// leader runs them (see SetBacklogLimit).
+const WriteBackBytes = 1 << 20
+
+// backlogMax bounds the backlog to WriteBackBytes and an eighth of the
+// log, so that it never takes the log to a quarter full, where commits
+// lose their durable writes (see writeBatchLocked).
+func (w *Writer) backlogMax() int { return min(WriteBackBytes, int(w.blocks)*format.BBSize/8) }
+
+// SetBacklogLimit sets how much log data may wait for its write-backs,
+// at most backlogMax. Write-backs wait so that a block many commits
+// change (an AG header, a directory block, an inode cluster) is written
+// in place once for all of them rather than once a batch: a write-back
+// leaves alone a block that a later durable commit changed again. What
+// waits pins its blocks in the cache and its log space, so a small cache
+// asks for a small limit; 0 runs every batch's write-backs at once.
+func (w *Writer) SetBacklogLimit(bytes int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.backlogLimit = min(max(bytes, 0), w.backlogMax())
+}
+
+// OnDurable registers fn to be told, by the leader and with no lock of
+// the writer held, the newest durable ticket each time a batch becomes
+// durable: what waits only for durability (blocks freed by a commit)
+// need not wait for the write-backs.
+func (w *Writer) OnDurable(fn func(Ticket)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.onDurable = fn
 }
 
 // Stats returns the counters so far.
@@ -353,29 +396,60 @@ func (w *Writer) leadLocked() error {
 	}
 	w.durable = last
 	w.cond.Broadcast()
-	// Write-back in log order, still as the leader, so that the next
-	// batch starts only once this one's blocks are written: the flush
-	// ahead of it retires them.
-	durable := w.durable
-	w.mu.Unlock()
-	var failed error
-	var written []format.LSN
 	for _, p := range batch {
 		if p.writeBack == nil {
-			written = append(written, p.lsn)
+			w.markWrittenLocked(p.lsn)
 			continue
 		}
+		w.backlog = append(w.backlog, p)
+		w.backlogBytes += p.size
+	}
+	if fn := w.onDurable; fn != nil {
+		w.mu.Unlock()
+		fn(last)
+		w.mu.Lock()
+	}
+	if w.backlogBytes > w.backlogLimit {
+		// Still as the leader: write-backs never run beside a batch.
+		// The flush that retires them comes once the log is a quarter
+		// full (writeBatchLocked), or with Sync.
+		return w.writeBacklogLocked()
+	}
+	return nil
+}
+
+// markWrittenLocked notes that the commit at lsn has been written in
+// place: the next flush retires it.
+func (w *Writer) markWrittenLocked(lsn format.LSN) {
+	c := w.live[lsn]
+	c.unwritten--
+	c.written++
+}
+
+// writeBacklogLocked runs the backlog's write-backs in log order, each
+// told the newest durable ticket, so that a block changed by several of
+// them is written once, by the last. Called by the device's owner (a
+// leader, or under exclusive) with the lock held; drops it for the I/O.
+// A failed write-back stops the rest and pins the log from there on.
+func (w *Writer) writeBacklogLocked() error {
+	backlog, durable := w.backlog, w.durable
+	w.backlog, w.backlogBytes = nil, 0
+	if len(backlog) == 0 {
+		return nil
+	}
+	w.mu.Unlock()
+	var failed error
+	written := 0
+	for _, p := range backlog {
 		if err := p.writeBack(p.ticket, durable); err != nil {
 			failed = fmt.Errorf("commit at LSN %d/%d was not written back: %w", p.lsn.Cycle(), p.lsn.Block(), err)
 			break
 		}
-		written = append(written, p.lsn)
+		written++
 	}
 	w.mu.Lock()
-	for _, lsn := range written {
-		c := w.live[lsn]
-		c.unwritten--
-		c.written++
+	for _, p := range backlog[:written] {
+		w.markWrittenLocked(p.lsn)
 	}
 	if failed != nil && w.failed == nil {
 		w.failed = failed
@@ -449,13 +523,26 @@ func (w *Writer) flushLocked() error {
 	return nil
 }
 
-// Sync makes everything queued durable, flushes the device and moves the
-// tail past every commit written back so far.
+// Sync makes everything queued durable, writes every durable commit in
+// place, flushes the device and moves the tail past them.
 func (w *Writer) Sync() error {
 	if err := w.ForceAll(); err != nil {
 		return err
 	}
-	return w.exclusive(w.flushLocked)
+	return w.exclusive(w.writeBackAllLocked)
+}
+
+// WriteBackNow runs the backlog's write-backs at once, without forcing
+// anything or flushing: for a caller with time to spare.
+func (w *Writer) WriteBackNow() error { return w.exclusive(w.writeBacklogLocked) }
+
+// writeBackAllLocked runs the backlog and flushes: every durable commit
+// is then in place, durable, and behind the tail.
+func (w *Writer) writeBackAllLocked() error {
+	if err := w.writeBacklogLocked(); err != nil {
+		return err
+	}
+	return w.flushLocked()
 }
 
 // exclusive runs fn as the device's owner, once no batch is being written.
@@ -509,13 +596,16 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		if len(w.live) == 0 {
 			return fmt.Errorf("%w: %d blocks in a log of %d", ErrLogFull, total, w.blocks)
 		}
+		if err := w.writeBacklogLocked(); err != nil {
+			return err
+		}
 		writtenAny := false
 		for _, c := range w.live {
 			writtenAny = writtenAny || c.written > 0
 		}
 		if !writtenAny {
-			// Every batch is written back before the next starts,
-			// so only a failed write-back pins the log.
+			// The backlog was just written back, so only a failed
+			// write-back pins the log.
 			if w.failed != nil {
 				return w.failed
 			}
@@ -727,7 +817,7 @@ func (w *Writer) Unmount() error {
 }
 
 func (w *Writer) unmountLocked() error {
-	if err := w.flushLocked(); err != nil {
+	if err := w.writeBackAllLocked(); err != nil {
 		return err
 	}
 	if len(w.live) != 0 {

@@ -550,3 +550,91 @@ func TestForceAllFlushesData(t *testing.T) {
 		t.Fatalf("data and a transaction: %d syncs, %+v", d.syncs, st)
 	}
 }
+
+// TestWriteBackBacklog: write-backs wait in a backlog until it holds more
+// than its limit of log bytes, then run in ticket order, each told the
+// newest durable ticket; OnDurable hears of every batch before its
+// write-backs run; Sync and Unmount run what is left. With a limit far
+// past what the log holds (only a test can set one), the leader that
+// needs room writes the backlog back itself rather than fail.
+func TestWriteBackBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		blocks uint32
+		limit  int
+		trans  int
+	}{
+		{"limit", 1 << 14, 64 << 10, 300},
+		{"none", 1 << 14, 0, 100},
+		{"room", 800, 1 << 30, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(int64(tc.blocks) + int64(tc.limit)))
+			_, _, w := newTestLog(t, tc.blocks)
+			w.SetBacklogLimit(tc.limit)
+			if tc.limit > w.backlogMax() {
+				w.mu.Lock()
+				w.backlogLimit = tc.limit
+				w.mu.Unlock()
+			}
+			var mu sync.Mutex
+			var order []Ticket
+			var heard Ticket
+			mostWaiting := 0
+			w.OnDurable(func(d Ticket) {
+				mu.Lock()
+				defer mu.Unlock()
+				if d < heard {
+					t.Errorf("OnDurable(%d) after OnDurable(%d)", d, heard)
+				}
+				heard = d
+			})
+			for i := 0; i < tc.trans; i++ {
+				items := randomTrans(rng)[:1]
+				tk, err := w.Queue(items, func(own, durable Ticket) error {
+					mu.Lock()
+					defer mu.Unlock()
+					if own > durable || own > heard {
+						t.Errorf("write-back of %d with %d durable, %d heard of", own, durable, heard)
+					}
+					if w := Ticket(len(order) + 1); own != w {
+						t.Errorf("write-back of %d, want %d", own, w)
+					}
+					order = append(order, own)
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("transaction %d: %v", i, err)
+				}
+				if err := w.Force(tk); err != nil {
+					t.Fatalf("force %d: %v", i, err)
+				}
+				w.mu.Lock()
+				backlog, bytes := len(w.backlog), w.backlogBytes
+				w.mu.Unlock()
+				mu.Lock()
+				done := len(order)
+				mu.Unlock()
+				if done+backlog != int(tk) {
+					t.Fatalf("after %d: %d written back, %d waiting", tk, done, backlog)
+				}
+				if bytes > tc.limit {
+					t.Fatalf("after %d: %d bytes wait, limit %d", tk, bytes, tc.limit)
+				}
+				mostWaiting = max(mostWaiting, backlog)
+			}
+			if (tc.limit > 0) != (mostWaiting > 0) {
+				t.Fatalf("limit %d: at most %d write-backs waited", tc.limit, mostWaiting)
+			}
+			if err := w.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if len(order) != tc.trans {
+				t.Fatalf("%d of %d written back after Sync", len(order), tc.trans)
+			}
+			if err := w.Unmount(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
