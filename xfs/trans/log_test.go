@@ -207,6 +207,7 @@ func TestBusyUntilDurable(t *testing.T) {
 func TestWriteBackBacklogWritesHotBlocksOnce(t *testing.T) {
 	c, _ := newLoggedCache(t)
 	c.Log().SetBacklogLimit(64 << 10)
+	c.Log().SetIdleWriteBack(0) // the test runs the backlog itself
 	d := c.Device().(*memDev)
 	onDisk := func(daddr int) byte {
 		d.mu.Lock()
@@ -269,6 +270,7 @@ func TestWriteBackBacklogWritesHotBlocksOnce(t *testing.T) {
 func TestWriteBackLeavesBlockToLaterDurableCommit(t *testing.T) {
 	c, _ := newLoggedCache(t)
 	c.Log().SetBacklogLimit(64 << 10)
+	c.Log().SetIdleWriteBack(0) // the test runs the backlog itself
 	d := c.Device().(*memDev)
 	version := func(v byte) {
 		commitTx(t, c, func(tx *Tx) {

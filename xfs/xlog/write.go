@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -88,6 +89,8 @@ type Writer struct {
 	backlog      []*pending
 	backlogBytes int
 	backlogLimit int
+	idleArmed    bool          // a timer will run the backlog
+	idleAfter    time.Duration // when, after it is armed (0: never)
 	// onDurable, if set, is told the newest durable ticket each time a
 	// batch makes more transactions durable.
 	onDurable func(Ticket)
@@ -142,7 +145,17 @@ func NewWriter(d Device, l *Log, uuid [16]byte, cycle, block uint32, prev int32)
 		live: make(map[format.LSN]*liveCounts)}
 	w.cond = sync.NewCond(&w.mu)
 	w.backlogLimit = w.backlogMax()
+	w.idleAfter = IdleWriteBack
 	return w
+}
+
+// SetIdleWriteBack sets how long after a batch its write-backs wait at
+// most, however quiet the log (IdleWriteBack by default; 0: until the
+// backlog is full or Sync).
+func (w *Writer) SetIdleWriteBack(d time.Duration) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.idleAfter = max(d, 0)
 }
 
 // WriteBackBytes is the most log data whose write-backs wait before a
@@ -415,7 +428,27 @@ func (w *Writer) leadLocked() error {
 		// full (writeBatchLocked), or with Sync.
 		return w.writeBacklogLocked()
 	}
+	if len(w.backlog) > 0 && !w.idleArmed && w.idleAfter > 0 {
+		w.idleArmed = true
+		time.AfterFunc(w.idleAfter, w.idleWriteBack)
+	}
 	return nil
+}
+
+// IdleWriteBack bounds how long a write-back waits in the backlog when
+// the log goes quiet: the blocks reach their places, the cache can evict
+// them, and the volume file holds current metadata, within about this
+// long of their commit.
+const IdleWriteBack = time.Second
+
+// idleWriteBack runs the backlog, from a timer.
+func (w *Writer) idleWriteBack() {
+	w.mu.Lock()
+	w.idleArmed = false
+	w.mu.Unlock()
+	// A failure is the writer's (w.failed, or w.err of a closed log):
+	// the next commit or Sync reports it.
+	_ = w.WriteBackNow()
 }
 
 // markWrittenLocked notes that the commit at lsn has been written in

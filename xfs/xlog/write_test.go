@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -572,6 +573,7 @@ func TestWriteBackBacklog(t *testing.T) {
 			rng := rand.New(rand.NewSource(int64(tc.blocks) + int64(tc.limit)))
 			_, _, w := newTestLog(t, tc.blocks)
 			w.SetBacklogLimit(tc.limit)
+			w.SetIdleWriteBack(0) // only the limit runs the backlog here
 			if tc.limit > w.backlogMax() {
 				w.mu.Lock()
 				w.backlogLimit = tc.limit
@@ -636,5 +638,36 @@ func TestWriteBackBacklog(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestIdleWriteBack: once the log goes quiet, a backlog below its limit
+// is still written back, within about the idle delay.
+func TestIdleWriteBack(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	_, _, w := newTestLog(t, 1<<14)
+	w.SetIdleWriteBack(20 * time.Millisecond)
+	var written atomic.Int32
+	for range 3 {
+		tk, err := w.Queue(randomTrans(rng)[:1], func(own, durable Ticket) error {
+			written.Add(1)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Force(tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for written.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 3 write-backs ran within 5 s of a quiet log", written.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := w.Unmount(); err != nil {
+		t.Fatal(err)
 	}
 }
