@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/xfs3/xfs3/xfs/alloc"
@@ -248,19 +249,33 @@ func (v *Volume) retryBusy(fn func() error) error {
 // runs it once more after a sync when only busy free space was found, and
 // once more after freeing released inodes when the volume was full.
 func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
-	run := func() error {
-		return v.retryBusy(func() error {
-			t, err := v.beginWith(blocks, freeing)
-			if err != nil {
-				return err
-			}
-			if err := fn(t); err != nil {
-				t.Cancel()
-				return err
-			}
-			return t.Commit()
-		})
+	var prelock []format.AgNumber
+	once := func() error {
+		t, err := v.beginWith(blocks, freeing)
+		if err != nil {
+			return err
+		}
+		t.alloc.Prelock(prelock)
+		if err := fn(t); err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
 	}
+	// A change that needs an AGF below one it holds, held by another
+	// change, starts again taking it in order (alloc.LockOrderError).
+	inOrder := func() error {
+		for {
+			err := once()
+			var order *alloc.LockOrderError
+			if !errors.As(err, &order) || slices.Contains(prelock, order.AG) {
+				return err
+			}
+			prelock = append(prelock, order.AG)
+			v.w.lockOrderRetries.Add(1)
+		}
+	}
+	run := func() error { return v.retryBusy(inOrder) }
 	err := run()
 	// Deleted files may still hold the space (or the project quota) the
 	// change needs. Waiting

@@ -83,7 +83,11 @@
 //	   b. AGFs in ascending AG order. An allocation may try any AG, but
 //	      without waiting (TryLock); it waits only for AGs above every AGF
 //	      it holds. Frees sort their extents and run before the
-//	      allocations of the same change where they can.
+//	      allocations of the same change where they can. A change that
+//	      still needs an AGF below one it holds (a directory removal that
+//	      frees a data block, then a leaf block of a lower AG) never
+//	      waits for it: it gets alloc.LockOrderError, and runTx runs it
+//	      again with that AG prelocked, taken in order.
 //	   c. Blocks reached only through a held lock need no order of their
 //	      own: AGFL and free-space tree blocks (under their AGF), inode
 //	      tree blocks (under their AGI), directory, xattr and bmbt blocks

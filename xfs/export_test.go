@@ -116,3 +116,7 @@ func CloseKeepingUnlinked(v *Volume) error {
 // DquotCache returns how many dquots v holds in memory and how many it
 // has evicted.
 func DquotCache(v *Volume) (cached, evicted int64) { return v.w.quota.Cached() }
+
+// LockOrderRetries returns how many changes ran again to take an AGF in
+// ascending order.
+func LockOrderRetries(v *Volume) int64 { return v.w.lockOrderRetries.Load() }

@@ -37,6 +37,8 @@ type writeState struct {
 	quota    *quota.Manager // project dquots; nil until loaded or enabled
 	inactive InactiveQueue  // where released inodes go; nil: inactivated at once
 	renameMu sync.Mutex     // cross-directory renames, as the kernel's s_vfs_rename_mutex
+	// lockOrderRetries counts changes run again to take an AGF in order.
+	lockOrderRetries atomic.Int64
 }
 
 // openWrite prepares a volume for writing: it refuses what the write path

@@ -206,3 +206,92 @@ func checkFile(v *xfs.Volume, dir format.Ino, name string) error {
 	}
 	return nil
 }
+
+// TestConcurrentDirectoryShrink empties directories whose blocks lie in
+// several AGs from many goroutines at once. Removing an entry can free a
+// data block and then a leaf block of another AG in one change; a change
+// that needs an AGF below one it holds must not wait for it (two such
+// changes with opposite AG orders deadlocked), so it starts again taking
+// it in order. A watchdog fails the test on a deadlock; afterwards the
+// directories are empty and xfs_repair is clean.
+func TestConcurrentDirectoryShrink(t *testing.T) {
+	const dirs, workers = 12, 8
+	files := envInt("XFS3_SHRINK_FILES", 400)
+	img := filepath.Join(t.TempDir(), "shrink.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20, AgCount: 4}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inos := make([]format.Ino, dirs)
+	for d := range inos {
+		if inos[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%02d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Grow the directories side by side, with file data between, so
+	// that each one's blocks come from wherever free space is then.
+	long := string(bytes.Repeat([]byte("n"), 180))
+	rng := rand.New(rand.NewSource(7))
+	for f := range files {
+		for d := range inos {
+			ino, err := v.Create(inos[d], fmt.Sprintf("%s-%05d", long, f), xfs.Attrs{Mode: 0o644})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rng.Intn(8) == 0 {
+				if _, err := v.WriteAt(ino, make([]byte, 4096*(1+rng.Intn(4))), 0); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := v.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each worker empties every directory's share of names, in
+			// its own order of directories.
+			order := rand.New(rand.NewSource(int64(w))).Perm(dirs)
+			for f := w; f < files; f += workers {
+				for _, d := range order {
+					if err := v.Unlink(inos[d], fmt.Sprintf("%s-%05d", long, f)); err != nil {
+						errs <- fmt.Errorf("worker %d: unlink %d/%d: %w", w, d, f, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Minute):
+		var stacks bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Fatalf("directory shrink deadlocked:\n%s", stacks.String())
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for d, ino := range inos {
+		if empty, err := v.IsEmptyDir(ino); err != nil || !empty {
+			t.Fatalf("directory %d: empty %v, %v", d, empty, err)
+		}
+	}
+	t.Logf("%d changes ran again to take an AGF in order", xfs.LockOrderRetries(v))
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
+}

@@ -72,6 +72,31 @@ func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
 	if a, ok := t.agfs[ag]; ok {
 		return a, true, nil
 	}
+	if len(t.agfs) > 0 && ag < t.highest() {
+		// Below an AGF held: waiting could deadlock.
+		a, got, err := t.lockOne(ag, true)
+		if err == nil && !got && !try {
+			err = &LockOrderError{AG: ag}
+		}
+		return a, got, err
+	}
+	for _, p := range t.prelock {
+		if p >= ag {
+			break
+		}
+		if _, held := t.agfs[p]; held || (len(t.agfs) > 0 && p < t.highest()) {
+			continue
+		}
+		if _, _, err := t.lockOne(p, false); err != nil {
+			return nil, false, err
+		}
+	}
+	return t.lockOne(ag, try)
+}
+
+// lockOne locks the AGF of ag, or with try gives up (false) when another
+// transaction holds it.
+func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
 	g := t.Geo()
 	d := g.AgHeaderDaddr(ag, 1)
 	ops := AgfOps(g, ag)

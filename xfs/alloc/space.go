@@ -3,6 +3,7 @@ package alloc
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -58,6 +59,28 @@ type Tx struct {
 	Space *Space
 	res   Reservation
 	agfs  map[format.AgNumber]*AG // the AGFs the transaction holds
+	// prelock are AGFs taken, in ascending order, as soon as the
+	// transaction's AGF locking passes them (Prelock).
+	prelock []format.AgNumber
+}
+
+// LockOrderError is returned when a transaction needs the AGF of AG
+// below one it holds and another transaction has it: waiting could close
+// a cycle (AGFs are taken in ascending order; lock order: see package xfs
+// doc). The caller cancels the transaction and runs it again with the AG
+// prelocked (Prelock), which takes it in order.
+type LockOrderError struct{ AG format.AgNumber }
+
+func (e *LockOrderError) Error() string {
+	return fmt.Sprintf("AGF %d is held by another transaction and lies below an AGF this one holds", e.AG)
+}
+
+// Prelock makes the transaction take the AGFs of ags, in ascending
+// order, ahead of any higher AGF it locks: for a transaction run again
+// after a LockOrderError.
+func (t *Tx) Prelock(ags []format.AgNumber) {
+	t.prelock = append(t.prelock[:0], ags...)
+	slices.Sort(t.prelock)
 }
 
 // Begin starts the allocator's view of transaction tx.
