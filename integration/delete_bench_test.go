@@ -160,7 +160,11 @@ type deleteRun struct {
 	// for a server without the info document.
 	backlog   int64
 	spaceBack time.Duration
-	load      string // /proc/loadavg when the deletes ended
+	// cpuPerDelete is the server's CPU time (user and system) over the
+	// DELETE phase divided by the deletes, -1 where /proc does not say:
+	// less disturbed by other processes than the rate.
+	cpuPerDelete time.Duration
+	load         string // /proc/loadavg when the deletes ended
 }
 
 // BenchmarkHTTPParallelDeletes measures S3 DELETE throughput through the
@@ -210,10 +214,46 @@ func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	side := deleteBenchSide{label: "this/percpu", bin: binary, gcMode: "percpu"}
 	for _, clients := range []int{1, 8} {
 		r := runHTTPDeletes(t, side, clients, 100)
-		if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 {
+		if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 {
 			t.Errorf("implausible run: %s", r)
 		}
 		t.Log(r)
+	}
+}
+
+// TestDeleteBenchConfig: the benchmark's environment is read as
+// documented and bad settings are refused.
+func TestDeleteBenchConfig(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	c, err := deleteBenchConfigFrom(env(), "/self")
+	if err != nil || !slices.Equal(c.binaries, []namedBinary{{"this", "/self"}}) || !slices.Equal(c.clients, []int{1, 2, 8, 32}) ||
+		c.objects != 20000 || c.rounds != 2 || !slices.Equal(c.gcModes, []string{"percpu", "sync", "sweep"}) {
+		t.Errorf("defaults: %+v, %v", c, err)
+	}
+	c, err = deleteBenchConfigFrom(env("XFS3_BENCH_BINARIES", "old=/a/x=y,new=/b", "XFS3_BENCH_CLIENTS", "8, 32",
+		"XFS3_BENCH_OBJECTS", "100000", "XFS3_BENCH_ROUNDS", "3", "XFS3_BENCH_GC_MODES", "sync"), "/self")
+	if err != nil || !slices.Equal(c.binaries, []namedBinary{{"old", "/a/x=y"}, {"new", "/b"}}) || !slices.Equal(c.clients, []int{8, 32}) ||
+		c.objects != 100000 || c.rounds != 3 || !slices.Equal(c.gcModes, []string{"sync"}) {
+		t.Errorf("set: %+v, %v", c, err)
+	}
+	for _, bad := range [][]string{
+		{"XFS3_BENCH_BINARIES", "old"}, {"XFS3_BENCH_BINARIES", "=/a"}, {"XFS3_BENCH_BINARIES", "old="},
+		{"XFS3_BENCH_BINARIES", "a=/x,a=/y"}, {"XFS3_BENCH_BINARIES", "a/b=/x"}, {"XFS3_BENCH_BINARIES", "a=/x,"},
+		{"XFS3_BENCH_CLIENTS", "0"}, {"XFS3_BENCH_CLIENTS", "8,x"}, {"XFS3_BENCH_OBJECTS", "-1"},
+		{"XFS3_BENCH_OBJECTS", "1,2"}, {"XFS3_BENCH_ROUNDS", "two"},
+	} {
+		if _, err := deleteBenchConfigFrom(env(bad...), "/self"); err == nil {
+			t.Errorf("%s=%q accepted", bad[0], bad[1])
+		}
+	}
+	if cpu, err := processCPU(os.Getpid()); err != nil || cpu < 0 {
+		t.Errorf("processCPU of the test: %v, %v", cpu, err)
 	}
 }
 
@@ -247,6 +287,7 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	run.putRate = float64(objects) / time.Since(start).Seconds()
 	beforeDeletes, hasInfo := c.info(tb)
 
+	cpuBefore, cpuErr := processCPU(s.cmd.Process.Pid)
 	start = time.Now()
 	lat, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent)
 	if err != nil {
@@ -254,6 +295,10 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	}
 	deletesEnd := time.Now()
 	run.rate = float64(objects) / deletesEnd.Sub(start).Seconds()
+	run.cpuPerDelete = -1
+	if cpuAfter, err := processCPU(s.cmd.Process.Pid); err == nil && cpuErr == nil {
+		run.cpuPerDelete = (cpuAfter - cpuBefore) / time.Duration(objects)
+	}
 	run.load = oracle.LoadAverage()
 	slices.Sort(lat)
 	run.p50, run.p99 = lat[(len(lat)-1)*50/100], lat[(len(lat)-1)*99/100]
@@ -272,8 +317,12 @@ func (r deleteRun) String() string {
 	if r.spaceBack >= 0 {
 		space = fmt.Sprintf("gc backlog %d, space back after %s", r.backlog, r.spaceBack.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  (PUT %5.0f/s)  %s  load %s",
-		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.putRate, space, r.load)
+	cpu := "unknown"
+	if r.cpuPerDelete >= 0 {
+		cpu = r.cpuPerDelete.Round(time.Microsecond).String()
+	}
+	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  server CPU/DELETE %s  (PUT %5.0f/s)  %s  load %s",
+		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), cpu, r.putRate, space, r.load)
 }
 
 // deleteBenchSummary is each side's median DELETE/s per client count over
@@ -311,6 +360,30 @@ func median(xs []float64) float64 {
 		return xs[len(xs)/2]
 	}
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
+}
+
+// processCPU is the user and system CPU time process pid has used, from
+// /proc/PID/stat (utime and stime, the 14th and 15th fields, in clock
+// ticks: 100 a second on Linux whatever the kernel's HZ).
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces
+	// and parentheses: the fields go on after the last ')'.
+	end := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[end+1:]))
+	if end < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q has too few fields", pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q, stime %q", pid, f[11], f[12])
+	}
+	const tick = 10 * time.Millisecond
+	return time.Duration(utime+stime) * tick, nil
 }
 
 // benchClient sends SigV4-signed requests over kept-alive connections; it
