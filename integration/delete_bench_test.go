@@ -164,6 +164,11 @@ type deleteRun struct {
 	// DELETE phase divided by the deletes, -1 where /proc does not say:
 	// less disturbed by other processes than the rate.
 	cpuPerDelete time.Duration
+	// logPerDelete is the growth of the server's log counters from just
+	// before the deletes to after the space came back (the gc's own
+	// transactions included), per DELETE; nil for a server without
+	// metrics.
+	logPerDelete map[string]float64
 	load         string // /proc/loadavg when the deletes ended
 }
 
@@ -180,9 +185,12 @@ type deleteRun struct {
 // XFS3_BENCH_BINARIES defaults to this checkout's binary; a binary with
 // --gc-mode runs once per XFS3_BENCH_GC_MODES (default percpu,sync,sweep).
 // XFS3_BENCH_CLIENTS (default 1,2,8,32) and XFS3_BENCH_ROUNDS (default 2)
-// shape the schedule. Servers get only flags every version knows, the
-// durability spelled out (on-ack, the default of all of them), and
-// --gc-mode where it exists.
+// shape the schedule. Each run prints the rate, p50 and p99, the server's
+// CPU per DELETE, and for servers that have them the gc backlog when the
+// deletes ended, the time until the info document showed the space
+// back, and log commits, writes and flushes per DELETE. Servers get only
+// flags every version knows, the durability spelled out (on-ack, the
+// default of all of them), and --gc-mode where it exists.
 func BenchmarkHTTPParallelDeletes(b *testing.B) {
 	cfg, err := deleteBenchConfigFrom(os.Getenv, binary)
 	if err != nil {
@@ -209,16 +217,15 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 
 // TestHTTPParallelDeletesSmoke runs the benchmark's driver small on this
 // checkout's binary: every DELETE answers 204, nothing is listed after,
-// and the server reports the space back.
+// the server reports the space back, and each DELETE took a log commit
+// at least.
 func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	side := deleteBenchSide{label: "this/percpu", bin: binary, gcMode: "percpu"}
-	for _, clients := range []int{1, 8} {
-		r := runHTTPDeletes(t, side, clients, 100)
-		if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 {
-			t.Errorf("implausible run: %s", r)
-		}
-		t.Log(r)
+	r := runHTTPDeletes(t, side, 8, 100)
+	if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 || r.logPerDelete["commits"] < 1 {
+		t.Errorf("implausible run: %s", r)
 	}
+	t.Log(r)
 }
 
 // TestDeleteBenchConfig: the benchmark's environment is read as
@@ -287,6 +294,7 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	run.putRate = float64(objects) / time.Since(start).Seconds()
 	beforeDeletes, hasInfo := c.info(tb)
 
+	logBefore := c.logCounters(tb)
 	cpuBefore, cpuErr := processCPU(s.cmd.Process.Pid)
 	start = time.Now()
 	lat, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent)
@@ -305,6 +313,12 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	if hasInfo {
 		run.backlog, run.spaceBack = c.waitSpaceBack(tb, deletesEnd, beforeDeletes.Volume.FreeBytes+uint64(objects)*deleteBenchObjectSize)
 	}
+	if logAfter := c.logCounters(tb); logBefore != nil && logAfter != nil {
+		run.logPerDelete = map[string]float64{}
+		for name, v := range logAfter {
+			run.logPerDelete[name] = (v - logBefore[name]) / float64(objects)
+		}
+	}
 	if code, body, err := c.do("GET", "/"+deleteBenchBucket+"?list-type=2&max-keys=1", nil); err != nil || code != http.StatusOK || bytes.Contains(body, []byte("<Contents>")) {
 		tb.Fatalf("%s: listing after the deletes: %d %v %s", side.label, code, err, body)
 	}
@@ -321,8 +335,13 @@ func (r deleteRun) String() string {
 	if r.cpuPerDelete >= 0 {
 		cpu = r.cpuPerDelete.Round(time.Microsecond).String()
 	}
-	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  server CPU/DELETE %s  (PUT %5.0f/s)  %s  load %s",
-		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), cpu, r.putRate, space, r.load)
+	logs := ""
+	if r.logPerDelete != nil {
+		logs = fmt.Sprintf("  log/DELETE: %.2f commits, %.2f writes, %.2f flushes",
+			r.logPerDelete["commits"], r.logPerDelete["writes"], r.logPerDelete["flushes"])
+	}
+	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  server CPU/DELETE %s  (PUT %5.0f/s)  %s%s  load %s",
+		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), cpu, r.putRate, space, logs, r.load)
 }
 
 // deleteBenchSummary is each side's median DELETE/s per client count over
@@ -492,6 +511,41 @@ func (c *benchClient) info(tb testing.TB) (in benchInfo, ok bool) {
 		tb.Fatalf("info: %v: %s", err, body)
 	}
 	return in, true
+}
+
+// logCounters reads the log's counters (xfs3_log_NAME_total, by NAME)
+// from the server's metrics, or answers nil for a server without them.
+// A scrape drains the gc queues, as a statfs does.
+func (c *benchClient) logCounters(tb testing.TB) map[string]float64 {
+	tb.Helper()
+	code, body, err := c.do("GET", "/minio/metrics/v3", nil)
+	switch {
+	case err != nil:
+		tb.Fatalf("metrics: %v", err)
+	case code == http.StatusNotFound:
+		return nil
+	case code != http.StatusOK:
+		tb.Fatalf("metrics: %d %s", code, body)
+	}
+	counters := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		series, value, ok := strings.Cut(line, " ")
+		name, found := strings.CutPrefix(series, "xfs3_log_")
+		if !ok || !found || !strings.HasSuffix(name, "_total") {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			tb.Fatalf("metrics: %q: %v", line, err)
+		}
+		counters[strings.TrimSuffix(name, "_total")] = v
+	}
+	for _, name := range []string{"commits", "writes", "flushes"} {
+		if _, ok := counters[name]; !ok {
+			tb.Fatalf("metrics: no xfs3_log_%s_total in\n%s", name, body)
+		}
+	}
+	return counters
 }
 
 // waitSpaceBack asks for the info document until its free bytes reach
