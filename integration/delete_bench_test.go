@@ -160,8 +160,9 @@ type deleteRun struct {
 	// for a server without the info document.
 	backlog   int64
 	spaceBack time.Duration
-	// cpuPerDelete is the server's CPU time (user and system) over the
-	// DELETE phase divided by the deletes, -1 where /proc does not say:
+	// cpuPerDelete is the server's CPU time (user and system) from the
+	// first DELETE until the space was back (the gc's deferred work
+	// included) divided by the deletes, -1 where /proc does not say:
 	// less disturbed by other processes than the rate.
 	cpuPerDelete time.Duration
 	// logPerDelete is the growth of the server's log counters from just
@@ -303,15 +304,15 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	}
 	deletesEnd := time.Now()
 	run.rate = float64(objects) / deletesEnd.Sub(start).Seconds()
-	run.cpuPerDelete = -1
-	if cpuAfter, err := processCPU(s.cmd.Process.Pid); err == nil && cpuErr == nil {
-		run.cpuPerDelete = (cpuAfter - cpuBefore) / time.Duration(objects)
-	}
 	run.load = oracle.LoadAverage()
 	slices.Sort(lat)
 	run.p50, run.p99 = lat[(len(lat)-1)*50/100], lat[(len(lat)-1)*99/100]
 	if hasInfo {
 		run.backlog, run.spaceBack = c.waitSpaceBack(tb, deletesEnd, beforeDeletes.Volume.FreeBytes+uint64(objects)*deleteBenchObjectSize)
+	}
+	run.cpuPerDelete = -1
+	if cpuAfter, err := processCPU(s.cmd.Process.Pid); err == nil && cpuErr == nil {
+		run.cpuPerDelete = (cpuAfter - cpuBefore) / time.Duration(objects)
 	}
 	if logAfter := c.logCounters(tb); logBefore != nil && logAfter != nil {
 		run.logPerDelete = map[string]float64{}
