@@ -414,8 +414,13 @@ type benchClient struct {
 	http *http.Client
 }
 
+// benchRequestTimeout ends a request the server never answers, so that a
+// server that hangs fails the run instead of holding it until the test
+// binary's timeout.
+const benchRequestTimeout = 2 * time.Minute
+
 func newBenchClient(url string, conns int) *benchClient {
-	return &benchClient{url: url, http: &http.Client{Transport: &http.Transport{
+	return &benchClient{url: url, http: &http.Client{Timeout: benchRequestTimeout, Transport: &http.Transport{
 		MaxIdleConnsPerHost: conns,
 		DisableCompression:  true,
 	}}}
