@@ -74,12 +74,13 @@
 // Through the real binary (integration's BenchmarkHTTPParallelDeletes,
 // 4 KiB objects over 100 prefixes, durable on ack, runs alternating with
 // a build of 6f8cc8c, the last commit before deferred inactivation),
-// three runs of two rounds at load averages of 2 to 14 from other work
-// put the new/old ratio of DELETE/s at 0.89-1.44 in percpu, 0.71-1.27 in
-// sync and 1.09-1.35 in sweep with 8 clients, and at 0.93-1.25 (percpu),
-// 1.15-1.45 (sync) and 1.40-2.25 (sweep) with 32: the 2x target is not
-// met. Sweep's best figures leave up to 12,000 inodes queued (1.5-2 s
-// until the space is back). The server spends about the same CPU per
+// three runs at load averages of 2 to 14 from other work put the new/old
+// ratio of DELETE/s, old and new side by side in each round, at
+// 0.89-1.44 in percpu, 0.71-1.39 in sync and 0.87-1.82 in sweep with 8
+// clients (6, 6 and 5 rounds), and at 0.89-1.20 (percpu), 1.14-1.39
+// (sync) and 1.35-2.55 (sweep) with 32 (4 rounds each): the 2x target is
+// not met. Sweep's best figures leave up to 12,000 inodes queued
+// (1.5-2 s until the space is back). The server spends about the same CPU per
 // 4 KiB DELETE either way (old 480-650 us, percpu 460-620 us, the gc's
 // deferred work included): a one-block object's inactivation is a small
 // share of a DELETE, and deferring it moves that CPU to a worker on the
