@@ -74,9 +74,18 @@ func startServer(t *testing.T, size string, flags ...string) *server {
 // bytes when missing, with the serve flags given.
 func startServerOn(t *testing.T, path, size string, flags ...string) *server {
 	t.Helper()
+	return startBinaryOn(t, binary, path, size, flags...)
+}
+
+// startBinaryOn is startServerOn with the xfs3 binary at bin, which may be
+// a build of another commit: it is given only flags every version knows
+// (plus the ones in flags) and is expected to print the same "serving"
+// line.
+func startBinaryOn(t testing.TB, bin, path, size string, flags ...string) *server {
+	t.Helper()
 	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json"}, flags...)
-	s.cmd = exec.Command(binary, args...)
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = s.logs
 	stdout, err := s.cmd.StdoutPipe()
@@ -124,7 +133,7 @@ func startServerOn(t *testing.T, path, size string, flags ...string) *server {
 }
 
 // stop sends SIGTERM and expects a clean exit.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	if s.cmd.ProcessState != nil {
 		return

@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -313,7 +311,7 @@ func (r *trimBenchRow) p99x() float64 {
 }
 
 func (r *trimBenchRow) report(b *testing.B) {
-	r.load = loadAverage()
+	r.load = oracle.LoadAverage()
 	b.ReportMetric(r.base.rate(), "base-ops/s")
 	b.ReportMetric(r.during.rate(), "trim-ops/s")
 	b.ReportMetric(100*r.loss(), "loss-%")
@@ -342,14 +340,4 @@ func (r *trimBenchRow) discarded(w trimWork) string {
 		return "discarded bytes unknown"
 	}
 	return fmt.Sprintf("%.1f MiB in %d extents discarded, longest request %s", float64(w.bytes)/(1<<20), w.extents, w.requestMax.Round(time.Microsecond))
-}
-
-// loadAverage is the first three fields of /proc/loadavg.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }

@@ -23,7 +23,8 @@
 //     kernel lacks;
 //   - LoadQuotaGolden and QuotaGoldenDquot: a volume whose project quotas
 //     that kernel set up (testdata/golden/prjquota.img.zst), with what
-//     xfs_db prints of its quota metadata (prjquota.txt).
+//     xfs_db prints of its quota metadata (prjquota.txt);
+//   - LoadAverage, which benchmarks print beside their figures.
 //
 // # User-mode Linux
 //
