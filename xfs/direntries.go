@@ -55,7 +55,7 @@ func (e *EntryInode) Stat() Stat { return e.v.statOf(e.ip) }
 // fn stops the walk and is returned.
 func (e *EntryInode) Xattrs(fn func(ns string, name, value []byte) error) error {
 	e.x.fn = fn
-	return e.x.each(&e.attrs, e.visit)
+	return listXattrs(&e.attrs, e.visit)
 }
 
 // ReadEntryInodes calls fn(i, e) for each inos[i] in order, where inos

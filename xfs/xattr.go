@@ -60,7 +60,7 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 		out = append(out, Xattr{Namespace: ns, Name: string(name), Value: bytes.Clone(value)})
 		return nil
 	}}
-	if err := x.each(attrReadFork{readFork{v, ip}}, x.visit); err != nil {
+	if err := listXattrs(attrReadFork{readFork{v, ip}}, x.visit); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -87,8 +87,9 @@ func (x *xattrVisitor) visit(ns uint8, name, value []byte) error {
 	return x.fn(format.NamespaceName(ns), name, value)
 }
 
-// each runs visit (x.visit) over the attribute fork r reads.
-func (x *xattrVisitor) each(r fork.Reader, visit func(ns uint8, name, value []byte) error) error {
+// listXattrs runs visit (an xattrVisitor's) over the attribute fork r
+// reads.
+func listXattrs(r fork.Reader, visit func(ns uint8, name, value []byte) error) error {
 	if err := attr.List(r, visit); err != nil {
 		return format.Located(err, fmt.Sprintf("inode %d attr fork", r.Owner()))
 	}
