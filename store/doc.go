@@ -282,8 +282,11 @@
 // into a common prefix, and stops at the first entry past MaxKeys. Memory: one sorted
 // directory per level of the walk path (O(sum of those directories'
 // sizes)), plus the page. Time per page: O(d log d) per directory entered
-// (d its size), plus a lookup, one Stat and one xattr read per object
-// returned (and a lookup per directory entered); with
+// (d its size), plus a lookup per directory entered and, per object
+// returned, one read of its inode and attributes by the number its entry
+// gave, no lookup (xfs.Volume.ReadEntryInodes, listBatch objects per
+// call, only the ETag and storage class kept); a directory changed since
+// it was read is looked into by name instead, object by object. With
 // the delimiter "/" a common prefix costs one directory entry and its
 // subtree is never read. Other delimiters read every key under Prefix up to
 // the end of the page. A page takes no store lock (see Locking): writers
@@ -309,7 +312,13 @@
 // an xfs.Handle taken under the directory's engine lock (Volume.OpenAt),
 // never by a bare inode number: a removed directory or replaced object
 // stays the same inode (its number is not reused) until the handle is
-// closed, so lookups never reach an inode on its way out. A path of
+// closed, so lookups never reach an inode on its way out. The listing's
+// objects are the one exception: it reads them by the numbers of the
+// entries it read, through Volume.ReadEntryInodes, which reads them under
+// the directory's engine lock shared and only while the directory is
+// still at the version (generation, change count) the entries were read
+// at, so each is linked by its name while it is read; a directory that
+// changed is looked into by name. A path of
 // directories (dirPath) holds every directory from the bucket down. The
 // engine refuses to add a name to a directory that was removed (its
 // Create, Mkdir and Rename give ErrNotFound), which a change takes as
@@ -367,9 +376,12 @@
 //     no lock on the path: every state between the steps of a change
 //     reads as the same keys, an object found by name is held and read
 //     whole even if replaced meanwhile, and a listing opens each
-//     directory it enters by name and each object it reports by its
-//     component, as GET does, skipping what is gone since it read the
-//     directory. The one state a lock-free read can miss, an object
+//     directory it enters by name and reads each object it reports
+//     either by number in a directory unchanged since it was read (the
+//     entry is the object, as a lookup would find it) or by its
+//     component, as GET does, skipping what is gone since. Either way an
+//     object is read whole from one committed version of its inode, or
+//     not at all. The one state a lock-free read can miss, an object
 //     moving back from beside a pruned directory between the lookups of
 //     its two names, is looked up again under the directory's lock
 //     shared.

@@ -295,3 +295,102 @@ func TestListCacheFollowsChanges(t *testing.T) {
 		}
 	}
 }
+
+// TestListReadsChangedDirectory: the listing reads the objects of a
+// directory by the inode numbers its entries gave while the directory
+// is unchanged, and looks them up by name once it has changed. Between
+// reading a directory and reading its objects, random changes delete,
+// overwrite, promote (an object moves beside its new prefix directory)
+// and prune (it moves back); the objects read must be those the keys
+// hold now, deleted ones absent, with their current size, ETag and
+// storage class.
+func TestListReadsChangedDirectory(t *testing.T) {
+	for _, seed := range []int64{1, 2, 3} {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { listReadsChangedDirectory(t, seed) })
+	}
+}
+
+func listReadsChangedDirectory(t *testing.T, seed int64) {
+	rng := rand.New(rand.NewSource(seed))
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	model := map[string]ObjectInfo{}
+	putKey := func(k string) {
+		body := strings.Repeat("x", rng.Intn(3000))
+		m := Meta{StorageClass: []string{"", "STANDARD_IA", "GLACIER"}[rng.Intn(3)]}
+		info, err := s.PutObject("bkt", k, strings.NewReader(body), int64(len(body)), m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model[k] = ObjectInfo{Key: k, Size: info.Size, LastModified: info.LastModified, ETag: info.ETag, Meta: Meta{StorageClass: m.StorageClass}}
+	}
+	for i := range 40 {
+		putKey(fmt.Sprintf("d/k%02d", i))
+	}
+	b, err := s.openBucket("bkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	changed := 0
+	for round := range 60 {
+		d, err := s.v.OpenAt(b.Ino(), "d")
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, at, err := s.sorted(d.Ino())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := rng.Intn(3)
+		for range n {
+			k := fmt.Sprintf("d/k%02d", rng.Intn(40))
+			switch rng.Intn(4) {
+			case 0:
+				if err := s.DeleteObject("bkt", k); err != nil {
+					t.Fatal(err)
+				}
+				delete(model, k)
+			case 1:
+				putKey(k)
+			case 2:
+				putKey(k + "/sub") // promotes k, if it is an object
+			default:
+				if err := s.DeleteObject("bkt", k+"/sub"); err != nil {
+					t.Fatal(err) // prunes k/ and moves k back
+				}
+				delete(model, k+"/sub")
+			}
+		}
+		if n > 0 {
+			changed++
+		}
+		l := &lister{s: s, maxKey: 1000}
+		var want []ObjectInfo
+		for i := range list {
+			e := &list[i]
+			if e.dir {
+				continue
+			}
+			key := "d/" + e.sortKey
+			if err := l.object(key, d.Ino(), at, e); err != nil {
+				t.Fatal(err)
+			}
+			if info, ok := model[key]; ok {
+				want = append(want, info)
+			}
+		}
+		if err := l.flush(); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		if !reflect.DeepEqual(l.res.Objects, want) {
+			t.Fatalf("round %d (%d changes):\n got %v\nwant %v", round, n, l.res.Objects, want)
+		}
+	}
+	if changed == 0 {
+		t.Fatal("no round changed the directory")
+	}
+}

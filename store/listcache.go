@@ -26,13 +26,12 @@ const (
 
 // dirVersion identifies one state of a directory inode.
 type dirVersion struct {
-	changes uint64
-	gen     uint32
-	crtime  time.Time
+	xfs.Version // generation and change count
+	crtime      time.Time
 }
 
 func versionOf(st *xfs.Stat) dirVersion {
-	return dirVersion{st.ChangeCount, st.Gen, st.Crtime}
+	return dirVersion{st.Version(), st.Crtime}
 }
 
 // sortedDir is a directory's files and subdirectories in key order. It is
@@ -56,19 +55,20 @@ func newDirCache() *dirCache {
 }
 
 // sorted returns the entries of directory ino in key order, from the cache
-// when it holds the directory's current version.
-func (s *Store) sorted(ino format.Ino) ([]entry, error) {
+// when it holds the directory's current version, and the version of the
+// directory they are of (for xfs.Volume.ReadEntryInodes).
+func (s *Store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 	st, err := s.v.Stat(ino)
 	if err != nil {
-		return nil, err
+		return nil, xfs.Version{}, err
 	}
 	v := versionOf(&st)
 	if d := s.dirs.get(ino, v); d != nil {
-		return d.entries, nil
+		return d.entries, v.Version, nil
 	}
-	ents, err := s.v.ReadDir(ino)
+	ents, read, err := s.v.ReadDirVersion(ino)
 	if err != nil {
-		return nil, err
+		return nil, xfs.Version{}, err
 	}
 	out := make([]entry, 0, len(ents))
 	for _, e := range ents {
@@ -98,14 +98,15 @@ func (s *Store) sorted(ino format.Ino) ([]entry, error) {
 		return besideRank(a) - besideRank(b)
 	})
 	out = slices.CompactFunc(out, func(a, b entry) bool { return a.sortKey == b.sortKey })
-	// The directory may have changed while it was read: cache it only if
-	// its version is still the one read at the start.
-	if len(out) >= cacheMinEntries {
+	// The directory may have changed since the Stat, or while the names
+	// of hashed entries were read from their inodes: cache it only if it
+	// was read at the version of the Stat and is still there.
+	if len(out) >= cacheMinEntries && read == v.Version {
 		if again, err := s.v.Stat(ino); err == nil && versionOf(&again) == v {
 			s.dirs.put(&sortedDir{ino: ino, version: v, entries: out})
 		}
 	}
-	return out, nil
+	return out, read, nil
 }
 
 func (c *dirCache) get(ino format.Ino, v dirVersion) *sortedDir {

@@ -17,6 +17,8 @@ const (
 	xattrPrefix     = "user.xfs3."
 	xattrMetaPrefix = "user.meta."
 	xattrETag       = xattrPrefix + "etag"
+	// xattrStorageClass is absent for STANDARD.
+	xattrStorageClass = xattrPrefix + "storage-class"
 	// xattrFolder marks a directory as a folder-marker object; its value
 	// is the marker's Last-Modified time in RFC 3339 with nanoseconds.
 	xattrFolder = xattrPrefix + "folder"
@@ -61,7 +63,7 @@ func (m *Meta) standard() []attrField {
 		{xattrPrefix + "content-language", &m.ContentLanguage},
 		{xattrPrefix + "cache-control", &m.CacheControl},
 		{xattrPrefix + "expires", &m.Expires},
-		{xattrPrefix + "storage-class", &m.StorageClass},
+		{xattrStorageClass, &m.StorageClass},
 	}
 }
 

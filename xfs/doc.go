@@ -26,8 +26,10 @@
 //
 // The root's files are named by what they do: volume.go and mount.go
 // (open, close, the writable state), namei.go (lookup, create, link,
-// unlink, rename), data.go (file data read and write), xattr.go, fork.go
-// (the fork.Reader/Writer over an inode's forks), bmap.go (extent maps),
+// unlink, rename), direntries.go (the inodes a directory's entries name,
+// read by number while the directory is unchanged), data.go (file data
+// read and write), xattr.go, fork.go (the fork.Reader/Writer over an
+// inode's forks), bmap.go (extent maps),
 // inode.go (the inode cache and new inodes), inactive.go (references,
 // releasing and freeing inodes), txn.go (the transaction glue),
 // projquota.go (project quota: the quota inode, quotacheck, charging each

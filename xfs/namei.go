@@ -41,15 +41,21 @@ func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
 	if err != nil {
 		return nil, err
 	}
+	return v.readDirLocked(ip)
+}
+
+// readDirLocked lists a committed directory version; the caller holds the
+// directory's lock.
+func (v *Volume) readDirLocked(ip *inode) ([]DirEntry, error) {
 	var out []DirEntry
-	err = dir.List(readFork{v, ip}, func(name []byte, e format.Ino, ftype uint8) error {
+	err := dir.List(readFork{v, ip}, func(name []byte, e format.Ino, ftype uint8) error {
 		if !v.geo.ValidIno(e) {
 			return format.Corrupt("directory entry", "", "%q points at invalid inode %d", name, e)
 		}
 		out = append(out, DirEntry{Name: string(name), Ino: e, Type: ftype})
 		return nil
 	})
-	return out, format.Located(err, fmt.Sprintf("inode %d", ino))
+	return out, format.Located(err, fmt.Sprintf("inode %d", ip.ino))
 }
 
 // IsEmptyDir reports whether directory ino holds nothing but "." and

@@ -47,9 +47,14 @@ func (v *Volume) Stat(ino format.Ino) (Stat, error) {
 	if err != nil {
 		return Stat{}, err
 	}
+	return v.statOf(ip), nil
+}
+
+// statOf describes one committed version of an inode.
+func (v *Volume) statOf(ip *inode) Stat {
 	c := ip.core
 	s := Stat{
-		Ino: ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
+		Ino: ip.ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
 		Blocks: c.NBlocks, BlockSize: v.geo.BlockSize,
 		Atime: c.Atime.Time(), Mtime: c.Mtime.Time(), Ctime: c.Ctime.Time(), Crtime: c.Crtime.Time(),
 		ProjID: c.ProjID(), Flags: c.Flags, Flags2: c.Flags2, Gen: c.Gen, ChangeCount: c.ChangeCount,
@@ -58,8 +63,20 @@ func (v *Volume) Stat(ino format.Ino) (Stat, error) {
 	if c.ForkOff != 0 {
 		s.AttrFormat = format.FormatName(c.AFormat)
 	}
-	return s, nil
+	return s
 }
+
+// Version identifies one state of an inode: every change adds to its
+// change count, and an inode freed and used again has a new generation.
+type Version struct {
+	Gen         uint32
+	ChangeCount uint64
+}
+
+// Version is the state s describes.
+func (s *Stat) Version() Version { return Version{s.Gen, s.ChangeCount} }
+
+func versionOf(c *format.Dinode) Version { return Version{c.Gen, c.ChangeCount} }
 
 // Statfs counts space and inodes.
 type Statfs struct {

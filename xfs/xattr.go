@@ -8,6 +8,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs/attr"
 	"github.com/xfs3/xfs3/xfs/dir"
+	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
@@ -55,22 +56,44 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 		return nil, err
 	}
 	var out []Xattr
-	err = attr.List(attrReadFork{readFork{v, ip}}, func(ns uint8, name, value []byte) error {
-		if ns&format.AttrParent != 0 {
-			return nil
-		}
-		// Names are C strings to Linux: one holding a NUL byte (or none
-		// at all) is damage, not a name a caller could ask for.
-		if len(name) == 0 || bytes.IndexByte(name, 0) >= 0 {
-			return format.Corrupt("attribute", "", "name %q is empty or holds a NUL byte", name)
-		}
-		out = append(out, Xattr{Namespace: format.NamespaceName(ns), Name: string(name), Value: bytes.Clone(value)})
+	x := xattrVisitor{fn: func(ns string, name, value []byte) error {
+		out = append(out, Xattr{Namespace: ns, Name: string(name), Value: bytes.Clone(value)})
 		return nil
-	})
-	if err != nil {
-		return nil, format.Located(err, fmt.Sprintf("inode %d attr fork", ino))
+	}}
+	if err := listXattrs(attrReadFork{readFork{v, ip}}, x.visit); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// xattrVisitor hands fn the attributes of an inode that a caller can see
+// (not parent pointers), with their namespace ("user", ...); name and
+// value are valid only during the call. The caller holds the inode's
+// lock. One visitor, with its visit bound once, serves any number of
+// inodes without allocating (EntryInode).
+type xattrVisitor struct {
+	fn func(ns string, name, value []byte) error
+}
+
+func (x *xattrVisitor) visit(ns uint8, name, value []byte) error {
+	if ns&format.AttrParent != 0 {
+		return nil
+	}
+	// Names are C strings to Linux: one holding a NUL byte (or none at
+	// all) is damage, not a name a caller could ask for.
+	if len(name) == 0 || bytes.IndexByte(name, 0) >= 0 {
+		return format.Corrupt("attribute", "", "name %q is empty or holds a NUL byte", name)
+	}
+	return x.fn(format.NamespaceName(ns), name, value)
+}
+
+// listXattrs runs visit (an xattrVisitor's) over the attribute fork r
+// reads.
+func listXattrs(r fork.Reader, visit func(ns uint8, name, value []byte) error) error {
+	if err := attr.List(r, visit); err != nil {
+		return format.Located(err, fmt.Sprintf("inode %d attr fork", r.Owner()))
+	}
+	return nil
 }
 
 // GetXattr returns the value of the attribute named like "user.color". It

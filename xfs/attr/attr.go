@@ -132,11 +132,15 @@ func (o *op) entValue(b []byte, i int) ([]byte, error) {
 // of the kernel in the middle of a set) are skipped, as the kernel does.
 func List(r fork.Reader, fn func(ns uint8, name, value []byte) error) error {
 	if r.Format() == format.FmtLocal {
-		ents, err := shortForm(r)
-		if err != nil {
+		// Entry by entry, without decoding the fork into a slice: a
+		// listing reads the attributes of every object it reports.
+		in := r.Inline()
+		if err := verifySF(in); err != nil {
 			return err
 		}
-		for _, e := range ents {
+		var e sfEnt
+		for i, p := 0, format.AttrSFHdrSize; i < int(in[2]); i++ {
+			e, p = sfAt(in, p)
 			if err := fn(e.flags&format.AttrNSMask, e.name, e.value); err != nil {
 				return err
 			}

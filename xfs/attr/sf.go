@@ -26,14 +26,19 @@ func sfEntsize(nameLen, valueLen int) int { return 3 + nameLen + valueLen }
 // decodeSF parses a short-form fork (already checked by verifySF).
 func decodeSF(fork []byte) []sfEnt {
 	count := int(fork[2])
-	out := make([]sfEnt, 0, count)
+	out := make([]sfEnt, count)
 	p := format.AttrSFHdrSize
-	for i := 0; i < count; i++ {
-		nl, vl := int(fork[p]), int(fork[p+1])
-		out = append(out, sfEnt{fork[p+2], fork[p+3 : p+3+nl], fork[p+3+nl : p+3+nl+vl]})
-		p += sfEntsize(nl, vl)
+	for i := range out {
+		out[i], p = sfAt(fork, p)
 	}
 	return out
+}
+
+// sfAt decodes the entry at offset p of a checked short-form fork and
+// returns it with the offset of the next.
+func sfAt(fork []byte, p int) (sfEnt, int) {
+	nl, vl := int(fork[p]), int(fork[p+1])
+	return sfEnt{fork[p+2], fork[p+3 : p+3+nl], fork[p+3+nl : p+3+nl+vl]}, p + sfEntsize(nl, vl)
 }
 
 // encodeSF builds the bytes of a short-form fork holding ents.
