@@ -223,6 +223,11 @@ func (v *Volume) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.A
 	if ip.core.Nlink != 0 {
 		return 0, false, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "on an unlinked list with %d links", ip.core.Nlink)
 	}
+	if freeAtOnce(ip) {
+		// A small inode is truncated and freed in one transaction.
+		freed, err := v.freeUnlinkedInode(u, h, ino, agino, true)
+		return freed, false, err
+	}
 	err = v.runTx(v.bmbtReserve(), true, func(t *txn) error {
 		var err error
 		freed, more, err = v.inactiveTruncateTx(t, h, ino)
@@ -231,7 +236,32 @@ func (v *Volume) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.A
 	if err != nil || more {
 		return freed, more, err
 	}
-	return freed, false, v.freeUnlinkedInode(u, h, ino, agino)
+	_, err = v.freeUnlinkedInode(u, h, ino, agino, false)
+	return freed, false, err
+}
+
+// freeAtOnce reports whether ip's forks map few enough extents, all in
+// extent lists (no bmbt blocks), to be freed in the transaction that
+// frees the inode: most objects' last step then costs one transaction,
+// not two.
+func freeAtOnce(ip *inode) bool {
+	c := ip.core
+	forks := []struct {
+		format int8
+		n      uint64
+	}{{c.Format, c.DataExtents()}}
+	if c.ForkOff != 0 {
+		forks = append(forks, struct {
+			format int8
+			n      uint64
+		}{c.AFormat, c.AttrExtents()})
+	}
+	for _, f := range forks {
+		if f.format == format.FmtBtree || f.format == format.FmtExtents && f.n > maxFreePerTx/2 {
+			return false
+		}
+	}
+	return true
 }
 
 // maxFreePerTx bounds the extents one inactivation transaction frees.
@@ -293,33 +323,32 @@ func (t *txn) forgetExtent(e format.Extent) {
 // may wait for the predecessor) and the predecessor checked again after.
 // Predecessors are always newer on the list, so these waits end at the
 // bucket head and never form a cycle.
-func (v *Volume) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) error {
+func (v *Volume) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno, truncate bool) (freed uint64, err error) {
 	ag, _ := v.geo.InoToAg(ino)
 	for {
 		u.Lock()
 		prev, listed := u.Prev(agino)
 		if !listed {
 			u.Unlock()
-			return nil
+			return 0, nil
 		}
 		if prev == format.NullAgIno {
-			err := v.freeInodeTx(u, h, ino, nil, format.NullAgIno)
+			freed, err := v.freeInodeTx(u, h, ino, nil, format.NullAgIno, truncate)
 			u.Unlock()
-			return err
+			return freed, err
 		}
 		u.Unlock()
 		prevIno := v.geo.AgInoToIno(ag, prev)
 		ph, unlockPrev := v.lockInode(prevIno)
 		u.Lock()
 		again, listed := u.Prev(agino)
-		var err error
 		if listed && again == prev {
-			err = v.freeInodeTx(u, h, ino, ph, prev)
+			freed, err = v.freeInodeTx(u, h, ino, ph, prev, truncate)
 		}
 		u.Unlock()
 		unlockPrev()
 		if err != nil || !listed || again == prev {
-			return err
+			return freed, err
 		}
 	}
 }
@@ -327,12 +356,21 @@ func (v *Volume) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino forma
 // freeInodeTx commits ino's removal from its list (through the AGI bucket,
 // or through predecessor ph's di_next_unlinked) and its freeing. The
 // caller holds u's lock, ino's lock and ph's lock.
-func (v *Volume) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ph *inodeHandle, prev format.AgIno) error {
+func (v *Volume) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ph *inodeHandle, prev format.AgIno, truncate bool) (freed uint64, err error) {
 	ag, agino := v.geo.InoToAg(ino)
-	return v.runTx(v.bmbtReserve(), true, func(t *txn) error {
+	err = v.runTx(v.bmbtReserve(), true, func(t *txn) error {
+		freed = 0
 		c, err := t.modify(h, ino)
 		if err != nil {
 			return err
+		}
+		// The forks' extents, freed after the AGI's changes: AGI
+		// before AGF.
+		var free []format.Extent
+		if truncate {
+			if free, err = t.forkExtents(c); err != nil {
+				return err
+			}
 		}
 		next := c.core.NextUnlinked
 		if ph != nil {
@@ -348,14 +386,44 @@ func (v *Volume) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino,
 		if err := t.ialloc.RemoveUnlinked(ino, prev, next); err != nil {
 			return err
 		}
-		*c.core = *ialloc.FreeInodeCore(&v.geo, ino)
-		clear(c.raw[format.InodeCoreSize:])
 		if err := t.ialloc.Free(ino); err != nil {
 			return err
 		}
+		if len(free) > 0 {
+			if err := t.alloc.FreeExtents(free); err != nil {
+				return err
+			}
+			freed = uint64(len(free))
+		}
+		*c.core = *ialloc.FreeInodeCore(&v.geo, ino)
+		clear(c.raw[format.InodeCoreSize:])
 		t.OnCommit(func() { u.Removed(agino, next) })
 		return nil
 	})
+	return freed, err
+}
+
+// forkExtents returns the extents c's forks map (extent lists only), and
+// drops the cached metadata blocks among them (directory, symlink and
+// attribute blocks).
+func (t *txn) forkExtents(c *inodeChange) ([]format.Extent, error) {
+	var all []format.Extent
+	for _, f := range []Fork{DataFork, AttrFork} {
+		if f == AttrFork && c.core.ForkOff == 0 || c.forkFormat(f) != format.FmtExtents {
+			continue
+		}
+		ext, err := c.mapping(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ext {
+			if f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG {
+				t.forgetExtent(e)
+			}
+		}
+		all = append(all, ext...)
+	}
+	return all, nil
 }
 
 // iunlink puts an inode with no links on its AG's unlinked list; the
