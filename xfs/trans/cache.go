@@ -290,7 +290,13 @@ func (c *Cache) writtenBack(b *Buf, own xlog.Ticket) (next xlog.Ticket) {
 	s := c.shard(b.daddr)
 	s.Mu.Lock()
 	defer s.Mu.Unlock()
-	if i := slices.Index(b.queued, own); i >= 0 {
+	// Write-backs run in log order, so own is nearly always the first:
+	// dropping it must not move the rest (a hot block's list holds
+	// every commit of a backlog).
+	switch i := slices.Index(b.queued, own); {
+	case i == 0:
+		b.queued = b.queued[1:]
+	case i > 0:
 		b.queued = slices.Delete(b.queued, i, i+1)
 	}
 	if len(b.queued) == 0 {
