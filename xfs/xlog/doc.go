@@ -20,9 +20,11 @@
 //	quarter of the log) ─> flush file data written before it, if any ─>
 //	lay out records (≤ 32 KiB, never wrapping; big regions continue in
 //	the next record) ─> one device write ─> one flush ─> wake every
-//	waiter it made durable ─> tell OnDurable ─> add the batch's
-//	write-backs to the backlog; past its limit, run the backlog in log
-//	order ─> the next flush retires them and the tail moves past them
+//	waiter it made durable ─> add the batch's write-backs to the
+//	backlog ─> tell OnDurable ─> past the backlog's limit, start a pass
+//	over it in a goroutine of its own (or, when passes fall behind, run
+//	one as the leader) ─> a pass writes in log order ─> the next flush
+//	retires them and the tail moves past them
 //
 // Write-backs wait in a backlog (at most WriteBackBytes of log, an eighth
 // of the log, or what the cache asks for with SetBacklogLimit) because a
@@ -30,9 +32,17 @@
 // inode cluster, needs writing in place only once for all of them: a
 // write-back leaves a block to a later commit of the same pass that
 // changed it again. Under load that turned about ten in-place writes per
-// small PUT into one. Sync, Unmount and a log short of room run the
-// backlog first; blocks freed by a commit are reusable once it is durable
-// (OnDurable), not once it is written back.
+// small PUT into one. That later commit must be in the same pass: both
+// are then retired by the same flush, so the tail never passes the
+// skipped commit while the block on disk lacks its change (a later
+// buffer item may log only other chunks). A pass takes the backlog and
+// the durable ticket together, and a batch's commits join the backlog in
+// the lock hold that makes them durable, so every commit up to that
+// ticket is in the pass or an earlier one. Passes run one at a time and
+// beside batches, so a commit waits for its own log write, not for a
+// megabyte of in-place writes. Sync, Unmount and a log short of room run
+// the backlog first; blocks freed by a commit are reusable once it is
+// durable (OnDurable), not once it is written back.
 //
 // A device that can make one write durable by itself (pwritev2 with
 // RWF_DSYNC) takes the place of write and flush while the log is less

@@ -89,8 +89,12 @@ type Writer struct {
 	backlog      []*pending
 	backlogBytes int
 	backlogLimit int
-	idleArmed    bool          // a timer will run the backlog
-	idleAfter    time.Duration // when, after it is armed (0: never)
+	// pushing is set while a pass of write-backs runs (one at a time,
+	// in log order, beside batches); pushStarted while a goroutine is
+	// on its way to start one.
+	pushing, pushStarted bool
+	idleArmed            bool          // a timer will run the backlog
+	idleAfter            time.Duration // when, after it is armed (0: never)
 	// onDurable, if set, is told the newest durable ticket each time a
 	// batch makes more transactions durable.
 	onDurable func(Ticket)
@@ -423,9 +427,18 @@ func (w *Writer) leadLocked() error {
 		w.mu.Lock()
 	}
 	if w.backlogBytes > w.backlogLimit {
-		// Still as the leader: write-backs never run beside a batch.
-		// The flush that retires them comes once the log is a quarter
-		// full (writeBatchLocked), or with Sync.
+		// A pass of its own, beside the batches that follow: a commit
+		// waits for the log write it rides in, not for a megabyte of
+		// in-place writes. The flush that retires them comes once the
+		// log is a quarter full (writeBatchLocked), or with Sync.
+		if w.backlogBytes <= 2*w.backlogLimit && !w.pushing && !w.pushStarted {
+			w.pushStarted = true
+			go w.pushBacklog()
+			return nil
+		}
+		// Passes fall behind (or the limit is tiny): the leader runs
+		// one itself, after the pass under way, which holds back the
+		// next batch and so bounds what the backlog pins.
 		return w.writeBacklogLocked()
 	}
 	if len(w.backlog) > 0 && !w.idleArmed && w.idleAfter > 0 {
@@ -451,6 +464,16 @@ func (w *Writer) idleWriteBack() {
 	_ = w.WriteBackNow()
 }
 
+// pushBacklog runs the backlog, from its own goroutine.
+func (w *Writer) pushBacklog() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pushStarted = false
+	defer w.cond.Broadcast()
+	// A failure is the writer's (w.failed): it pins the log.
+	_ = w.writeBacklogLocked()
+}
+
 // markWrittenLocked notes that the commit at lsn has been written in
 // place: the next flush retires it.
 func (w *Writer) markWrittenLocked(lsn format.LSN) {
@@ -461,15 +484,23 @@ func (w *Writer) markWrittenLocked(lsn format.LSN) {
 
 // writeBacklogLocked runs the backlog's write-backs in log order, each
 // told the newest durable ticket, so that a block changed by several of
-// them is written once, by the last. Called by the device's owner (a
-// leader, or under exclusive) with the lock held; drops it for the I/O.
-// A failed write-back stops the rest and pins the log from there on.
+// them is written once, by the last. One pass runs at a time: a caller
+// waits for the pass under way, then runs what has queued since. A pass
+// may run beside a batch: it writes only durable blocks in place, and a
+// flush retires only what was written before it began. Called with the
+// lock held; drops it for the I/O. A failed write-back stops the rest and
+// pins the log from there on.
 func (w *Writer) writeBacklogLocked() error {
+	for w.pushing {
+		w.cond.Wait()
+	}
 	backlog, durable := w.backlog, w.durable
 	w.backlog, w.backlogBytes = nil, 0
 	if len(backlog) == 0 {
 		return nil
 	}
+	w.pushing = true
+	defer func() { w.pushing = false; w.cond.Broadcast() }()
 	w.mu.Unlock()
 	var failed error
 	written := 0
@@ -567,7 +598,11 @@ func (w *Writer) Sync() error {
 
 // WriteBackNow runs the backlog's write-backs at once, without forcing
 // anything or flushing: for a caller with time to spare.
-func (w *Writer) WriteBackNow() error { return w.exclusive(w.writeBacklogLocked) }
+func (w *Writer) WriteBackNow() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeBacklogLocked()
+}
 
 // writeBackAllLocked runs the backlog and flushes: every durable commit
 // is then in place, durable, and behind the tail.
