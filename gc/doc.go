@@ -73,24 +73,24 @@
 //
 // Through the real binary (integration's BenchmarkHTTPParallelDeletes,
 // 4 KiB objects over 100 prefixes, durable on ack, runs alternating with
-// a build of 6f8cc8c, the last commit before deferred inactivation),
-// three runs at load averages of 2 to 14 from other work put the new/old
-// ratio of DELETE/s, old and new side by side in each round, at
-// 0.89-1.44 in percpu, 0.71-1.39 in sync and 0.87-1.82 in sweep with 8
-// clients (6, 6 and 5 rounds), and at 0.89-1.20 (percpu), 1.14-1.39
-// (sync) and 1.35-2.55 (sweep) with 32 (4 rounds each): the 2x target is
-// not met. Sweep's best figures leave up to 12,000 inodes queued
-// (1.5-2 s until the space is back). The server spends about the same CPU per
-// 4 KiB DELETE either way (old 480-650 us, percpu 460-620 us, the gc's
-// deferred work included): a one-block object's inactivation is a small
-// share of a DELETE, and deferring it moves that CPU to a worker on the
-// same two cores rather than saving it. A CPU profile of percpu at 8
-// clients: HTTP, routing, SigV4 and the request log about 30%; the log
-// force 19% (its write 6%, the leader's in-place write-back of the batch
-// 13%); the unlink transaction 9%; inactivation 18%; Go's garbage
-// collector 9%. Every DELETE makes 3 log commits (unlink, truncate, free)
-// and 0.16-0.34 log writes; nearly all of a request's wait in the server
-// is the log force.
+// a build of 6f8cc8c, the last commit before deferred inactivation), the
+// first measurements (load 2 to 14) put the new/old ratio of DELETE/s at
+// 0.89-1.44 in percpu with 8 clients and 0.89-1.20 with 32, with the
+// server spending about the same CPU per DELETE either way, and a CPU
+// profile showed where: HTTP, routing, SigV4 and the request log about
+// 30%, the log force 19% (of which the leader's in-place write-back of
+// its batch 13%), the unlink 9%, inactivation 18%, Go's collector 9%, and
+// 3 log commits per DELETE (unlink, truncate, free). Since then in-place
+// writes wait in a backlog and run in passes beside the batches (package
+// xlog), and a small inode is truncated and freed in one transaction (2
+// commits per DELETE). Two rounds at load 2.4-4 (20,000 objects each):
+// 8 clients 2,304 and 2,868 DELETE/s against 2,268 and 2,441 for 6f8cc8c
+// (x1.10 of the medians; the CPU per DELETE 364-466 us against 457-484),
+// 32 clients 3,956 and 4,046 against 2,500 and 2,855 (x1.49; 288 us
+// against 424-493). An earlier pair the same hour, before passes ran
+// beside batches: x1.43 and x1.20. The 2x target is not met; p50 fell
+// (6 ms against 10-12 at 32 clients) but p99 at 32 clients is 41-43 ms
+// against 27-31.
 //
 // # Trim scheduler
 //
