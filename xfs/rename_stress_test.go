@@ -126,15 +126,7 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 			}
 		}
 	}()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(stop); side.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		var stacks bytes.Buffer
-		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-		t.Fatalf("renames deadlocked:\n%s", stacks.String())
-	}
+	waitOrDump(t, "renames", 3*time.Minute, func() { wg.Wait(); close(stop); side.Wait() })
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -270,15 +262,7 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 			}
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Minute):
-		var stacks bytes.Buffer
-		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
-		t.Fatalf("directory shrink deadlocked:\n%s", stacks.String())
-	}
+	waitOrDump(t, "directory shrink", 5*time.Minute, wg.Wait)
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -294,4 +278,19 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 	}
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, img)
+}
+
+// waitOrDump runs wait and fails the test with every goroutine's stack
+// if it has not returned within limit: a deadlock watchdog.
+func waitOrDump(t *testing.T, what string, limit time.Duration, wait func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		var stacks bytes.Buffer
+		pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+		t.Fatalf("%s deadlocked:\n%s", what, stacks.String())
+	}
 }
