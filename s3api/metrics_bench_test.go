@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -167,51 +166,23 @@ func putRatio(b *testing.B, servers map[bool]*httptest.Server, clients int) {
 	})
 }
 
-// putFor runs clients goroutines PUTting 4 KiB objects to url for d and
-// returns the PUTs done and the time taken.
+// putFor runs clients goroutines PUTting 4 KiB objects to url for d
+// (32 keys per client, overwritten in turn) and returns the PUTs done and
+// the time taken.
 func putFor(b *testing.B, url string, clients int, d time.Duration) (int64, time.Duration) {
 	body := bytes.Repeat([]byte{'y'}, 4096)
 	sum := sha256.Sum256(body)
 	hash := hex.EncodeToString(sum[:])
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients, DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	var n atomic.Int64
-	var failed atomic.Value
-	var wg sync.WaitGroup
-	start := time.Now()
-	stop := start.Add(d)
-	for c := 0; c < clients; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(stop); i++ {
-				req, err := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/bench/c%d-%d", url, c, i%32), bytes.NewReader(body))
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				req.Header.Set("X-Amz-Content-Sha256", hash)
-				req = signer.SignV4(*req, testAccessKey, testSecretKey, "", testRegion)
-				resp, err := client.Do(req)
-				if err != nil {
-					failed.Store(err)
-					return
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					failed.Store(fmt.Errorf("PUT: status %d", resp.StatusCode))
-					return
-				}
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	took := time.Since(start)
-	if err, ok := failed.Load().(error); ok {
+	var keys atomic.Int64
+	n, took, err := putRound(clients, d, func() error {
+		return putSigned(client, fmt.Sprintf("%s/bench/k%d", url, keys.Add(1)%int64(32*clients)), body, hash)
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
-	return n.Load(), took
+	return n, took
 }
 
 // BenchmarkMetricsObserve is the whole per-request cost of metrics,

@@ -205,10 +205,7 @@ func TestBusyUntilDurable(t *testing.T) {
 // become reusable as soon as it is durable, with its write-back still
 // waiting; and Sync leaves the newest version of everything in place.
 func TestWriteBackBacklogWritesHotBlocksOnce(t *testing.T) {
-	c, _ := newLoggedCache(t)
-	c.Log().SetBacklogLimit(64 << 10)
-	c.Log().SetIdleWriteBack(0) // the test runs the backlog itself
-	d := c.Device().(*memDev)
+	c, d := newBacklogCache(t)
 	onDisk := func(daddr int) byte {
 		d.mu.Lock()
 		defer d.mu.Unlock()
@@ -268,10 +265,7 @@ func TestWriteBackBacklogWritesHotBlocksOnce(t *testing.T) {
 // (the first leaves it to the second; the third is not durable and writes
 // its own later).
 func TestWriteBackLeavesBlockToLaterDurableCommit(t *testing.T) {
-	c, _ := newLoggedCache(t)
-	c.Log().SetBacklogLimit(64 << 10)
-	c.Log().SetIdleWriteBack(0) // the test runs the backlog itself
-	d := c.Device().(*memDev)
+	c, d := newBacklogCache(t)
 	version := func(v byte) {
 		commitTx(t, c, func(tx *Tx) {
 			b, err := tx.Read(10, 512, stamped)
@@ -305,4 +299,13 @@ func TestWriteBackLeavesBlockToLaterDurableCommit(t *testing.T) {
 	if v, n := onDisk(); v != 3 || n != 2 {
 		t.Fatalf("after Sync block 10 holds version %d, written %d times; want 3, twice", v, n)
 	}
+}
+
+// newBacklogCache is newLoggedCache whose write-backs wait in a backlog
+// of 64 KiB of log, run only when a test says so (no idle timer).
+func newBacklogCache(t *testing.T) (*Cache, *memDev) {
+	c, _ := newLoggedCache(t)
+	c.Log().SetBacklogLimit(64 << 10)
+	c.Log().SetIdleWriteBack(0)
+	return c, c.Device().(*memDev)
 }
