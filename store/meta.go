@@ -133,15 +133,25 @@ func (m *Meta) metaXattrs() map[string]string {
 
 // setXattrs writes attrs onto ino in one engine transaction.
 func setXattrs(v *xfs.Volume, ino format.Ino, attrs map[string]string) error {
-	list := make([]xfs.Xattr, 0, len(attrs))
-	for _, name := range slices.Sorted(maps.Keys(attrs)) {
-		ns, short, _ := strings.Cut(name, ".")
-		list = append(list, xfs.Xattr{Namespace: ns, Name: short, Value: []byte(attrs[name])})
-	}
-	if err := v.SetXattrs(ino, list); err != nil {
+	if err := v.SetXattrs(ino, xattrList(attrs)); err != nil {
 		return fmt.Errorf("set metadata xattrs: %w", err)
 	}
 	return nil
+}
+
+// xattrList is attrs (full names to values) in name order, for the engine.
+func xattrList(attrs map[string]string) []xfs.Xattr {
+	list := make([]xfs.Xattr, 0, len(attrs))
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		list = append(list, xattrOf(name, attrs[name]))
+	}
+	return list
+}
+
+// xattrOf is the attribute of full name ("user.x") and value.
+func xattrOf(name, value string) xfs.Xattr {
+	ns, short, _ := strings.Cut(name, ".")
+	return xfs.Xattr{Namespace: ns, Name: short, Value: []byte(value)}
 }
 
 // clearObjectXattrs removes every object attribute from ino (all but a

@@ -340,16 +340,13 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 			attrs[c.name] = *c.val
 		}
 	}
-	if err := setXattrs(s.v, st.ino, attrs); err != nil {
-		return PartInfo{}, err
-	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.gone {
 		return PartInfo{}, fmt.Errorf("upload %q: %w", uploadID, ErrNoSuchUpload)
 	}
-	if err := s.v.Rename(st.dir, st.name, u.dir, partName(part)); err != nil {
-		return PartInfo{}, err
+	if err := s.v.RenameSettingXattrs(st.dir, st.name, u.dir, partName(part), xattrList(attrs)); err != nil {
+		return PartInfo{}, fmt.Errorf("place part with its metadata xattrs: %w", err)
 	}
 	st.moved = true
 	stat, err := s.v.Stat(st.ino)
@@ -454,9 +451,7 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 	attrs := meta.xattrs(etag)
 	partsXattrs(attrs, objParts)
 	attrs[xattrFromUpload] = uploadID
-	if err := setXattrs(s.v, st.ino, attrs); err != nil {
-		return ObjectInfo{}, err
-	}
+	st.xattrs = xattrList(attrs)
 	mtime, err := s.place(bucket, kp, st, opt.If)
 	if err != nil {
 		return ObjectInfo{}, err

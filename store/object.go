@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -84,9 +85,7 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 		return ObjectInfo{}, err
 	}
 	meta.Checksums = meta.Checksums.reported(r)
-	if err := setXattrs(s.v, st.ino, meta.xattrs(etag)); err != nil {
-		return ObjectInfo{}, err
-	}
+	st.xattrs = xattrList(meta.xattrs(etag))
 	mtime, err := s.place(bucket, kp, st, cond)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -95,13 +94,15 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 }
 
 // staging is a file in a staging directory of .xfs3/tmp, removed by
-// discard unless it was renamed away.
+// discard unless it was renamed away. xattrs are set on it by the rename
+// that puts it in place, in the same transaction.
 type staging struct {
-	s     *Store
-	dir   format.Ino
-	name  string
-	ino   format.Ino
-	moved bool
+	s      *Store
+	dir    format.Ino
+	name   string
+	ino    format.Ino
+	xattrs []xfs.Xattr
+	moved  bool
 }
 
 // newStaging makes a staging file charged to the project of the bucket
@@ -163,11 +164,12 @@ func (s *Store) renameInto(kp keyPath, dir format.Ino, st *staging, cond Precond
 	if err == nil {
 		err = s.checkCondition(kp, dir, cond)
 	}
+	attrs := st.xattrs
 	if err == nil && hashedName(name) {
-		err = s.v.SetXattr(st.ino, xattrName, []byte(kp.leaf), 0)
+		attrs = append(slices.Clip(attrs), xattrOf(xattrName, kp.leaf))
 	}
 	if err == nil {
-		err = retryable(s.v.Rename(st.dir, st.name, dir, name))
+		err = retryable(s.v.RenameSettingXattrs(st.dir, st.name, dir, name, attrs))
 	}
 	if err != nil {
 		return time.Time{}, err

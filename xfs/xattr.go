@@ -142,29 +142,47 @@ func (v *Volume) SetXattr(ino format.Ino, name string, value []byte, flag XattrF
 // SetXattrs sets several attributes in one transaction: all of them or,
 // on error, none. Later entries win over earlier ones of the same name.
 func (v *Volume) SetXattrs(ino format.Ino, attrs []Xattr) error {
-	type parsed struct {
-		ns    uint8
-		short string
-		value []byte
+	set, err := v.parseXattrs(attrs)
+	if err != nil {
+		return err
 	}
-	list := make([]parsed, len(attrs))
-	var blocks int64
+	return v.changeXattr(ino, set.apply, set.blocks)
+}
+
+// xattrSet is a list of attributes checked and ready to set within a
+// transaction, with the blocks to reserve for them.
+type xattrSet struct {
+	list   []parsedXattr
+	blocks int64
+}
+
+type parsedXattr struct {
+	ns    uint8
+	short string
+	value []byte
+}
+
+func (v *Volume) parseXattrs(attrs []Xattr) (xattrSet, error) {
+	set := xattrSet{list: make([]parsedXattr, len(attrs))}
 	for i, x := range attrs {
 		ns, short, err := SplitXattrName(x.FullName())
 		if err != nil {
+			return xattrSet{}, err
+		}
+		set.list[i] = parsedXattr{ns, short, x.Value}
+		set.blocks += v.xattrBlocks(len(x.Value))
+	}
+	return set, nil
+}
+
+// apply sets the attributes, in order, in f's transaction.
+func (set xattrSet) apply(f *attrFork) error {
+	for _, p := range set.list {
+		if err := setXattrIn(f, p.ns, p.short, p.value, 0); err != nil {
 			return err
 		}
-		list[i] = parsed{ns, short, x.Value}
-		blocks += v.xattrBlocks(len(x.Value))
 	}
-	return v.changeXattr(ino, func(f *attrFork) error {
-		for _, p := range list {
-			if err := setXattrIn(f, p.ns, p.short, p.value, 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	}, blocks)
+	return nil
 }
 
 // xattrBlocks is the reservation for setting one value of n bytes: its

@@ -2,6 +2,7 @@ package xfs_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"syscall"
@@ -98,7 +99,8 @@ func TestSymlinkAttrForkComesAndGoes(t *testing.T) {
 // TestSetXattrsIsOneChange: a batch of attributes, from inline to remote
 // values, lands whole; a batch that fails part-way (a user attribute on a
 // symlink, refused after others were set) leaves nothing; the kernel reads
-// the batch back.
+// the batch back. RenameSettingXattrs sets a batch with the rename, in
+// one commit, or neither.
 func TestSetXattrsIsOneChange(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
 	img := filepath.Join(t.TempDir(), "b.img")
@@ -150,16 +152,54 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 	if list, err := v.ListXattr(link); err != nil || len(list) != 0 {
 		t.Errorf("a failed batch left %v (%v)", list, err)
 	}
+
+	// A rename that sets attributes is one commit; a refused one moves
+	// nothing and sets nothing.
+	tmp, err := v.Mkdir(v.Root(), "tmp", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := v.Create(tmp, "staged", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := v.LogStats().Commits
+	if err := v.RenameSettingXattrs(tmp, "staged", v.Root(), "placed", batch); err != nil {
+		t.Fatal(err)
+	}
+	if n := v.LogStats().Commits - before; n != 1 {
+		t.Errorf("rename with attributes took %d commits", n)
+	}
+	if got, err := v.Lookup(v.Root(), "placed"); err != nil || got != staged {
+		t.Fatalf("placed: inode %d, %v; want %d", got, err, staged)
+	}
+	if list, err := v.ListXattr(staged); err != nil || len(list) != len(want) {
+		t.Fatalf("placed has %d attributes (%v), want %d", len(list), err, len(want))
+	}
+	if _, err := v.Symlink(tmp, "badlink", "obj", xfs.Attrs{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.RenameSettingXattrs(tmp, "badlink", v.Root(), "moved", bad); !errors.Is(err, xfs.ErrInvalid) {
+		t.Errorf("rename of a symlink with a user attribute: %v, want ErrInvalid", err)
+	}
+	if _, err := v.Lookup(v.Root(), "moved"); !errors.Is(err, xfs.ErrNotFound) {
+		t.Errorf("a refused rename made its target (%v)", err)
+	}
+	if _, err := v.Lookup(tmp, "badlink"); err != nil {
+		t.Errorf("a refused rename lost its source: %v", err)
+	}
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
 	oracle.Repair(t, img)
 	mnt := oracle.Mount(t, img, true)
-	for name, val := range want {
-		buf := make([]byte, 70000)
-		n, err := syscall.Getxattr(filepath.Join(mnt, "obj"), name, buf)
-		if err != nil || !bytes.Equal(buf[:n], val) {
-			t.Errorf("%s: kernel reads %d bytes, %v", name, n, err)
+	for _, file := range []string{"obj", "placed"} {
+		for name, val := range want {
+			buf := make([]byte, 70000)
+			n, err := syscall.Getxattr(filepath.Join(mnt, file), name, buf)
+			if err != nil || !bytes.Equal(buf[:n], val) {
+				t.Errorf("%s %s: kernel reads %d bytes, %v", file, name, n, err)
+			}
 		}
 	}
 }
