@@ -34,9 +34,11 @@ func NewStore(tx *trans.Tx, s *Space, tree *btree.Tree, alloc func(near uint64) 
 	return &store{tx: tx, ops: s.TreeOps(tree), tree: tree, size: s.geo.BlockSize, alloc: alloc, free: free}
 }
 
+// Read views the block: most blocks a lookup passes through stay as they
+// are, and a copy of each would be garbage at once.
 func (s *store) Read(ptr uint64) (btree.Block, error) {
 	d := s.tree.Daddr(ptr)
-	b, err := s.tx.Read(d, s.size, s.ops)
+	b, err := s.tx.View(d, s.size, s.ops)
 	if err != nil {
 		return nil, err
 	}
@@ -60,6 +62,17 @@ func (s *store) Free(b btree.Block) error {
 	tb := b.(*treeBlock)
 	s.tx.Forget(tb.daddr)
 	return s.free(tb.ptr)
+}
+
+// Modify trades the view for the transaction's private copy.
+func (s *store) Modify(b btree.Block) error {
+	tb := b.(*treeBlock)
+	data, err := s.tx.Read(tb.daddr, s.size, s.ops)
+	if err != nil {
+		return err
+	}
+	tb.data = data
+	return nil
 }
 
 func (s *store) Dirty(b btree.Block) { s.tx.Dirty(b.(*treeBlock).daddr) }

@@ -42,6 +42,9 @@ type Cursor struct {
 		ptr int // 1-based entry index in n
 	}
 	iroot *node // the inode root, shared with cursors duplicated from this one
+	// changing is set while an operation changes the tree: every block
+	// the cursor reads then is made the transaction's own (Store.Modify).
+	changing bool
 }
 
 // NewCursor returns an unpositioned cursor on t.
@@ -72,7 +75,25 @@ func (c *Cursor) read(ptr uint64, level int) (*node, error) {
 	if h.NumRecs == 0 && (level != 0 || c.nlevels != 1 || c.iroot != nil) {
 		return nil, t.corrupt(ptr, "empty block at level %d", level)
 	}
-	return &node{blk: blk, ptr: ptr, buf: b, maxr: t.maxRecs(level)}, nil
+	n := &node{blk: blk, ptr: ptr, buf: b, maxr: t.maxRecs(level)}
+	if c.changing {
+		if err := c.modify(n); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+// modify makes n's block the transaction's own to change.
+func (c *Cursor) modify(n *node) error {
+	if n.isIRoot() {
+		return nil
+	}
+	if err := c.t.Store.Modify(n.blk); err != nil {
+		return err
+	}
+	n.buf = n.blk.Bytes()
+	return nil
 }
 
 // alloc gets a new block from the store and gives it a header.
@@ -374,11 +395,13 @@ func (c *Cursor) updateKeys(level int) error {
 		if i < 1 || i > p.numrecs() {
 			return t.corrupt(p.ptr, "cursor entry %d outside %d entries at level %d", i, p.numrecs(), lev)
 		}
-		k := t.key(p, i)
-		if bytes.Equal(k, key) {
+		if bytes.Equal(t.key(p, i), key) {
 			break
 		}
-		copy(k, key)
+		if err := c.modify(p); err != nil {
+			return err
+		}
+		copy(t.key(p, i), key)
 		c.dirty(p)
 		if i != 1 {
 			break
@@ -395,7 +418,7 @@ func (c *Cursor) updateKeys(level int) error {
 func (c *Cursor) op(change, reposition func() error) error {
 	t := c.t
 	root, levels, iroot := t.Root, t.Levels, t.IRoot
-	err := change()
+	err := c.changeBlocks(change)
 	if err == nil && c.iroot != nil && c.iroot.dirty {
 		t.IRoot = t.irootStruct(c.iroot)
 		c.iroot.dirty = false
@@ -412,6 +435,15 @@ func (c *Cursor) op(change, reposition func() error) error {
 		t.RootChanged()
 	}
 	return nil
+}
+
+// changeBlocks runs change with every block it reads the transaction's
+// own to change (siblings it shifts entries into, merges, relinks); it
+// makes the blocks of the cursor's path its own where it writes them.
+func (c *Cursor) changeBlocks(change func() error) error {
+	c.changing = true
+	defer func() { c.changing = false }()
+	return change()
 }
 
 // Update overwrites the record under the cursor with rec and fixes the
@@ -433,6 +465,9 @@ func (c *Cursor) Update(rec []byte) error {
 		return err
 	}
 	return c.op(func() error {
+		if err := c.modify(n); err != nil {
+			return err
+		}
 		copy(t.rec(n, p), rec)
 		c.dirty(n)
 		if p == 1 {

@@ -62,6 +62,9 @@ func (c *Cursor) delrec(level int) (more bool, err error) {
 	if ptr < 1 || ptr > numrecs {
 		return false, t.corrupt(n.ptr, "delete of entry %d of %d at level %d", ptr, numrecs, level)
 	}
+	if err := c.modify(n); err != nil {
+		return false, err
+	}
 	t.moveEntries(n, ptr, n, ptr+1, numrecs-ptr, level == 0)
 	numrecs--
 	n.setNumrecs(numrecs)

@@ -38,6 +38,7 @@ func (s *imgStore) Read(ptr uint64) (Block, error) {
 
 func (s *imgStore) Alloc(uint64) (Block, error) { return nil, errReadOnly }
 func (s *imgStore) Free(Block) error            { return errReadOnly }
+func (s *imgStore) Modify(Block) error          { return errReadOnly }
 func (s *imgStore) Dirty(Block)                 {}
 
 // image is a filesystem image opened for tree checks.

@@ -161,6 +161,9 @@ func (c *Cursor) insrec(level int, rec, key []byte, ptrIn uint64) (nptr uint64, 
 	if ptr < 1 || ptr > numrecs+1 || numrecs >= n.maxr {
 		return null, nil, nil, t.corrupt(n.ptr, "no room at entry %d of %d", ptr, numrecs)
 	}
+	if err := c.modify(n); err != nil {
+		return null, nil, nil, err
+	}
 	if level == 0 {
 		t.moveEntries(n, ptr+1, n, ptr, numrecs-ptr+1, true)
 		copy(t.rec(n, ptr), rec)
@@ -232,6 +235,9 @@ func (c *Cursor) rshift(level int) (bool, error) {
 	if rrecs == right.maxr {
 		return false, nil
 	}
+	if err := c.modify(left); err != nil {
+		return false, err
+	}
 	leaf := level == 0
 	t.moveEntries(right, 2, right, 1, rrecs, leaf)
 	t.moveEntries(right, 1, left, lrecs, 1, leaf)
@@ -281,6 +287,9 @@ func (c *Cursor) lshift(level int) (bool, error) {
 		return false, nil
 	}
 	rrecs := right.numrecs()
+	if err := c.modify(right); err != nil {
+		return false, err
+	}
 	leaf := level == 0
 	t.moveEntries(left, lrecs+1, right, 1, 1, leaf)
 	left.setNumrecs(lrecs + 1)
@@ -304,6 +313,9 @@ func (c *Cursor) split(level int) (nptr uint64, nkey []byte, ncur *Cursor, err e
 	t := c.t
 	null := t.Kind.nullPtr()
 	left := c.lv[level].n
+	if err := c.modify(left); err != nil {
+		return null, nil, nil, err
+	}
 	right, err := c.alloc(left.ptr, level)
 	if err != nil {
 		return null, nil, nil, err

@@ -25,12 +25,16 @@ func (b *memBlock) Bytes() []byte { return b.buf }
 // memStore is a Store over a map: one "transaction" runs from commit to
 // commit. Blocks untouched since the last commit are verified on Read,
 // CRC included, as a buffer cache reading from disk would; commit
-// finalizes (sets the CRC of) every dirty block.
+// finalizes (sets the CRC of) every dirty block. Like the engine's
+// store, it hands out blocks read-only until Modify: a block changed or
+// dirtied without Modify is reported in bad at commit.
 type memStore struct {
 	t      *Tree
 	bs     int
 	blocks map[uint64]*memBlock
 	dirty  map[uint64]bool
+	own    map[uint64]bool   // allocated or modified in this transaction
+	seen   map[uint64][]byte // blocks read but not own: as they were read
 	rng    *rand.Rand
 	lo, hi uint64 // Alloc picks pointers in [lo, hi)
 
@@ -41,7 +45,7 @@ type memStore struct {
 }
 
 func newMemStore(g *format.Geometry, rng *rand.Rand, lo, hi uint64) *memStore {
-	return &memStore{bs: g.BlockSize, blocks: map[uint64]*memBlock{}, dirty: map[uint64]bool{}, rng: rng, lo: lo, hi: hi}
+	return &memStore{bs: g.BlockSize, blocks: map[uint64]*memBlock{}, dirty: map[uint64]bool{}, own: map[uint64]bool{}, seen: map[uint64][]byte{}, rng: rng, lo: lo, hi: hi}
 }
 
 func countdown(n *int) bool {
@@ -66,7 +70,18 @@ func (s *memStore) Read(ptr uint64) (Block, error) {
 			return nil, err
 		}
 	}
+	if _, ok := s.seen[ptr]; !ok && !s.own[ptr] {
+		s.seen[ptr] = bytes.Clone(b.buf)
+	}
 	return b, nil
+}
+
+func (s *memStore) Modify(b Block) error {
+	if s.blocks[b.Ptr()] != b {
+		s.bad = append(s.bad, fmt.Sprintf("modify of unknown block %d", b.Ptr()))
+	}
+	s.own[b.Ptr()] = true
+	return nil
 }
 
 func (s *memStore) Alloc(near uint64) (Block, error) {
@@ -81,6 +96,7 @@ func (s *memStore) Alloc(near uint64) (Block, error) {
 		b := &memBlock{ptr: p, buf: make([]byte, s.bs)}
 		s.blocks[p] = b
 		s.dirty[p] = true
+		s.own[p] = true
 		return b, nil
 	}
 }
@@ -102,6 +118,9 @@ func (s *memStore) Dirty(b Block) {
 		s.bad = append(s.bad, fmt.Sprintf("dirty of unknown block %d", b.Ptr()))
 		return
 	}
+	if !s.own[b.Ptr()] {
+		s.bad = append(s.bad, fmt.Sprintf("dirty of block %d without Modify", b.Ptr()))
+	}
 	s.dirty[b.Ptr()] = true
 }
 
@@ -111,6 +130,19 @@ func (s *memStore) commit() {
 		s.t.Kind.Finalize(s.blocks[p].buf, 0)
 	}
 	clear(s.dirty)
+	s.checkViews()
+}
+
+// checkViews reports blocks changed without Modify, and starts the next
+// transaction's views.
+func (s *memStore) checkViews() {
+	for p, was := range s.seen {
+		if b, ok := s.blocks[p]; ok && !s.own[p] && !bytes.Equal(b.buf, was) {
+			s.bad = append(s.bad, fmt.Sprintf("block %d changed without Modify", p))
+		}
+	}
+	clear(s.seen)
+	clear(s.own)
 }
 
 // snapshot copies every block (and the dirty set) for a later restore.
@@ -140,6 +172,8 @@ func (s *memStore) restore(sn storeSnap) {
 	for p := range sn.dirty {
 		s.dirty[p] = true
 	}
+	clear(s.seen)
+	clear(s.own)
 }
 
 // testGeo is a small filesystem geometry with the given block size: 4 AGs

@@ -35,6 +35,7 @@ func (s *ReadOnly) Read(ptr uint64) (Block, error) {
 
 func (s *ReadOnly) Alloc(uint64) (Block, error) { return nil, errReadOnlyStore }
 func (s *ReadOnly) Free(Block) error            { return errReadOnlyStore }
+func (s *ReadOnly) Modify(Block) error          { return errReadOnlyStore }
 
 // Dirty is never called by walks (Check, lookups); a change would be a
 // programming error that cannot be reported through Dirty's signature.

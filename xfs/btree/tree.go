@@ -38,9 +38,12 @@ type Block interface {
 // the caller's buffer layer and allocator; the tree package keeps no state
 // of its own beyond a cursor.
 //
-// Read must hand out the same bytes for a pointer for as long as the
-// transaction runs, so that a change made through one Block is seen by
-// every later Read. A block that comes from disk must have passed
+// Read may hand out bytes shared with readers outside the transaction
+// (read-only); Modify then gives the block's bytes to change, and every
+// later Read of the block in the transaction hands out those same bytes,
+// so that a change made through one Block is seen by every later Read.
+// The cursor calls Modify for every block an operation may change before
+// it changes it. A block that comes from disk must have passed
 // Tree.VerifyBlock (CRC and header) before Read returns it; blocks already
 // changed in the transaction are not re-verified (their CRC is stale until
 // Kind.Finalize). The cursor checks each block's header again on every Read.
@@ -60,6 +63,9 @@ type Store interface {
 	Alloc(near uint64) (Block, error)
 	// Free releases a block the tree no longer uses.
 	Free(b Block) error
+	// Modify makes b's bytes its own to change (Bytes returns them
+	// afterwards); Dirty follows once they have changed.
+	Modify(b Block) error
 	// Dirty records that b's bytes changed.
 	Dirty(b Block)
 }

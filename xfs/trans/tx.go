@@ -1,8 +1,11 @@
 package trans
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
@@ -64,11 +67,24 @@ type QuotaDelta struct {
 
 type txBuf struct {
 	b     *Buf
-	data  []byte // the transaction's private copy
+	data  []byte // the transaction's private copy, or the shared version of a view
 	dirty bool
 	stale bool // freed metadata: never written, dropped from the cache
 	fresh bool // initialised by Get, not read: logged whole
+	// view: data is the cache's published version, read-only (View); the
+	// first Read or Get of the block in the transaction replaces it with
+	// a private copy. viewSum is its checksum in test binaries, to catch
+	// a write to a view when the transaction ends.
+	view    bool
+	viewSum uint32
 }
+
+// checkViews makes every transaction of a test binary check, when it
+// ends, that no block it only viewed was written to: such a write would
+// change the cache's published version behind the log.
+var checkViews = testing.Testing()
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Begin starts a transaction. It fails once the cache is shut down.
 func (c *Cache) Begin() (*Tx, error) {
@@ -111,13 +127,48 @@ func (tx *Tx) hold(daddr format.Daddr, size int, ops *Ops, read bool) (*txBuf, e
 	return tx.holdTry(daddr, size, ops, read, false)
 }
 
+// View locks a block for the transaction, reading and verifying it first
+// if needed, like Read, but returns the cache's current version itself
+// instead of a private copy: the caller must not change it. Lookups that
+// usually only pass through a block (the upper levels of a btree) view
+// it; a Read or Get of the same block later in the transaction turns the
+// view into a private copy, which the caller then uses in its place.
+func (tx *Tx) View(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
+	tb, err := tx.take(daddr, size, ops, holdView, false)
+	if err != nil {
+		return nil, err
+	}
+	return tb.data, nil
+}
+
+// How a transaction takes a block.
+type holdMode int
+
+const (
+	holdRead holdMode = iota // read it, private copy
+	holdNew                  // about to initialise it, zeroed private copy
+	holdView                 // read it, shared read-only version
+)
+
 func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*txBuf, error) {
+	mode := holdRead
+	if !read {
+		mode = holdNew
+	}
+	return tx.take(daddr, size, ops, mode, try)
+}
+
+func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bool) (*txBuf, error) {
 	if tx.done {
 		panic("trans: use of a finished transaction")
 	}
 	if tb, ok := tx.index[daddr]; ok {
 		if len(tb.data) != size {
 			return nil, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "used with %d and %d bytes in one transaction", len(tb.data), size)
+		}
+		if tb.view && mode != holdView {
+			tx.checkView(tb)
+			tb.data, tb.view = bytes.Clone(tb.data), false
 		}
 		if ops != nil {
 			// A block this transaction freed can come back in it as
@@ -128,6 +179,7 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		}
 		return tb, nil
 	}
+	read := mode != holdNew
 	b, loaded, err := tx.c.lookup(daddr, size, ops)
 	if err != nil {
 		return nil, err
@@ -156,9 +208,15 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 		}
 	}
 	tb := &txBuf{b: b}
-	if read {
+	switch mode {
+	case holdView:
+		tb.data, tb.view = b.Bytes(), true
+		if checkViews {
+			tb.viewSum = crc32.Checksum(tb.data, castagnoli)
+		}
+	case holdRead:
 		tb.data = append([]byte(nil), b.Bytes()...)
-	} else {
+	default:
 		tb.data = make([]byte, size)
 		tb.dirty = true
 	}
@@ -170,6 +228,13 @@ func (tx *Tx) holdTry(daddr format.Daddr, size int, ops *Ops, read, try bool) (*
 	tx.held = append(tx.held, tb)
 	tx.index[daddr] = tb
 	return tb, nil
+}
+
+// checkView panics, in test binaries, when the view tb was written to.
+func (tx *Tx) checkView(tb *txBuf) {
+	if checkViews && tb.view && crc32.Checksum(tb.data, castagnoli) != tb.viewSum {
+		panic(fmt.Sprintf("trans: daddr %d was changed through a view (View gives read-only bytes; Read gives a copy to change)", tb.b.daddr))
+	}
 }
 
 // Read locks a block for the transaction and returns its private copy,
@@ -213,6 +278,9 @@ func (tx *Tx) Dirty(daddr format.Daddr) {
 	tb, ok := tx.index[daddr]
 	if !ok {
 		panic(fmt.Sprintf("trans: Dirty of daddr %d not held by the transaction", daddr))
+	}
+	if tb.view {
+		panic(fmt.Sprintf("trans: Dirty of daddr %d, which the transaction only viewed", daddr))
 	}
 	tb.dirty = true
 }
@@ -414,6 +482,7 @@ func (tx *Tx) Cancel() {
 func (tx *Tx) unlockAll(committed bool) {
 	for i := len(tx.held) - 1; i >= 0; i-- {
 		tb := tx.held[i]
+		tx.checkView(tb)
 		if committed && tb.stale {
 			tb.b.data.Store(nil)
 		}

@@ -102,6 +102,63 @@ func TestCommitWritesAndPublishes(t *testing.T) {
 	}
 }
 
+// TestViewSharesUntilRead: View hands out the published version itself;
+// a Read in the same transaction gives a private copy that the commit
+// publishes; Dirty of a view, or a write through one, is a bug caught
+// at once or when the transaction ends.
+func TestViewSharesUntilRead(t *testing.T) {
+	c, _ := newCache(t, 16)
+	published, _ := c.Read(4, 512, stamped)
+	tx, _ := c.Begin()
+	v, err := tx.View(4, 512, stamped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &v[0] != &published[0] {
+		t.Error("View copied the block")
+	}
+	if again, _ := tx.View(4, 512, stamped); &again[0] != &v[0] {
+		t.Error("a second View gave other bytes")
+	}
+	w, err := tx.Read(4, 512, stamped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &w[0] == &v[0] {
+		t.Fatal("Read of a viewed block gave the shared bytes")
+	}
+	if again, _ := tx.View(4, 512, stamped); &again[0] != &w[0] {
+		t.Error("View after Read did not give the private copy")
+	}
+	w[9] = 7
+	tx.Dirty(4)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Read(4, 512, stamped); got[9] != 7 || published[9] != 0 {
+		t.Fatal("the change was not published, or it changed the old version")
+	}
+
+	mustPanic := func(what string, fn func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", what)
+			}
+		}()
+		fn()
+	}
+	tx, _ = c.Begin()
+	tx.View(5, 512, stamped)
+	mustPanic("Dirty of a view", func() { tx.Dirty(5) })
+	tx.Cancel()
+	tx, _ = c.Begin()
+	v, _ = tx.View(6, 512, stamped)
+	v[3]++
+	mustPanic("a commit after a write through a view", func() { tx.Commit() })
+	v[3]--
+}
+
 func TestCancelLeavesNothing(t *testing.T) {
 	c, d := newCache(t, 16)
 	before := append([]byte(nil), d.b...)
