@@ -2,6 +2,7 @@ package s3api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/gorilla/mux"
 )
@@ -19,10 +20,36 @@ const (
 	object               // "/bucket/key..."
 )
 
-var paths = map[level]string{
-	service: "/",
-	bucket:  "/{bucket:[^/]+}{slash:/?}",
-	object:  `/{bucket:[^/]+}/{key:[\s\S]+}`,
+// levelOf is the level a request path addresses: "/", "/bucket" with an
+// optional slash, or "/bucket/" and a key of one byte or more (which may
+// hold more slashes, even empty segments). ok is false for anything else
+// ("//key", a path not starting with a slash). Handlers split the path
+// themselves (splitPath); routing only needs the level, and a few string
+// operations cost far less than a regular expression per route tried.
+func levelOf(path string) (l level, ok bool) {
+	if path == "/" {
+		return service, true
+	}
+	rest, found := strings.CutPrefix(path, "/")
+	if !found {
+		return 0, false
+	}
+	name, key, slash := strings.Cut(rest, "/")
+	switch {
+	case name == "":
+		return 0, false
+	case !slash || key == "":
+		return bucket, true
+	}
+	return object, true
+}
+
+// atLevel matches requests whose path addresses l.
+func atLevel(l level) mux.MatcherFunc {
+	return func(r *http.Request, _ *mux.RouteMatch) bool {
+		got, ok := levelOf(r.URL.Path)
+		return ok && got == l
+	}
 }
 
 // route is one line of the route table: a method, a path level, the query
@@ -108,14 +135,14 @@ func (s *server) router() http.Handler {
 	r := mux.NewRouter()
 	r.SkipClean(true) // keys are not file paths: never redirect "a//b"
 	add := func(rt route) {
-		r.Methods(rt.method).Path(paths[rt.level]).
+		r.Methods(rt.method).MatcherFunc(atLevel(rt.level)).
 			MatcherFunc(requires(rt.query, rt.header)).
 			Handler(s.operation(rt.name, rt.handler)).Name(rt.name)
 	}
 	for _, rt := range s.routes() {
 		add(rt)
 	}
-	r.MatcherFunc(namesSubresource).Handler(s.operation("Unsupported", s.notImplemented))
+	r.MatcherFunc(namesSubresource).Handler(s.operation("Unsupported", s.notImplemented)).Name("Unsupported")
 	for _, rt := range s.plainRoutes() {
 		add(rt)
 	}
@@ -128,6 +155,9 @@ func (s *server) router() http.Handler {
 // header is set, that header.
 func requires(query []string, header string) mux.MatcherFunc {
 	return func(r *http.Request, _ *mux.RouteMatch) bool {
+		if len(query) > 0 && r.URL.RawQuery == "" {
+			return false
+		}
 		q := r.URL.Query()
 		for _, k := range query {
 			if !q.Has(k) {
@@ -139,6 +169,9 @@ func requires(query []string, header string) mux.MatcherFunc {
 }
 
 func namesSubresource(r *http.Request, _ *mux.RouteMatch) bool {
+	if r.URL.RawQuery == "" {
+		return false
+	}
 	q := r.URL.Query()
 	for _, k := range unsupported {
 		if q.Has(k) {
