@@ -11,8 +11,9 @@
 //	   ▼
 //	PerCPU:  queue of the producer's P ──► its worker ──► Inactivate(ino)
 //	         (lock-free push)              kicked at 32 inodes, or 1 ms
-//	                                       after the first; producers wait
-//	                                       past a backlog of 256
+//	                                       after the first; a producer past
+//	                                       a backlog of 256 waits until the
+//	                                       backlog ahead of it is 256 again
 //	Sync:    Inactivate(ino) inside Queue
 //	Sweep:   wakes the AG's sweeper, which frees every releasable inode of
 //	         its AG in inode order (also once a second unasked)

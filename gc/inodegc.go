@@ -47,8 +47,9 @@ const (
 	// inodes wait (the kernel: more than an inode cluster's worth).
 	DefaultBatch = 32
 	// DefaultBacklog: a producer that finds more than this many inodes
-	// waiting on its queue waits for the queue to drain
-	// (XFS_INODEGC_MAX_BACKLOG).
+	// waiting on its queue waits until no more than this many are ahead
+	// of its own (XFS_INODEGC_MAX_BACKLOG; the kernel's producer waits
+	// for the worker's whole run instead).
 	DefaultBacklog = 256
 	// DefaultDelay lets stragglers join a batch before a worker runs (the
 	// kernel waits one jiffy).
@@ -158,7 +159,8 @@ func (g *InodeGC) Mode() Mode { return g.opt.Mode }
 
 // Queue hands over an inode whose last link and last reference are gone.
 // In PerCPU mode it returns at once unless the producer's queue is past
-// its backlog, when it waits for that queue to drain; in Sweep mode it
+// its backlog, when it waits until the backlog ahead of its inode is back
+// to the limit; in Sweep mode it
 // wakes the inode's AG's sweeper; in Sync mode it inactivates the inode.
 func (g *InodeGC) Queue(ino uint64) error {
 	if g.closed.Load() {
@@ -180,9 +182,13 @@ func (g *InodeGC) Queue(ino uint64) error {
 	q.noteBacklog(pending)
 	switch {
 	case pending > uint64(g.opt.Backlog):
+		// Wait until the backlog ahead of this inode is back to the
+		// limit, not until the queue is empty: the worker wakes
+		// producers inode by inode, so a throttled DELETE waits for a
+		// few inactivations rather than for hundreds.
 		g.throttleWaits.Add(1)
 		q.kickNow()
-		q.waitDone(seq)
+		q.waitDone(seq - uint64(g.opt.Backlog))
 	case pending >= uint64(g.opt.Batch):
 		q.kickNow()
 	case !q.armed.Swap(true):
@@ -258,16 +264,19 @@ func (g *InodeGC) drain(q *queue) {
 		if len(batch) == 0 {
 			break
 		}
+		// Inodes are counted as done a batch at a time, or one by one
+		// while producers wait (throttled, or flushing), so that they
+		// go on as soon as the backlog ahead of them allows.
+		var n uint64
 		for _, ino := range batch {
 			g.inactivate(&q.queueStats, ino)
+			if n++; q.waiters.Load() > 0 {
+				q.finished(n)
+				n = 0
+			}
 		}
+		q.finished(n)
 		total += uint64(len(batch))
-		// done counts whole batches only: an item another producer pushed
-		// ahead of one already counted must not be taken as done early.
-		q.done.Add(uint64(len(batch)))
-		q.mu.Lock()
-		q.cond.Broadcast()
-		q.mu.Unlock()
 	}
 	if took := g.opt.Now().Sub(start); g.opt.SlowDrain != nil && took > g.opt.SlowDrainAfter {
 		g.opt.SlowDrain(q.id, took, total)

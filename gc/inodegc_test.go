@@ -218,6 +218,28 @@ func TestThrottle(t *testing.T) {
 	if st.BacklogHighWater > backlog+producers {
 		t.Errorf("backlog reached %d, past %d + %d producers", st.BacklogHighWater, backlog, producers)
 	}
+
+	// A throttled producer waits only until the backlog ahead of its
+	// inode is back to the limit, not for the queue to drain: right after
+	// its Queue returns, about a backlog's worth still waits.
+	g2 := mustNew(t, r, Options{Queues: 1, Backlog: backlog})
+	defer g2.Close()
+	q := g2.queues[0]
+	throttled := 0
+	for i := range 1000 {
+		before := g2.throttleWaits.Load()
+		g2.Queue(uint64(50000 + i))
+		if g2.throttleWaits.Load() == before {
+			continue
+		}
+		throttled++
+		if pending := q.queued.Load() - q.done.Load(); pending < backlog/2 {
+			t.Fatalf("a throttled producer returned with %d inodes waiting: it waited for the queue to drain, not to the backlog of %d", pending, backlog)
+		}
+	}
+	if throttled == 0 {
+		t.Error("the lone producer was never throttled")
+	}
 }
 
 // TestErrorKept: a failed inactivation is counted and reported by Close;

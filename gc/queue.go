@@ -29,7 +29,7 @@ type queue struct {
 	_       [cacheLine - 3*8 - 4]byte
 
 	// Written by the worker.
-	done atomic.Uint64 // inodes inactivated, counted per whole batch
+	done atomic.Uint64 // inodes inactivated
 	queueStats
 	_ [cacheLine - 8 - 4*8]byte
 
@@ -41,8 +41,9 @@ type queue struct {
 	delayed *time.Timer
 	// mu and cond let producers past the backlog and flushers wait for
 	// done; the fast path never takes mu.
-	mu   sync.Mutex
-	cond *sync.Cond
+	mu      sync.Mutex
+	cond    *sync.Cond
+	waiters atomic.Int32 // goroutines in waitDone: the worker wakes them per inode
 }
 
 // queueStats are the counters of one queue (or of Sync mode).
@@ -88,16 +89,30 @@ func (q *queue) kickNow() {
 	}
 }
 
-// waitDone waits until the inode numbered seq has been inactivated.
+// waitDone waits until seq inodes have been inactivated.
 func (q *queue) waitDone(seq uint64) {
 	if q.done.Load() >= seq {
 		return
 	}
 	q.mu.Lock()
+	q.waiters.Add(1)
 	for q.done.Load() < seq {
 		q.cond.Wait()
 	}
+	q.waiters.Add(-1)
 	q.mu.Unlock()
+}
+
+// finished counts n more inodes inactivated and wakes any waiter. A
+// waiter registers before it checks done, and the worker counts before
+// it looks for waiters, so a wake-up is never lost.
+func (q *queue) finished(n uint64) {
+	q.done.Add(n)
+	if q.waiters.Load() > 0 {
+		q.mu.Lock()
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	}
 }
 
 // noteBacklog raises the high-water mark to n.
