@@ -210,10 +210,11 @@ func BenchmarkParallelDeletes(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				before := s.GCStats().ThrottleWaits
+				before, cpu := s.GCStats().ThrottleWaits, processCPU(b)
 				runClients(b, clients, func(i int64) error {
 					return s.DeleteObject("frag", fmt.Sprintf("p%d/k%d", (i-1)%100, i-1))
 				})
+				b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-us/op")
 				b.ReportMetric(float64(s.GCStats().ThrottleWaits-before)/float64(b.N), "throttle-waits/op")
 				start := time.Now()
 				if _, err := s.Volume().Statfs(); err != nil {
