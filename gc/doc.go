@@ -90,8 +90,25 @@
 // 32 clients 3,956 and 4,046 against 2,500 and 2,855 (x1.49; 288 us
 // against 424-493). An earlier pair the same hour, before passes ran
 // beside batches: x1.43 and x1.20. The 2x target is not met; p50 fell
-// (6 ms against 10-12 at 32 clients) but p99 at 32 clients is 41-43 ms
+// (6 ms against 10-12 at 32 clients) but p99 at 32 clients was 41-43 ms
 // against 27-31.
+//
+// That tail came from the throttle: a producer past the backlog waited
+// for its queue to drain (hundreds of inactivations), and with 32 clients
+// half the DELETEs of the store's ParallelDeletes found the backlog full.
+// A throttled producer now waits only until the backlog ahead of its
+// inode is back to the limit, woken inode by inode, which halved that
+// benchmark's p99 (40-48 ms to 21-25 ms) at the same rate. Three rounds
+// through the binary afterwards (2026-12-02, load 3-5): 8 clients 2,423,
+// 3,022 and 3,143 DELETE/s against 1,966, 2,156 and 2,414 (x1.40), p99
+// 9-12 ms either way; 32 clients 3,575, 3,650 and 3,784 against 2,627,
+// 3,035 and 3,093 (x1.20), p99 28-35 ms against 26-30 ms. The server
+// spent 297-408 us of CPU per DELETE against 375-538 us. The store-level
+// benchmark shows what bounds the rate at 32 clients: about 230 us of CPU
+// per DELETE (unlink, inactivation, log writes, Go's collector) with the
+// two cores a third idle, half the DELETEs briefly throttled behind the
+// two workers, and the unlink and the worker of one AG taking turns on its
+// unlinked list and AGI.
 //
 // # Trim scheduler
 //
