@@ -1,6 +1,8 @@
 // Package trans is the engine's buffer cache and transaction layer.
 //
 //	Tx.Read/Get ──> private copy of the buffer (buffer locked for the Tx)
+//	Tx.View ──> the committed version itself, read-only (locked); a later
+//	            Read or Get in the same Tx swaps in a private copy
 //	     │ modify, Dirty(range)
 //	Tx.Commit ──> Finish (CRC) ──> queue in the log (its place in log
 //	              order is fixed) ──> publish in the cache ──> unlock
