@@ -246,22 +246,10 @@ func (v *Volume) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.A
 // not two.
 func freeAtOnce(ip *inode) bool {
 	c := ip.core
-	forks := []struct {
-		format int8
-		n      uint64
-	}{{c.Format, c.DataExtents()}}
-	if c.ForkOff != 0 {
-		forks = append(forks, struct {
-			format int8
-			n      uint64
-		}{c.AFormat, c.AttrExtents()})
+	small := func(kind int8, extents uint64) bool {
+		return kind != format.FmtBtree && !(kind == format.FmtExtents && extents > maxFreePerTx/2)
 	}
-	for _, f := range forks {
-		if f.format == format.FmtBtree || f.format == format.FmtExtents && f.n > maxFreePerTx/2 {
-			return false
-		}
-	}
-	return true
+	return small(c.Format, c.DataExtents()) && (c.ForkOff == 0 || small(c.AFormat, c.AttrExtents()))
 }
 
 // maxFreePerTx bounds the extents one inactivation transaction frees.
@@ -293,7 +281,7 @@ func (v *Volume) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (fre
 		var blocks uint64
 		for _, e := range removed {
 			blocks += e.BlockCount
-			if f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG {
+			if holdsMetadata(c, f) {
 				t.forgetExtent(e) // metadata blocks may be cached
 			}
 		}
@@ -307,6 +295,12 @@ func (v *Volume) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (fre
 		return uint64(n), true, nil
 	}
 	return 0, false, nil
+}
+
+// holdsMetadata reports whether fork f of c maps metadata blocks that the
+// cache may hold (attribute, directory and symlink blocks), not file data.
+func holdsMetadata(c *inodeChange, f Fork) bool {
+	return f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG
 }
 
 // forgetExtent drops any cached metadata buffer starting in e.
@@ -417,7 +411,7 @@ func (t *txn) forkExtents(c *inodeChange) ([]format.Extent, error) {
 			return nil, err
 		}
 		for _, e := range ext {
-			if f == AttrFork || c.core.Mode&format.SIFMT != format.SIFREG {
+			if holdsMetadata(c, f) {
 				t.forgetExtent(e)
 			}
 		}

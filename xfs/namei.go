@@ -556,7 +556,14 @@ func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino
 		return 0, err
 	}
 	if err == nil && dst == src {
-		return 0, nil // both names are links to the same inode: nothing to do
+		// Both names are links to the same inode: nothing moves, but
+		// the attributes asked for are still set.
+		if len(set.list) == 0 {
+			return 0, nil
+		}
+		h, unlock := v.lockInode(src)
+		defer unlock()
+		return 0, v.xattrTx(h, src, set.apply, set.blocks, false)
 	}
 	if err != nil {
 		dst = 0
@@ -602,7 +609,7 @@ func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino
 	var gone bool
 	reserve := 2 * v.dirChangeReserve()
 	if len(set.list) > 0 {
-		reserve += set.blocks + 4*format.MaxBtreeLevels + v.bmbtReserve()
+		reserve += v.xattrReserve(set.blocks)
 	}
 	err = v.runTx(reserve, true, func(t *txn) error {
 		var err error

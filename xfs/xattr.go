@@ -185,6 +185,13 @@ func (set xattrSet) apply(f *attrFork) error {
 	return nil
 }
 
+// xattrReserve is the reservation of a change to an attribute fork that
+// needs blocks for its values: room for the fork to become a tree and for
+// the bmbt.
+func (v *Volume) xattrReserve(blocks int64) int64 {
+	return blocks + 4*format.MaxBtreeLevels + v.bmbtReserve()
+}
+
 // xattrBlocks is the reservation for setting one value of n bytes: its
 // remote blocks and room for the fork to grow a level.
 func (v *Volume) xattrBlocks(n int) int64 { return int64(n>>v.geo.BlockLog) + 2 }
@@ -221,7 +228,13 @@ func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, block
 	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
-	return v.runTx(blocks+4*format.MaxBtreeLevels+v.bmbtReserve(), freeing, func(t *txn) error {
+	return v.xattrTx(h, ino, fn, blocks, freeing)
+}
+
+// xattrTx runs fn on ino's attribute fork in one transaction; the caller
+// holds ino's lock.
+func (v *Volume) xattrTx(h *inodeHandle, ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) error {
+	return v.runTx(v.xattrReserve(blocks), freeing, func(t *txn) error {
 		c, err := t.modify(h, ino)
 		if err != nil {
 			return err

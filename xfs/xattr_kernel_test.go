@@ -176,6 +176,21 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 	if list, err := v.ListXattr(staged); err != nil || len(list) != len(want) {
 		t.Fatalf("placed has %d attributes (%v), want %d", len(list), err, len(want))
 	}
+	// Onto another link of the same inode nothing moves, but the
+	// attributes are still set.
+	if err := v.Link(staged, v.Root(), "alias"); err != nil {
+		t.Fatal(err)
+	}
+	extra := xfs.Xattr{Namespace: "user", Name: "extra", Value: []byte("set by a rename that moved nothing")}
+	if err := v.RenameSettingXattrs(v.Root(), "placed", v.Root(), "alias", []xfs.Xattr{extra}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := v.GetXattr(staged, extra.FullName()); err != nil || !bytes.Equal(got, extra.Value) {
+		t.Errorf("rename onto a link of the same inode: %s = %q, %v", extra.FullName(), got, err)
+	}
+	if err := v.Unlink(v.Root(), "alias"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := v.Symlink(tmp, "badlink", "obj", xfs.Attrs{}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,6 +208,10 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 	}
 	oracle.Repair(t, img)
 	mnt := oracle.Mount(t, img, true)
+	buf := make([]byte, 100)
+	if n, err := syscall.Getxattr(filepath.Join(mnt, "placed"), extra.FullName(), buf); err != nil || !bytes.Equal(buf[:n], extra.Value) {
+		t.Errorf("placed %s: kernel reads %q, %v", extra.FullName(), buf[:max(n, 0)], err)
+	}
 	for _, file := range []string{"obj", "placed"} {
 		for name, val := range want {
 			buf := make([]byte, 70000)
