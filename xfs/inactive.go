@@ -180,7 +180,7 @@ func (v *Volume) Inactivate(ino format.Ino) (extents uint64, err error) {
 		n, more, err := v.truncateStep(u, ino, agino)
 		extents += n
 		if err == nil {
-			err = v.pushBackground()
+			v.pushBackground()
 		}
 		if err != nil || !more {
 			return extents, err

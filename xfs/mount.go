@@ -244,19 +244,16 @@ func (v *Volume) settle(err *error) {
 	}
 }
 
-// pushBackground forces the log once background work (inactivation) has
-// queued a little of it, so that the backlog a foreground change must
-// write ahead of its own commit stays small. Without an inactivation
-// queue, inactivation runs inside the change that released the inode,
-// which forces (or not, with lazy commits) as any change does.
-func (v *Volume) pushBackground() error {
-	if v.w.inactive == nil {
-		return nil
+// pushBackground starts writing the log once background work
+// (inactivation) has queued a little of it, so that the backlog a
+// foreground change must write ahead of its own commit stays small; the
+// caller does not wait for the write. Without an inactivation queue,
+// inactivation runs inside the change that released the inode, which
+// forces (or not, with lazy commits) as any change does.
+func (v *Volume) pushBackground() {
+	if v.w.inactive != nil && v.cache.BackgroundPushable() {
+		v.cache.Push()
 	}
-	if c := v.cache; c.BackgroundPushable() {
-		return c.Force()
-	}
-	return nil
 }
 
 // Err returns why a writable volume stopped accepting changes (a metadata

@@ -50,6 +50,9 @@ type Cache struct {
 	// recovery).
 	noWriteback bool
 
+	pushMu   sync.Mutex    // guards pushDone
+	pushDone chan struct{} // closed when the Push under way ends; nil if none
+
 	shutMu  sync.Mutex // guards shutErr
 	shutErr error      // set once a commit's write failed
 }

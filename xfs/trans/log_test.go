@@ -2,6 +2,7 @@ package trans
 
 import (
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -308,4 +309,46 @@ func newBacklogCache(t *testing.T) (*Cache, *memDev) {
 	c.Log().SetBacklogLimit(64 << 10)
 	c.Log().SetIdleWriteBack(0)
 	return c, c.Device().(*memDev)
+}
+
+// TestPushMakesDurableInBackground: Push returns at once and the commits
+// queued before it become durable in its own goroutine (Sync waits for
+// it); a push whose write fails shuts the cache down, so the next change
+// sees the failure.
+func TestPushMakesDurableInBackground(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	commitTx(t, c, func(tx *Tx) {
+		b, _ := tx.Get(9, 512, stamped)
+		b[7] = 1
+		tx.FreeExtent(Extent{AG: 1, Start: 100, Len: 10})
+	})
+	if c.Log().Durable() != 0 {
+		t.Fatal("a lazy commit was durable before any force")
+	}
+	c.Push()
+	c.waitPush()
+	if d := c.Log().Durable(); d != 1 {
+		t.Fatalf("durable ticket %d after a push, want 1", d)
+	}
+	if n := c.Busy().Len(); n != 0 {
+		t.Fatalf("%d busy extents after the push made their commit durable", n)
+	}
+
+	d := c.dev.(*memDev)
+	d.mu.Lock()
+	d.failWrites = d.writes
+	d.mu.Unlock()
+	commitTx(t, c, func(tx *Tx) {
+		b, _ := tx.Read(9, 512, stamped)
+		b[7] = 2
+		tx.Dirty(9)
+	})
+	c.Push()
+	c.waitPush()
+	if _, err := c.Begin(); !errors.Is(err, ErrShutdown) {
+		t.Fatalf("Begin after a failed push: %v, want ErrShutdown", err)
+	}
+	if err := c.Sync(); err == nil {
+		t.Fatal("Sync after a failed push succeeded")
+	}
 }

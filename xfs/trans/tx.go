@@ -499,6 +499,7 @@ func (tx *Tx) unlockAll(committed bool) {
 // place, and releases every busy extent. With a log, it also lets the
 // log tail move past every commit written back so far.
 func (c *Cache) Sync() error {
+	c.waitPush()
 	if c.log == nil {
 		if err := c.dev.Sync(); err != nil {
 			c.shutDown(err)
@@ -527,6 +528,41 @@ func (c *Cache) Force() error {
 		return err
 	}
 	return nil
+}
+
+// Push starts a Force in a goroutine of its own, unless one is under way,
+// and returns at once: background work (inactivation) keeps the log's
+// queue short without waiting for the log's writes, so it goes on with
+// the next inode while they run. A failed write shuts the cache down, as
+// with Force; Sync waits for the push under way.
+func (c *Cache) Push() {
+	if c.log == nil {
+		return
+	}
+	c.pushMu.Lock()
+	defer c.pushMu.Unlock()
+	if c.pushDone != nil {
+		return
+	}
+	done := make(chan struct{})
+	c.pushDone = done
+	go func() {
+		c.Force() // an error shuts the cache down: later commits see it
+		c.pushMu.Lock()
+		c.pushDone = nil
+		c.pushMu.Unlock()
+		close(done)
+	}()
+}
+
+// waitPush waits for the Push under way, if any.
+func (c *Cache) waitPush() {
+	c.pushMu.Lock()
+	done := c.pushDone
+	c.pushMu.Unlock()
+	if done != nil {
+		<-done
+	}
 }
 
 // Pushable reports whether enough commits are waiting for the log that a

@@ -49,8 +49,9 @@
 // than a quarter full: a commit then waits for its own records only, not
 // for the in-place writes of earlier batches, which a large inactivation
 // leaves by the megabyte; past a quarter the flush retires them. Background
-// work forces the log itself every BackgroundPushBytes, so a foreground
-// force never has a large backlog of it queued ahead of its own commit.
+// work starts a force every BackgroundPushBytes (trans.Cache.Push, in a
+// goroutine of its own, so it goes on meanwhile), so a foreground force
+// never has a large backlog of it queued ahead of its own commit.
 //
 // ForceAll also covers file data written after the newest queued
 // transaction, with a barrier that logs nothing and rides in the next
