@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,7 +211,19 @@ func (m *model) step() {
 	switch k := m.rng.Intn(100); {
 	case k < 30: // create a file with data
 		name := m.name()
-		ino, err := m.v.Create(d.ino, name, a)
+		// A third are made whole: data and attributes in the create's
+		// own transaction (CreateFile).
+		whole := m.rng.Intn(3) == 0
+		var n *mnode
+		var ino format.Ino
+		var err error
+		if whole {
+			n = m.wholeFile()
+			ino, err = m.v.CreateFile(d.ino, name, a, n.data, xattrsOf(n))
+		} else {
+			n = &mnode{}
+			ino, err = m.v.Create(d.ino, name, a)
+		}
 		if _, exists := d.dir[name]; exists {
 			if !errors.Is(err, xfs.ErrExist) {
 				m.fail("create over an existing name", err)
@@ -219,11 +233,11 @@ func (m *model) step() {
 		if err != nil {
 			m.fail("create "+path.Join(dp, name), err)
 		}
-		n := &mnode{ino: ino, mode: 0o644, nlink: 1}
+		n.ino, n.mode, n.nlink = ino, 0o644, 1
 		if m.hot == nil || m.hot.nlink == 0 {
 			m.hot = n
 		}
-		if size := m.rng.Intn(3); size > 0 {
+		if size := m.rng.Intn(3); size > 0 && !whole {
 			n.data = make([]byte, m.rng.Intn(20000*size))
 			m.rng.Read(n.data)
 			if _, err := m.v.WriteAt(ino, n.data, 0); err != nil {
@@ -420,6 +434,34 @@ func (m *model) step() {
 			}
 		}
 	}
+}
+
+// wholeFile is the content of a file CreateFile makes: up to 40,000
+// bytes and up to three attributes of every namespace, some remote.
+func (m *model) wholeFile() *mnode {
+	n := &mnode{data: make([]byte, m.rng.Intn(40000)), xattrs: map[string]string{}}
+	m.rng.Read(n.data)
+	for range m.rng.Intn(4) {
+		ns := []string{"user", "trusted", "security"}[m.rng.Intn(3)]
+		value := make([]byte, m.rng.Intn(100))
+		if m.rng.Intn(5) == 0 {
+			value = make([]byte, 5000+m.rng.Intn(5000))
+		}
+		m.rng.Read(value)
+		n.xattrs[ns+"."+fmt.Sprint(m.rng.Intn(1000))] = string(value)
+	}
+	return n
+}
+
+// xattrsOf lists n's attributes for CreateFile, in name order so that a
+// seed makes the same volume every time.
+func xattrsOf(n *mnode) []xfs.Xattr {
+	var list []xfs.Xattr
+	for _, name := range slices.Sorted(maps.Keys(n.xattrs)) {
+		ns, short, _ := strings.Cut(name, ".")
+		list = append(list, xfs.Xattr{Namespace: ns, Name: short, Value: []byte(n.xattrs[name])})
+	}
+	return list
 }
 
 func (m *model) xattrStep(n *mnode) {

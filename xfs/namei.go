@@ -186,12 +186,64 @@ func (v *Volume) dirChangeReserve() int64 {
 
 // Create makes a regular file name in directory dir.
 func (v *Volume) Create(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
-	return v.create(dirIno, name, format.SIFREG|uint16(a.Mode&0o7777), a, "")
+	return v.create(dirIno, name, format.SIFREG|uint16(a.Mode&0o7777), a, "", nil)
+}
+
+// MaxCreateData is the most data CreateFile puts in a new file.
+const MaxCreateData = 1 << 20
+
+// CreateFile makes a regular file name in directory dir holding data,
+// with attrs set, in one transaction: the name appears with its content
+// and its attributes, or not at all. A small object stored so costs one
+// commit, against three for a file written under a staging name and
+// renamed into place with its attributes. data is at most MaxCreateData
+// bytes; an existing name gives ErrExist.
+func (v *Volume) CreateFile(dirIno format.Ino, name string, a Attrs, data []byte, attrs []Xattr) (format.Ino, error) {
+	if len(data) > MaxCreateData {
+		return 0, fmt.Errorf("CreateFile of %d bytes (at most %d): %w", len(data), MaxCreateData, ErrInvalid)
+	}
+	set, err := v.parseXattrs(attrs)
+	if err != nil {
+		return 0, err
+	}
+	return v.create(dirIno, name, format.SIFREG|uint16(a.Mode&0o7777), a, "", &fileContent{data, set})
+}
+
+// fileContent is what CreateFile puts in the file it makes, in the
+// create's transaction.
+type fileContent struct {
+	data []byte
+	set  xattrSet
+}
+
+// reserve is the blocks the content may need: its data and their
+// mapping, its attributes.
+func (f *fileContent) reserve(v *Volume) int64 {
+	blocks := v.xattrReserve(f.set.blocks)
+	if len(f.data) > 0 {
+		blocks += int64((len(f.data)+v.geo.BlockSize-1)>>v.geo.BlockLog) + v.bmbtReserve()
+	}
+	return blocks
+}
+
+// fill writes the content into the new file ino of t.
+func (f *fileContent) fill(t *txn, ino format.Ino) error {
+	c := t.inodes[ino]
+	if len(f.data) > 0 {
+		last := format.FileOff((int64(len(f.data)) - 1) >> t.v.geo.BlockLog)
+		if err := t.v.writeChunkTx(t, c.h, ino, f.data, 0, 0, last); err != nil {
+			return err
+		}
+	}
+	if err := f.set.apply(&attrFork{c}); err != nil {
+		return xattrError(err)
+	}
+	return nil
 }
 
 // Mkdir makes a directory name in directory dir.
 func (v *Volume) Mkdir(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
-	return v.create(dirIno, name, format.SIFDIR|uint16(a.Mode&0o7777), a, "")
+	return v.create(dirIno, name, format.SIFDIR|uint16(a.Mode&0o7777), a, "", nil)
 }
 
 // Symlink makes a symbolic link name in directory dir pointing at target.
@@ -199,10 +251,12 @@ func (v *Volume) Symlink(dirIno format.Ino, name, target string, a Attrs) (forma
 	if len(target) == 0 || len(target) >= format.MaxSymlinkLen {
 		return 0, fmt.Errorf("symlink target of %d bytes: %w", len(target), ErrNameTooLong)
 	}
-	return v.create(dirIno, name, format.SIFLNK|0o777, a, target)
+	return v.create(dirIno, name, format.SIFLNK|0o777, a, target, nil)
 }
 
-func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string) (ino format.Ino, err error) {
+// create makes an inode of mode under name in dir: a symlink to target,
+// or a regular file filled with content (nil: empty).
+func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string, content *fileContent) (ino format.Ino, err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return 0, err
@@ -217,9 +271,16 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	}
 	hd, unlock := v.lockInode(dirIno)
 	defer unlock()
-	err = v.runTx(v.createReserve()+int64(len(target)>>v.geo.BlockLog)+1, false, func(t *txn) error {
+	reserve := v.createReserve() + int64(len(target)>>v.geo.BlockLog) + 1
+	if content != nil {
+		reserve += content.reserve(v)
+	}
+	err = v.runTx(reserve, false, func(t *txn) error {
 		var err error
 		ino, err = v.createTx(t, hd, dirIno, name, mode, a, target)
+		if err == nil && content != nil {
+			err = content.fill(t, ino)
+		}
 		return err
 	})
 	return ino, err
@@ -243,6 +304,9 @@ func (v *Volume) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 	}
 	h := v.icache.hold(free.ino)
 	c := t.track(h, free) // publishes the new version before the release below
+	// Its forks map nothing: later steps of the transaction (CreateFile's
+	// data) must not load extents from the free inode it was.
+	c.extLoaded = [2]bool{true, true}
 	t.OnCommit(func() { v.icache.release(h) })
 	t.OnCancel(func() { v.icache.release(h) })
 	nlink := uint32(1)
