@@ -154,11 +154,17 @@
 //
 // PutObject creates .xfs3/tmp/<nn>/<random>, preallocates the declared size in
 // one extent when it is known and over 1 MiB, streams the body in 1 MiB
-// chunks (memory stays flat) computing the MD5 on the way, sets the xattrs
-// in one transaction, and only then makes missing parent directories and,
-// under the leaf directory's lock (see Locking), renames the file over
-// the key in one engine transaction: readers see the old object or the
-// new one, never a partial one. A failure removes the staging file and
+// chunks (memory stays flat) computing the MD5 on the way, and only then
+// makes missing parent directories and, under the leaf directory's lock
+// (see Locking), renames the file over the key and sets its xattrs in one
+// engine transaction: readers see the old object or the new one, never a
+// partial one. A body of known size up to smallObjectMax (128 KiB) is
+// read into memory first instead; for a key that does not exist yet it
+// is created under the key with its data and xattrs in one engine
+// transaction (xfs.Volume.CreateFile, one commit per PUT instead of
+// three, no staging file), and a key that exists is replaced through a
+// staging file as above, since only a rename replaces a name atomically.
+// A failure removes the staging file and
 // any directory it made, as does any error from the body reader, even one
 // returned with the final bytes. Bodies over MaxObjectSize (parts:
 // MaxPartSize) give ErrEntityTooLarge. An Object returned by GetObject
@@ -169,11 +175,12 @@
 // with extra links in .xfs3/trash, which New empties and removes.)
 // CopyObject copies the bytes.
 //
-// Conditional writes: PutObjectIf and CompleteMultipartUploadWith (CompleteOptions.If) take a
-// Precondition (IfNoneMatch: no object has the key; IfMatch: the object
-// has that ETag) checked inside place, under the leaf directory's lock,
-// just before the rename: no other write can place the key in between, so of
-// racing IfNoneMatch writers exactly one succeeds and the others get
+// Conditional writes: PutObjectIf and CompleteMultipartUploadWith
+// (CompleteOptions.If) take a Precondition (IfNoneMatch: no object has
+// the key; IfMatch: the object has that ETag) checked inside place, under
+// the leaf directory's lock, just before the rename or create: no other
+// write can place the key in between, so of racing IfNoneMatch writers
+// exactly one succeeds and the others get
 // ErrPreconditionFailed (ErrNoSuchKey for IfMatch without an object).
 // CheckPrecondition tests the same without writing, for callers that
 // refuse before reading a body.

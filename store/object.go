@@ -18,6 +18,11 @@ import (
 // chunkSize is the unit in which PutObject streams a body.
 const chunkSize = 1 << 20
 
+// smallObjectMax is the largest body created in place (smallObject): its
+// data is written under the lock of the directory it goes in, which a
+// larger body would hold too long for the other PUTs into it.
+const smallObjectMax = 128 << 10
+
 // chunkPool recycles the buffers of large bodies.
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
@@ -75,6 +80,9 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if err := s.checkRoom(project, size); err != nil {
 		return ObjectInfo{}, err
 	}
+	if size >= 0 && size <= smallObjectMax {
+		return s.putSmall(bucket, kp, key, r, size, meta, project, cond)
+	}
 	st, err := s.newStaging(project)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -91,6 +99,98 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 		return ObjectInfo{}, err
 	}
 	return ObjectInfo{Key: key, Size: n, LastModified: mtime, ETag: etag, Meta: meta}, nil
+}
+
+// putSmall stores a body of at most smallObjectMax bytes. A new key is
+// created in place with its data and metadata in one engine transaction
+// (a smallObject); a key that exists is replaced through a staging file,
+// as a large body is, since a rename is what replaces a name atomically.
+func (s *Store) putSmall(bucket string, kp keyPath, key string, r io.Reader, size int64, meta Meta, project uint32, cond Precondition) (ObjectInfo, error) {
+	data, etag, err := readSmallBody(r, size)
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	meta.Checksums = meta.Checksums.reported(r)
+	obj := &smallObject{s: s, project: project, data: data, xattrs: xattrList(meta.xattrs(etag))}
+	mtime, err := s.place(bucket, kp, obj, cond)
+	if errors.Is(err, errNameTaken) {
+		mtime, err = s.placeStaged(bucket, kp, obj, cond)
+	}
+	if err != nil {
+		return ObjectInfo{}, err
+	}
+	return ObjectInfo{Key: key, Size: size, LastModified: mtime, ETag: etag, Meta: meta}, nil
+}
+
+// placeStaged places a small object through a staging file.
+func (s *Store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (time.Time, error) {
+	st, err := s.newStaging(obj.project)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer st.discard()
+	if len(obj.data) > 0 {
+		if _, err := s.v.WriteAt(st.ino, obj.data, 0); err != nil {
+			return time.Time{}, err
+		}
+	}
+	st.xattrs = obj.xattrs
+	return s.place(bucket, kp, st, cond)
+}
+
+// readSmallBody reads a body of known size below chunkSize whole,
+// following PutObject's reader contract, and returns it with its MD5 hex.
+func readSmallBody(r io.Reader, size int64) ([]byte, string, error) {
+	// One byte more than the body lets the read see the end.
+	buf := make([]byte, size+1)
+	n, err := readFull(io.LimitReader(r, size), buf)
+	if err != nil && err != io.EOF {
+		return nil, "", readError(err)
+	}
+	if int64(n) != size {
+		return nil, "", fmt.Errorf("read %d of %d bytes: %w", n, size, ErrIncompleteBody)
+	}
+	if err := readEOF(r); err != nil {
+		return nil, "", readError(err)
+	}
+	sum := md5.Sum(buf[:n])
+	return buf[:n], hex.EncodeToString(sum[:]), nil
+}
+
+// A placement is an object ready to take its name in place: a staging
+// file to rename, or a small object to create.
+type placement interface {
+	// attrs are the metadata attributes the object takes with its name.
+	attrs() []xfs.Xattr
+	// install gives the object name in dir with attrs, in one engine
+	// change, and returns its inode. The caller holds dir's lock.
+	install(dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error)
+}
+
+// errNameTaken: a smallObject's name exists, so it cannot be created
+// in place.
+var errNameTaken = errors.New("store: the object's name is taken")
+
+// smallObject is a body small enough to be created under its name with
+// its data and attributes in one engine transaction (xfs.CreateFile):
+// one commit per new key, and no staging file.
+type smallObject struct {
+	s       *Store
+	project uint32
+	data    []byte
+	xattrs  []xfs.Xattr
+}
+
+func (o *smallObject) attrs() []xfs.Xattr { return o.xattrs }
+
+func (o *smallObject) install(dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error) {
+	a := fileAttrs
+	a.ProjID = o.project
+	ino, err := o.s.v.CreateFile(dir, name, a, o.data, attrs)
+	if errors.Is(err, xfs.ErrExist) {
+		return 0, errNameTaken
+	}
+	return ino, retryable(err)
 }
 
 // staging is a file in a staging directory of .xfs3/tmp, removed by
@@ -127,20 +227,32 @@ func (st *staging) discard() {
 	}
 }
 
-// place renames a complete staging file over key kp in bucket: it makes
-// missing parent directories (moving objects that stand in their way
-// beside them), then, under the leaf directory's lock, picks the leaf's
-// name and renames in one engine transaction; a replaced object stays
-// readable by its open readers. It returns the object's mtime, read
-// before the lock drops (after that the inode may already be replaced and
-// freed). On failure the directories it made are removed again. cond is
-// checked against the object being replaced under the same lock as the
-// rename. A directory of the path removed meanwhile makes it start again.
-func (s *Store) place(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
-	return retry(func() (time.Time, error) { return s.placeOnce(bucket, kp, st, cond) })
+func (st *staging) attrs() []xfs.Xattr { return st.xattrs }
+
+// install renames the staging file to name in dir, setting attrs.
+func (st *staging) install(dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error) {
+	if err := retryable(st.s.v.RenameSettingXattrs(st.dir, st.name, dir, name, attrs)); err != nil {
+		return 0, err
+	}
+	st.moved = true
+	return st.ino, nil
 }
 
-func (s *Store) placeOnce(bucket string, kp keyPath, st *staging, cond Precondition) (time.Time, error) {
+// place puts a complete object at key kp in bucket: it makes missing
+// parent directories (moving objects that stand in their way beside
+// them), then, under the leaf directory's lock, picks the leaf's name and
+// installs the object there in one engine transaction (a staging file's
+// rename, or a small object's create); a replaced object stays readable
+// by its open readers. It returns the object's mtime, read before the
+// lock drops (after that the inode may already be replaced and freed). On
+// failure the directories it made are removed again. cond is checked
+// against the object being replaced under the same lock as the install.
+// A directory of the path removed meanwhile makes it start again.
+func (s *Store) place(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
+	return retry(func() (time.Time, error) { return s.placeOnce(bucket, kp, obj, cond) })
+}
+
+func (s *Store) placeOnce(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
 	b, err := s.openBucket(bucket) // may have been deleted meanwhile
 	if err != nil {
 		return time.Time{}, err
@@ -149,7 +261,7 @@ func (s *Store) placeOnce(bucket string, kp keyPath, st *staging, cond Precondit
 	defer path.close()
 	var mtime time.Time
 	if err == nil {
-		mtime, err = s.renameInto(kp, path.last(), st, cond)
+		mtime, err = s.installIn(kp, path.last(), obj, cond)
 	}
 	if err != nil && len(path) > 1 {
 		s.prune(kp, path)
@@ -157,24 +269,24 @@ func (s *Store) placeOnce(bucket string, kp keyPath, st *staging, cond Precondit
 	return mtime, err
 }
 
-// renameInto is place's step under the leaf directory's lock.
-func (s *Store) renameInto(kp keyPath, dir format.Ino, st *staging, cond Precondition) (time.Time, error) {
+// installIn is place's step under the leaf directory's lock.
+func (s *Store) installIn(kp keyPath, dir format.Ino, obj placement, cond Precondition) (time.Time, error) {
 	defer s.locks.lock(dir)()
 	name, err := s.leafName(kp, dir)
 	if err == nil {
 		err = s.checkCondition(kp, dir, cond)
 	}
-	attrs := st.xattrs
+	attrs := obj.attrs()
 	if err == nil && hashedName(name) {
 		attrs = append(slices.Clip(attrs), xattrOf(xattrName, kp.leaf))
 	}
+	var ino format.Ino
 	if err == nil {
-		err = retryable(s.v.RenameSettingXattrs(st.dir, st.name, dir, name, attrs))
+		ino, err = obj.install(dir, name, attrs)
 	}
 	if err != nil {
 		return time.Time{}, err
 	}
-	st.moved = true
 	if kp.folder {
 		// An empty marker kept as the directory's attribute: the file
 		// replaces it.
@@ -182,7 +294,7 @@ func (s *Store) renameInto(kp keyPath, dir format.Ino, st *staging, cond Precond
 			return time.Time{}, err
 		}
 	}
-	stat, err := s.v.Stat(st.ino)
+	stat, err := s.v.Stat(ino)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -289,6 +401,15 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 			return "", 0, err
 		}
 	}
+	if size >= 0 && size < chunkSize {
+		// Small bodies are the common case: a 1 MiB buffer each would
+		// cost more in zeroing than the PUT itself.
+		data, etag, err := readSmallBody(r, size)
+		if err == nil && size > 0 {
+			_, err = s.v.WriteAt(ino, data, 0)
+		}
+		return etag, size, err
+	}
 	body := r
 	if size >= 0 {
 		body = io.LimitReader(r, size)
@@ -296,17 +417,9 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 		body = io.LimitReader(r, limit+1)
 	}
 	h := md5.New()
-	var buf []byte
-	if size >= 0 && size < chunkSize {
-		// Small bodies are the common case: a 1 MiB buffer each would
-		// cost more in zeroing than the PUT itself. One byte more than
-		// the body lets the first read see the end.
-		buf = make([]byte, size+1)
-	} else {
-		p := chunkPool.Get().(*[]byte)
-		defer chunkPool.Put(p)
-		buf = *p
-	}
+	p := chunkPool.Get().(*[]byte)
+	defer chunkPool.Put(p)
+	buf := *p
 	var off int64
 	for {
 		n, rerr := readFull(body, buf)
