@@ -177,8 +177,14 @@ func (g *InodeGC) Queue(ino uint64) error {
 	}
 	q := g.pick.Get().(*queue)
 	g.pick.Put(q)
-	seq := q.push(ino)
-	pending := seq - q.done.Load()
+	g.admit(q, q.push(ino))
+	return nil
+}
+
+// admit kicks q's worker or throttles the producer that just pushed the
+// inode numbered seq, by the backlog ahead of it.
+func (g *InodeGC) admit(q *queue, seq uint64) {
+	pending := q.pendingAt(seq)
 	q.noteBacklog(pending)
 	switch {
 	case pending > uint64(g.opt.Backlog):
@@ -196,7 +202,6 @@ func (g *InodeGC) Queue(ino uint64) error {
 		// that stragglers share its run.
 		q.delayed.Reset(g.opt.Delay)
 	}
-	return nil
 }
 
 // Flush returns once every inode queued before it was called has been

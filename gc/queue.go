@@ -68,6 +68,18 @@ func (q *queue) push(ino uint64) uint64 {
 	}
 }
 
+// pendingAt is how many inodes up to sequence number seq are not yet
+// inactivated. The worker takes whole lists, so by the time a producer
+// looks, it may have inactivated its inode and later ones too: then
+// nothing is pending (done - seq would wrap around to a huge backlog,
+// and the throttle would wait for a sequence number never reached).
+func (q *queue) pendingAt(seq uint64) uint64 {
+	if done := q.done.Load(); done < seq {
+		return seq - done
+	}
+	return 0
+}
+
 // take removes everything queued and returns it oldest first.
 func (q *queue) take() []uint64 {
 	n := q.head.Swap(nil)
