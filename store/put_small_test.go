@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
 )
 
 // TestSmallPutCommits: a PUT of at most smallObjectMax bytes to a new key
@@ -62,7 +65,7 @@ func TestSmallPutCommits(t *testing.T) {
 			t.Errorf("%s: metadata %+v", tc.what, gotInfo.Meta)
 		}
 	}
-	checkNoStagingLeft(t, s)
+	noStaging(t, s)
 }
 
 // TestSmallPutsRacingForOneKey: PUTs of one new key from many goroutines
@@ -93,21 +96,82 @@ func TestSmallPutsRacingForOneKey(t *testing.T) {
 			t.Fatalf("%s holds %d bytes that no PUT sent", key, len(got))
 		}
 	}
-	checkNoStagingLeft(t, s)
+	noStaging(t, s)
 }
 
-// checkNoStagingLeft fails if a staging directory holds a file.
-func checkNoStagingLeft(t *testing.T, s *Store) {
-	t.Helper()
-	for i := range stagingDirs {
-		ents, err := s.v.ReadDir(s.staging[i])
+// TestSmallPutRefusals: a small PUT to a new key refused by a full volume
+// or by its bucket's hard quota stores nothing, changes no usage, leaves
+// no staging file and keeps what was there; once room is made, it works.
+func TestSmallPutRefusals(t *testing.T) {
+	s, _ := newTestStore(t)
+	for _, b := range []string{"full", "quota"} {
+		if err := s.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := bytes.Repeat([]byte("s"), 100<<10)
+	put(t, s, "quota", "keep", string(body), Meta{})
+	if err := s.SetBucketQuota("quota", BucketQuota{HardBytes: 256 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := s.BucketQuota("quota")
+	if err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "quota", "second", string(body), Meta{})
+	if _, err := s.PutObject("quota", "third", bytes.NewReader(body), int64(len(body)), Meta{}); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("a small PUT over the hard limit: %v, want ErrQuotaExceeded", err)
+	}
+	if _, err := s.GetObject("quota", "third"); !errors.Is(err, ErrNoSuchKey) {
+		t.Errorf("a refused PUT left its key: %v", err)
+	}
+	if err := s.DeleteObject("quota", "second"); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := s.BucketQuota("quota"); after.Bytes != before.Bytes || after.Objects != before.Objects {
+		t.Errorf("usage %d bytes, %d objects after the refusal, want %d and %d", after.Bytes, after.Objects, before.Bytes, before.Objects)
+	}
+	put(t, s, "quota", "third", string(body), Meta{})
+
+	// Fill the volume: one file beside the buckets takes most of it,
+	// small PUTs the rest until one is refused.
+	v := s.Volume()
+	hog, err := v.Create(v.Root(), "hog", xfs.Attrs{Mode: 0o600})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Preallocate(hog, int64(st.FreeBlocks-4000)*int64(st.BlockSize)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for ; ; n++ {
+		if n == 1000 {
+			t.Fatal("1000 small PUTs fitted in 16 MB")
+		}
+		_, err := s.PutObject("full", fmt.Sprintf("k%d", n), bytes.NewReader(body), int64(len(body)), Meta{})
+		if errors.Is(err, ErrNoSpace) {
+			break
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range ents {
-			if e.Name != "." && e.Name != ".." {
-				t.Errorf("staging directory %d holds %q", i, e.Name)
-			}
-		}
 	}
+	if _, err := s.GetObject("full", fmt.Sprintf("k%d", n)); !errors.Is(err, ErrNoSuchKey) {
+		t.Errorf("a PUT refused for space left its key: %v", err)
+	}
+	if got, _ := get(t, s, "full", "k0"); got != string(body) {
+		t.Errorf("an object put before changed to %d bytes", len(got))
+	}
+	if got, _ := get(t, s, "quota", "keep"); got != string(body) {
+		t.Errorf("an object put before changed to %d bytes", len(got))
+	}
+	noStaging(t, s)
+	if err := v.Unlink(v.Root(), "hog"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "full", fmt.Sprintf("k%d", n), string(body), Meta{})
 }

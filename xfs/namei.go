@@ -219,7 +219,10 @@ type fileContent struct {
 // reserve is the blocks the content may need: its data and their
 // mapping, its attributes.
 func (f *fileContent) reserve(v *Volume) int64 {
-	blocks := v.xattrReserve(f.set.blocks)
+	var blocks int64
+	if len(f.set.list) > 0 {
+		blocks += v.xattrReserve(f.set.blocks)
+	}
 	if len(f.data) > 0 {
 		blocks += int64((len(f.data)+v.geo.BlockSize-1)>>v.geo.BlockLog) + v.bmbtReserve()
 	}
