@@ -18,6 +18,17 @@ type Inactivator interface {
 	Inactivate(ino uint64) (extentsFreed uint64, err error)
 }
 
+// BatchInactivator is an Inactivator that can also inactivate several
+// inodes at once, sharing transactions among them; errs[i] is inos[i]'s
+// outcome. PerCPU workers hand it up to batchMax inodes at a time.
+type BatchInactivator interface {
+	InactivateBatch(inos []uint64) (extentsFreed uint64, errs []error)
+}
+
+// batchMax bounds the inodes a worker hands a BatchInactivator at once,
+// and so how long a producer waiting on the queue waits for a count.
+const batchMax = 32
+
 // Mode chooses when inodes are inactivated.
 type Mode string
 
@@ -269,6 +280,18 @@ func (g *InodeGC) drain(q *queue) {
 		if len(batch) == 0 {
 			break
 		}
+		total += uint64(len(batch))
+		if b, ok := g.inact.(BatchInactivator); ok {
+			// Oldest first, batchMax at a time, each counted as done
+			// once all of it is: done stays a count in queue order.
+			for len(batch) > 0 {
+				n := min(len(batch), batchMax)
+				g.inactivateBatch(&q.queueStats, b, batch[:n])
+				q.finished(uint64(n))
+				batch = batch[n:]
+			}
+			continue
+		}
 		// Inodes are counted as done a batch at a time, or one by one
 		// while producers wait (throttled, or flushing), so that they
 		// go on as soon as the backlog ahead of them allows.
@@ -281,7 +304,6 @@ func (g *InodeGC) drain(q *queue) {
 			}
 		}
 		q.finished(n)
-		total += uint64(len(batch))
 	}
 	if took := g.opt.Now().Sub(start); g.opt.SlowDrain != nil && took > g.opt.SlowDrainAfter {
 		g.opt.SlowDrain(q.id, took, total)
@@ -291,6 +313,19 @@ func (g *InodeGC) drain(q *queue) {
 func (g *InodeGC) inactivate(st *queueStats, ino uint64) {
 	n, err := g.inact.Inactivate(ino)
 	st.extents.Add(n)
+	g.count(st, err)
+}
+
+func (g *InodeGC) inactivateBatch(st *queueStats, b BatchInactivator, inos []uint64) {
+	n, errs := b.InactivateBatch(inos)
+	st.extents.Add(n)
+	for _, err := range errs {
+		g.count(st, err)
+	}
+}
+
+// count records one inode's inactivation outcome.
+func (g *InodeGC) count(st *queueStats, err error) {
 	if err != nil {
 		st.errors.Add(1)
 		g.firstErr.CompareAndSwap(nil, &err)

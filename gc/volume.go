@@ -24,6 +24,14 @@ func Start(v *xfs.Volume, opt Options) (*InodeGC, error) {
 
 func (a Volume) Inactivate(ino uint64) (uint64, error) { return a.V.Inactivate(format.Ino(ino)) }
 
+func (a Volume) InactivateBatch(inos []uint64) (uint64, []error) {
+	v := make([]format.Ino, len(inos))
+	for i, ino := range inos {
+		v[i] = format.Ino(ino)
+	}
+	return a.V.InactivateBatch(v)
+}
+
 func (a Volume) AGs() int { return int(a.V.Geometry().AgCount) }
 
 func (a Volume) AGOf(ino uint64) int {

@@ -171,6 +171,17 @@ type deleteRun struct {
 	// metrics.
 	logPerDelete map[string]float64
 	load         string // /proc/loadavg when the deletes ended
+	// clientCPUPerDelete is this process's CPU time (the clients: request
+	// signing, net/http, the loopback socket) per DELETE, -1 where /proc
+	// does not say. The clients share the machine's cores with the
+	// server, so they bound the rate any server can reach here.
+	clientCPUPerDelete time.Duration
+	// noop is a second pass of the same DELETEs, of keys now gone: each
+	// answers 204 having changed nothing (no transaction, no log force),
+	// so its rate is the ceiling that HTTP, authentication, routing, a
+	// lookup and the clients set on this machine for any DELETE.
+	noopRate         float64
+	noopCPUPerDelete time.Duration
 }
 
 // BenchmarkHTTPParallelDeletes measures S3 DELETE throughput through the
@@ -297,6 +308,7 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 
 	logBefore := c.logCounters(tb)
 	cpuBefore, cpuErr := processCPU(s.cmd.Process.Pid)
+	clientBefore, clientErr := processCPU(os.Getpid())
 	start = time.Now()
 	lat, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent)
 	if err != nil {
@@ -305,6 +317,10 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	deletesEnd := time.Now()
 	run.rate = float64(objects) / deletesEnd.Sub(start).Seconds()
 	run.load = oracle.LoadAverage()
+	run.clientCPUPerDelete = -1
+	if clientAfter, err := processCPU(os.Getpid()); err == nil && clientErr == nil {
+		run.clientCPUPerDelete = (clientAfter - clientBefore) / time.Duration(objects)
+	}
 	slices.Sort(lat)
 	run.p50, run.p99 = lat[(len(lat)-1)*50/100], lat[(len(lat)-1)*99/100]
 	if hasInfo {
@@ -323,8 +339,26 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 	if code, body, err := c.do("GET", "/"+deleteBenchBucket+"?list-type=2&max-keys=1", nil); err != nil || code != http.StatusOK || bytes.Contains(body, []byte("<Contents>")) {
 		tb.Fatalf("%s: listing after the deletes: %d %v %s", side.label, code, err, body)
 	}
+	run.noopRate, run.noopCPUPerDelete = noopDeletes(tb, c, s, side, clients, objects)
 	s.stop(tb)
 	return run
+}
+
+// noopDeletes DELETEs the benchmark's keys again, now that none exists,
+// and answers the rate and the server's CPU per DELETE (-1 if unknown).
+func noopDeletes(tb testing.TB, c *benchClient, s *server, side deleteBenchSide, clients, objects int) (float64, time.Duration) {
+	tb.Helper()
+	before, beforeErr := processCPU(s.cmd.Process.Pid)
+	start := time.Now()
+	if _, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent); err != nil {
+		tb.Fatalf("%s: DELETEs of missing keys: %v", side.label, err)
+	}
+	rate := float64(objects) / time.Since(start).Seconds()
+	after, err := processCPU(s.cmd.Process.Pid)
+	if err != nil || beforeErr != nil {
+		return rate, -1
+	}
+	return rate, (after - before) / time.Duration(objects)
 }
 
 func (r deleteRun) String() string {
@@ -341,8 +375,9 @@ func (r deleteRun) String() string {
 		logs = fmt.Sprintf("  log/DELETE: %.2f commits, %.2f writes, %.2f flushes",
 			r.logPerDelete["commits"], r.logPerDelete["writes"], r.logPerDelete["flushes"])
 	}
-	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  server CPU/DELETE %s  (PUT %5.0f/s)  %s%s  load %s",
-		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), cpu, r.putRate, space, logs, r.load)
+	return fmt.Sprintf("%-12s clients=%-2d objects=%d  DELETE %7.0f/s  p50 %6s  p99 %7s  server CPU/DELETE %s  client CPU/DELETE %s  (PUT %5.0f/s)  %s%s  no-op DELETE %7.0f/s at %s server CPU  load %s",
+		r.side, r.clients, r.objects, r.rate, r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), cpu,
+		r.clientCPUPerDelete.Round(time.Microsecond), r.putRate, space, logs, r.noopRate, r.noopCPUPerDelete.Round(time.Microsecond), r.load)
 }
 
 // deleteBenchSummary is each side's median DELETE/s per client count over
@@ -353,17 +388,19 @@ func deleteBenchSummary(runs []deleteRun, sides []deleteBenchSide, clients []int
 	for _, n := range clients {
 		base := 0.0
 		for i, side := range sides {
-			var rates []float64
+			var rates, noops []float64
 			for _, r := range runs {
 				if r.side == side.label && r.clients == n {
 					rates = append(rates, r.rate)
+					noops = append(noops, r.noopRate)
 				}
 			}
-			med := median(rates)
+			med, noop := median(rates), median(noops)
 			if i == 0 {
 				base = med
 			}
-			fmt.Fprintf(&sb, "  clients=%-2d %-12s %7.0f/s  x%.2f  (runs: %.0f)\n", n, side.label, med, med/base, rates)
+			fmt.Fprintf(&sb, "  clients=%-2d %-12s %7.0f/s  x%.2f  (runs: %.0f)  no-op DELETE %7.0f/s  x%.2f\n",
+				n, side.label, med, med/base, rates, noop, noop/base)
 		}
 	}
 	fmt.Fprintf(&sb, "load average at the end: %s\n", oracle.LoadAverage())

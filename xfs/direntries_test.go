@@ -372,3 +372,37 @@ func readEntriesOnce(v *xfs.Volume, d format.Ino, batch int, read, current *atom
 	}
 	return nil
 }
+
+// TestUnlinkFile: UnlinkFile removes regular files only; a directory, a
+// symlink and a missing name each give their error and change nothing.
+func TestUnlinkFile(t *testing.T) {
+	v, img, d := newEntriesVolume(t)
+	for _, name := range []string{"f", "g"} {
+		if _, err := v.Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := v.Mkdir(d, "sub", xfs.Attrs{Mode: 0o755}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Symlink(d, "link", "f", xfs.Attrs{Mode: 0o777}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.UnlinkFile(d, "f"); err != nil {
+		t.Fatalf("UnlinkFile of a file: %v", err)
+	}
+	for name, want := range map[string]error{"f": xfs.ErrNotFound, "sub": xfs.ErrIsDir, "link": xfs.ErrInvalid} {
+		if err := v.UnlinkFile(d, name); !errors.Is(err, want) {
+			t.Errorf("UnlinkFile(%q) = %v, want %v", name, err, want)
+		}
+	}
+	for name, present := range map[string]bool{"f": false, "g": true, "sub": true, "link": true} {
+		if _, err := v.Lookup(d, name); (err == nil) != present {
+			t.Errorf("after UnlinkFile: %q present=%v (%v)", name, err == nil, err)
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -170,22 +171,36 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 	if v.Unlinked() != files {
 		t.Fatalf("%d inodes unlinked, want %d", v.Unlinked(), files)
 	}
-	// Free them in random order from four goroutines while a fifth keeps
-	// creating and unlinking in the same directory (pushes on the same
-	// lists).
+	// Free them in random order from four goroutines, two one at a time
+	// and two in batches of random sizes (shared transactions whose
+	// members' list neighbours are members, other workers' inodes, or
+	// inodes being pushed), while a fifth keeps creating and unlinking in
+	// the same directory (pushes on the same lists).
 	inos := q.take()
 	rng.Shuffle(len(inos), func(i, j int) { inos[i], inos[j] = inos[j], inos[i] })
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
 	for w := range 4 {
+		var mine []format.Ino
+		for i := w; i < len(inos); i += 4 {
+			mine = append(mine, format.Ino(inos[i]))
+		}
+		sizes := rand.New(rand.NewSource(seed*10 + int64(w)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := w; i < len(inos); i += 4 {
-				if _, err := v.Inactivate(format.Ino(inos[i])); err != nil {
-					errs <- err
-					return
+			for len(mine) > 0 {
+				n := 1
+				if w%2 == 1 {
+					n = min(len(mine), 1+sizes.Intn(40))
 				}
+				for _, err := range inactivateSome(v, mine[:n]) {
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				mine = mine[n:]
 			}
 		}()
 	}
@@ -250,6 +265,17 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 		t.Errorf("after Close: %d free blocks and inode chunk blocks, want %d", got, base)
 	}
 	v.Close()
+}
+
+// inactivateSome inactivates inos, one alone or several through
+// InactivateBatch, and returns the errors.
+func inactivateSome(v *xfs.Volume, inos []format.Ino) []error {
+	if len(inos) == 1 {
+		_, err := v.Inactivate(inos[0])
+		return []error{err}
+	}
+	_, errs := v.InactivateBatch(inos)
+	return errs
 }
 
 // TestCrashWithUnlinkedLists: a power cut while many unlinked inodes wait
@@ -520,4 +546,121 @@ func TestSmallInodeFreedInOneTransaction(t *testing.T) {
 	}
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, img)
+}
+
+// TestInactivateBatchSharesCommits: inodes unlinked in random order (so
+// many share AGI buckets, and list neighbours fall in and out of a
+// batch) and freed through InactivateBatch take far fewer commits than
+// inodes; an inode already freed in a batch is left alone; afterwards
+// every block and inode is free again, xfs_repair is clean, and the
+// kernel sees only the files kept.
+func TestInactivateBatchSharesCommits(t *testing.T) {
+	oracle.Require(t, oracle.ToolMount)
+	rng := rand.New(rand.NewSource(7))
+	img := filepath.Join(t.TempDir(), "b.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &holdQueue{}
+	v.SetInactiveQueue(q)
+	st0, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := spaceCheck(t, v)
+	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const files = 160
+	for i := range files {
+		size := []int{0, 100, 5000, 20000}[rng.Intn(4)]
+		writeFile(t, v, d, fmt.Sprintf("f%03d", i), size, 4096, byte(i))
+	}
+	keep := writeFile(t, v, v.Root(), "kept", 7000, 4096, 'k')
+	for _, i := range rng.Perm(files) {
+		if err := v.Unlink(d, fmt.Sprintf("f%03d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inos []format.Ino
+	for _, ino := range q.take() {
+		inos = append(inos, format.Ino(ino))
+	}
+	if len(inos) != files {
+		t.Fatalf("%d inodes queued, want %d", len(inos), files)
+	}
+	if err := v.Force(); err != nil {
+		t.Fatal(err)
+	}
+	before := v.LogStats().Commits
+	for start := 0; start < len(inos); start += 32 {
+		chunk := inos[start:min(start+32, len(inos))]
+		if start > 0 {
+			// The last inode of the chunk before, freed already.
+			chunk = append([]format.Ino{inos[start-1]}, chunk...)
+		}
+		extents, errs := v.InactivateBatch(chunk)
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("inode %d: %v", chunk[i], err)
+			}
+		}
+		t.Logf("batch of %d: %d extents", len(chunk), extents)
+	}
+	if err := v.Force(); err != nil {
+		t.Fatal(err)
+	}
+	commits := v.LogStats().Commits - before
+	t.Logf("%d inodes freed in %d commits", files, commits)
+	if commits*3 > files {
+		t.Errorf("%d inodes freed in %d commits, want fewer than a third as many", files, commits)
+	}
+	if n := v.Unlinked(); n != 0 {
+		t.Fatalf("%d inodes still unlinked", n)
+	}
+	if err := v.Rmdir(v.Root(), "d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ino := range q.take() {
+		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only "kept" is left of what the test made: one inode and two blocks.
+	if used := st.Inodes - st.FreeInodes; used != st0.Inodes-st0.FreeInodes+1 {
+		t.Errorf("%d inodes in use, want %d", used, st0.Inodes-st0.FreeInodes+1)
+	}
+	if got := spaceCheck(t, v); got != base-2 {
+		t.Errorf("%d free blocks and inode chunk blocks, want %d", got, base-2)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	mnt := oracle.Mount(t, img, true)
+	defer oracle.Unmount(t, mnt)
+	entries, err := os.ReadDir(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if len(names) != 1 || names[0] != "kept" {
+		t.Errorf("kernel sees %v, want [kept]", names)
+	}
+	data, err := os.ReadFile(filepath.Join(mnt, "kept"))
+	if err != nil || !bytes.Equal(data, bytes.Repeat([]byte{'k'}, 7000)) {
+		t.Errorf("kernel reads kept (inode %d): %d bytes, %v", keep, len(data), err)
+	}
 }

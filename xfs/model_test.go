@@ -285,7 +285,26 @@ func (m *model) step() {
 		if n == nil {
 			return
 		}
-		if n.dir != nil {
+		if m.rng.Intn(3) == 0 {
+			// The object store's removal: regular files only.
+			err := m.v.UnlinkFile(d.ino, name)
+			switch n.typ() {
+			case oracle.TypeDir:
+				if !errors.Is(err, xfs.ErrIsDir) {
+					m.fail("UnlinkFile of a directory", err)
+				}
+				return
+			case oracle.TypeSymlink:
+				if !errors.Is(err, xfs.ErrInvalid) {
+					m.fail("UnlinkFile of a symlink", err)
+				}
+				return
+			}
+			if err != nil {
+				m.fail("UnlinkFile", err)
+			}
+			n.nlink--
+		} else if n.dir != nil {
 			err := m.v.Rmdir(d.ino, name)
 			if len(n.dir) > 0 {
 				if !errors.Is(err, xfs.ErrNotEmpty) {

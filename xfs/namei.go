@@ -418,12 +418,48 @@ func (v *Volume) Link(ino, dirIno format.Ino, name string) (err error) {
 }
 
 // Unlink removes name, which must not be a directory, from directory dir.
-func (v *Volume) Unlink(dirIno format.Ino, name string) error { return v.remove(dirIno, name, false) }
+func (v *Volume) Unlink(dirIno format.Ino, name string) error {
+	return v.remove(dirIno, name, removeNonDir)
+}
+
+// UnlinkFile removes name from directory dir if it names a regular file;
+// a directory gives ErrIsDir and an inode of any other type ErrInvalid,
+// both leaving the name. It is a lookup, a type check and Unlink in one
+// step: callers whose names stand only for regular files (objects) need
+// no Lookup and Stat first.
+func (v *Volume) UnlinkFile(dirIno format.Ino, name string) error {
+	return v.remove(dirIno, name, removeFile)
+}
 
 // Rmdir removes the empty directory name from directory dir.
-func (v *Volume) Rmdir(dirIno format.Ino, name string) error { return v.remove(dirIno, name, true) }
+func (v *Volume) Rmdir(dirIno format.Ino, name string) error {
+	return v.remove(dirIno, name, removeDir)
+}
 
-func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) {
+// removeKind is what a removal accepts at the name.
+type removeKind int
+
+const (
+	removeNonDir removeKind = iota // anything but a directory (Unlink)
+	removeFile                     // a regular file only (UnlinkFile)
+	removeDir                      // an empty directory only (Rmdir)
+)
+
+// check refuses a child of mode the removal does not accept.
+func (k removeKind) check(name string, mode uint16) error {
+	isDir := mode&format.SIFMT == format.SIFDIR
+	switch {
+	case k == removeDir && !isDir:
+		return fmt.Errorf("%q: %w", name, ErrNotDir)
+	case k != removeDir && isDir:
+		return fmt.Errorf("%q: %w", name, ErrIsDir)
+	case k == removeFile && mode&format.SIFMT != format.SIFREG:
+		return fmt.Errorf("%q is not a regular file: %w", name, ErrInvalid)
+	}
+	return nil
+}
+
+func (v *Volume) remove(dirIno format.Ino, name string, kind removeKind) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -431,7 +467,7 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) 
 	if name == "." || name == ".." {
 		return fmt.Errorf("remove %q: %w", name, ErrInvalid)
 	}
-	ino, gone, err := v.removeLocked(dirIno, name, isDir)
+	ino, gone, err := v.removeLocked(dirIno, name, kind)
 	if err != nil || !gone {
 		return err
 	}
@@ -440,7 +476,7 @@ func (v *Volume) remove(dirIno format.Ino, name string, isDir bool) (err error) 
 
 // removeLocked removes the entry under the directory's and the inode's
 // locks; gone reports that the inode lost its last link.
-func (v *Volume) removeLocked(dirIno format.Ino, name string, isDir bool) (ino format.Ino, gone bool, err error) {
+func (v *Volume) removeLocked(dirIno format.Ino, name string, kind removeKind) (ino format.Ino, gone bool, err error) {
 	hd, unlockDir := v.lockInode(dirIno)
 	defer unlockDir()
 	ino, err = v.lookupLocked(dirIno, name)
@@ -455,7 +491,7 @@ func (v *Volume) removeLocked(dirIno format.Ino, name string, isDir bool) (ino f
 	defer u.Unlock()
 	err = v.runTx(v.dirChangeReserve(), true, func(t *txn) error {
 		var err error
-		gone, err = v.removeTx(t, hd, dirIno, name, h, ino, isDir)
+		gone, err = v.removeTx(t, hd, dirIno, name, h, ino, kind)
 		return err
 	})
 	return ino, gone, err
@@ -476,7 +512,7 @@ func (v *Volume) lookupLocked(dirIno format.Ino, name string) (format.Ino, error
 
 // removeTx drops the entry and a link; gone reports that the inode lost
 // its last link and went on the unlinked list.
-func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, h *inodeHandle, ino format.Ino, isDir bool) (bool, error) {
+func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, h *inodeHandle, ino format.Ino, kind removeKind) (bool, error) {
 	pc, err := t.modifyDir(hd, dirIno)
 	if err != nil {
 		return false, err
@@ -485,14 +521,10 @@ func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 	if err != nil {
 		return false, err
 	}
-	childIsDir := c.core.Mode&format.SIFMT == format.SIFDIR
-	switch {
-	case isDir && !childIsDir:
-		return false, fmt.Errorf("%q: %w", name, ErrNotDir)
-	case !isDir && childIsDir:
-		return false, fmt.Errorf("%q: %w", name, ErrIsDir)
+	if err := kind.check(name, c.core.Mode); err != nil {
+		return false, err
 	}
-	if childIsDir {
+	if kind == removeDir {
 		empty, err := dir.IsEmpty(dataFork{c})
 		if err != nil {
 			return false, err
