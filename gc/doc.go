@@ -9,8 +9,10 @@
 //	DELETE ─► engine: unlink, inode onto its AGI unlinked list (durable)
 //	   │      last reference gone ─► InodeGC.Queue(ino)
 //	   ▼
-//	PerCPU:  queue of the producer's P ──► its worker ──► Inactivate(ino)
-//	         (lock-free push)              kicked at 32 inodes, or 1 ms
+//	PerCPU:  queue of the producer's P ──► its worker ──► InactivateBatch
+//	         (lock-free push)              (up to 32 inodes; Inactivate(ino)
+//	                                       for a volume without batches)
+//	                                       kicked at 32 inodes, or 1 ms
 //	                                       after the first; a producer past
 //	                                       a backlog of 256 waits until the
 //	                                       backlog ahead of it is 256 again
@@ -20,6 +22,13 @@
 //
 // Flush returns once everything queued before it is inactivated (space
 // reports and ENOSPC retries call it); Close drains everything.
+//
+// A worker hands the engine up to batchMax inodes at once, oldest first,
+// and counts them done when all of them are (so the done count stays in
+// queue order, which Flush and the throttle rely on). The engine frees
+// the small ones of one allocation group in one transaction: their AGI,
+// inode btree, AGF and free-space btree blocks are copied and logged once
+// for all of them, not once each (xfs.Volume.InactivateBatch).
 //
 // # Which queue a producer uses
 //

@@ -18,10 +18,11 @@ import (
 //	     │                               handles; the last Close releases it
 //	     ▼ no                            ▼
 //	release ──► InactiveQueue.Queue (deferred: package gc's workers call
-//	            Inactivate) or, with no queue, Inactivate at once
+//	            InactivateBatch) or, with no queue, Inactivate at once
 //
 // Inactivate frees the forks in bounded transactions, then the inode and
-// its place on the unlinked list. A crash anywhere in between leaves the
+// its place on the unlinked list; InactivateBatch does that for small
+// inodes of one AG together, in one transaction (inactive_batch.go). A crash anywhere in between leaves the
 // inode on its list, where the next writable open (ours or the kernel's
 // log recovery) frees it.
 
