@@ -200,7 +200,11 @@ type deleteRun struct {
 // shape the schedule. Each run prints the rate, p50 and p99, the server's
 // CPU per DELETE, and for servers that have them the gc backlog when the
 // deletes ended, the time until the info document showed the space
-// back, and log commits, writes and flushes per DELETE. Servers get only
+// back, and log commits, writes and flushes per DELETE; then the clients'
+// CPU per DELETE, and the rate of a second pass of the same DELETEs (the
+// keys are gone, so nothing changes): the ceiling that HTTP, SigV4, the
+// lookup and the clients on the same cores set for any DELETE, which the
+// summary gives beside each side's median. Servers get only
 // flags every version knows, the durability spelled out (on-ack, the
 // default of all of them), and --gc-mode where it exists.
 func BenchmarkHTTPParallelDeletes(b *testing.B) {
