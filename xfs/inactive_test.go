@@ -40,6 +40,23 @@ func (q *holdQueue) take() []uint64 {
 	return out
 }
 
+// newHeldVolume formats and opens a 256 MiB volume whose released inodes
+// wait in a holdQueue for the test to free them.
+func newHeldVolume(t *testing.T) (*xfs.Volume, string, *holdQueue) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "held.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &holdQueue{}
+	v.SetInactiveQueue(q)
+	return v, img, q
+}
+
 func freeBlocks(t *testing.T, v *xfs.Volume) uint64 {
 	t.Helper()
 	st, err := v.Statfs()
@@ -143,16 +160,7 @@ func TestUnlinkedListsAnyOrder(t *testing.T) {
 
 func unlinkedAnyOrder(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
-	img := filepath.Join(t.TempDir(), "u.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v, img, q := newHeldVolume(t)
 	base := spaceCheck(t, v)
 	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
@@ -557,16 +565,7 @@ func TestSmallInodeFreedInOneTransaction(t *testing.T) {
 func TestInactivateBatchSharesCommits(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount)
 	rng := rand.New(rand.NewSource(7))
-	img := filepath.Join(t.TempDir(), "b.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v, img, q := newHeldVolume(t)
 	st0, err := v.Statfs()
 	if err != nil {
 		t.Fatal(err)
