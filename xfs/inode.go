@@ -2,6 +2,7 @@ package xfs
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -202,16 +203,21 @@ func (v *Volume) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
 	return h.cur.Load(), nil
 }
 
-// readInode reads and verifies an inode from disk, free or not.
+// readInode reads and verifies an inode, free or not. Its block comes
+// through the buffer cache: a change to the inode needs that block next
+// (inodeChange.flush), and the inodes beside it share it.
 func (v *Volume) readInode(ino format.Ino) (*inode, error) {
-	off, err := v.geo.InoLocation(ino)
-	if err != nil {
+	g := &v.geo
+	if _, err := g.InoLocation(ino); err != nil {
 		return nil, err
 	}
-	raw := make([]byte, v.geo.InodeSize)
-	if err := v.readMeta(raw, off); err != nil {
+	ag, agino := g.InoToAg(ino)
+	bno, slot := g.AgInoToAgBlock(agino)
+	b, err := v.readCommitted(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps)
+	if err != nil {
 		return nil, fmt.Errorf("read inode %d: %w", ino, err)
 	}
+	raw := slices.Clone(b[slot*g.InodeSize : (slot+1)*g.InodeSize])
 	core, err := format.VerifyInode(&v.geo, ino, raw)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
