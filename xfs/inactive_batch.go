@@ -15,11 +15,11 @@ const maxInactiveBatch = 32
 
 // InactivateBatch inactivates each of inos as Inactivate would; errs[i]
 // is the outcome for inos[i]. Small inodes (those Inactivate frees in one
-// transaction) of the AG of the last inode, whose locks are free, leave
-// their lists and are freed in one shared transaction: the AGI, the inode
+// transaction) of one AG, whose locks are free, leave their lists and are
+// freed in one shared transaction per AG: the AGI, the inode
 // btrees, the AGF and the free-space btrees are then copied and logged
-// once for them all instead of once each. Every other inode, and all of
-// them if the shared transaction fails, goes through Inactivate after.
+// once for them all instead of once each. Every other inode, and an AG's
+// if its shared transaction fails, goes through Inactivate after.
 func (v *Volume) InactivateBatch(inos []format.Ino) (extents uint64, errs []error) {
 	errs = make([]error, len(inos))
 	if err := v.checkWritable(); err != nil {
@@ -30,10 +30,18 @@ func (v *Volume) InactivateBatch(inos []format.Ino) (extents uint64, errs []erro
 	}
 	done := make([]bool, len(inos))
 	if len(inos) > 1 {
-		// A shared transaction that fails changes nothing: its inodes
-		// go one by one, and each reports what stops it.
-		n, _ := v.freeTogether(inos, done)
-		extents += n
+		// One shared transaction per AG, newest inode's AG first. One
+		// that fails changes nothing: its inodes go one by one, and
+		// each reports what stops it.
+		tried := map[format.AgNumber]bool{}
+		for i := len(inos) - 1; i >= 0; i-- {
+			ag, _ := v.geo.InoToAg(inos[i])
+			if !tried[ag] {
+				tried[ag] = true
+				n, _ := v.freeTogether(ag, inos, done)
+				extents += n
+			}
+		}
 	}
 	for i, ino := range inos {
 		if !done[i] {
@@ -58,12 +66,11 @@ type batchMember struct {
 	prev, after format.AgIno
 }
 
-// freeTogether frees, in one transaction, the inodes of inos that qualify
-// (see InactivateBatch) and marks them done; it marks done too the inodes
+// freeTogether frees, in one transaction, the inodes of inos in AG ag
+// that qualify (see InactivateBatch) and marks them done; it marks done too the inodes
 // already freed. With fewer than two to share a transaction it leaves
 // them to Inactivate.
-func (v *Volume) freeTogether(inos []format.Ino, done []bool) (extents uint64, err error) {
-	ag, _ := v.geo.InoToAg(inos[len(inos)-1])
+func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) (extents uint64, err error) {
 	u := v.w.inodes.Unlinked(ag)
 	members := v.lockMembers(u, ag, inos, done)
 	defer func() {
