@@ -146,6 +146,26 @@
 // backlog, and the throttle waited for a count never reached. The backlog
 // is now zero then (queue.pendingAt, TestBacklogWhenWorkerIsAhead).
 //
+// Workers now hand the engine batches (InactivateBatch: one transaction
+// per AG for a batch's small inodes), a DELETE unlinks with one lookup
+// (xfs.Volume.UnlinkFile, no Lookup and Stat before it), and an inode's
+// block is read through the buffer cache, where the unlink's transaction
+// finds it next. The engine's CreateDelete100k, alternating with
+// 77c55de (2026-12-02, quiet machine): 18,214 and 21,723 deletes/s
+// against 10,685 and 12,703, CPU per unlink and inactivation 66-78 us
+// against 110-129, delete-ratio 0.26-0.30 against 0.15-0.18 (the kernel
+// 68,900-77,700/s). Through the binary, three runs of two rounds each
+// against 6f8cc8c and 77c55de (load 2.3-4.3; the same binary varied by
+// up to 30% between rounds): 8 clients x1.26-1.54 of 6f8cc8c's median
+// (77c55de x1.15-1.27), 32 clients x1.44-1.69 (77c55de x1.30-1.43);
+// server CPU per DELETE 243-373 us against 425-693 us; log commits per
+// DELETE 1.38 at 32 clients and 1.7 at 8 (2.01 before: the unlink's
+// and, nearly always, one inactivation's). Neither 2x target is met. The
+// benchmark's second pass of DELETEs of keys already gone (no change, no
+// log force) reaches 10,000-15,000/s with 60-100 us of server CPU: HTTP,
+// SigV4 and the clients on the same two cores are not what bounds the
+// rate; the unlink, its log force and the collector are.
+//
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
