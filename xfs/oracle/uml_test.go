@@ -416,3 +416,26 @@ func TestRequireUML(t *testing.T) {
 		t.Errorf("with %s=1: skipped %q, failed %q; want a failure", RequireEnv, r.skipped, r.failed)
 	}
 }
+
+// TestUMLLingeringAfterPowerOff: a kernel process that stays after its
+// console showed the power-off (a stand-in for linux.uml on PATH) is
+// killed after the grace period and counts as a clean exit, not a
+// two-minute timeout.
+func TestUMLLingeringAfterPowerOff(t *testing.T) {
+	bin := t.TempDir()
+	fake := "#!/bin/sh\necho 'reboot: Power down'\nexec sleep 600\n"
+	if err := os.WriteFile(filepath.Join(bin, ToolUML), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	console := filepath.Join(t.TempDir(), "console")
+	start := time.Now()
+	exit, err := startUML(nil, console, time.Minute)
+	took := time.Since(start)
+	if err != nil || exit.err != nil {
+		t.Fatalf("startUML: %v, exit %v", err, exit.err)
+	}
+	if took < umlPowerOffGrace || took > umlPowerOffGrace+10*time.Second {
+		t.Errorf("returned after %v, want the grace period %v and a little", took, umlPowerOffGrace)
+	}
+}
