@@ -716,15 +716,16 @@ func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	} else if err != nil {
 		return false, err
 	}
+	// Only emptiness matters: reading the whole directory made every
+	// delete in a prefix of n keys O(n). It comes first, since most
+	// deletes leave keys beside them and need look no further.
+	empty, err := s.v.IsEmptyDir(dir)
+	if err != nil || !empty {
+		return false, err
+	}
 	if _, err := s.v.GetXattr(dir, xattrFolder); err == nil {
 		return false, nil
 	} else if !errors.Is(err, xfs.ErrNoData) {
-		return false, err
-	}
-	// Only emptiness matters: reading the whole directory made every
-	// delete in a prefix of n keys O(n).
-	empty, err := s.v.IsEmptyDir(dir)
-	if err != nil || !empty {
 		return false, err
 	}
 	if err := s.v.Rmdir(parent, name); errors.Is(err, xfs.ErrNotEmpty) {

@@ -48,7 +48,7 @@ func (v *Verifier) VerifyPostForm(f PostForm) (*Auth, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := SigningKey(secret, c.Scope)
+	key := v.signingKey(secret, c.Scope)
 	if !equalSig(sign(key, f.Policy), sig) {
 		return nil, fmt.Errorf("%w: form policy", ErrSignatureMismatch)
 	}

@@ -90,7 +90,7 @@ func (v *Verifier) verifyPresignedV4(r *http.Request) (*Auth, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := SigningKey(secret, p.Credential.Scope)
+	key := v.signingKey(secret, p.Credential.Scope)
 	if err := checkV4(r, key, p.Time, p.Credential.Scope, p.SignedHeaders, UnsignedPayload, "X-Amz-Signature", p.Signature); err != nil {
 		return nil, err
 	}

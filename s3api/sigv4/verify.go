@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,6 +71,40 @@ type Verifier struct {
 	// ("KEY/DATE//s3/aws4_request"), which MinIO's admin client sends; S3
 	// itself refuses it.
 	AllowEmptyRegion bool
+
+	keys keyCache
+}
+
+// keyCache keeps derived signing keys: a key depends only on the secret,
+// the day, the region and the service, and deriving it costs four HMACs,
+// as much as checking the signature itself.
+type keyCache struct {
+	mu   sync.Mutex
+	keys map[string][]byte
+}
+
+// keyCacheMax bounds the cache; past it the cache starts again empty.
+const keyCacheMax = 256
+
+// signingKey returns SigningKey(secret, scope), from the cache when it
+// was derived before. The key is shared: callers must not change it.
+func (v *Verifier) signingKey(secret string, scope Scope) []byte {
+	c := &v.keys
+	id := secret + "\x00" + scope.String()
+	c.mu.Lock()
+	key, ok := c.keys[id]
+	c.mu.Unlock()
+	if ok {
+		return key
+	}
+	key = SigningKey(secret, scope)
+	c.mu.Lock()
+	if c.keys == nil || len(c.keys) >= keyCacheMax {
+		c.keys = make(map[string][]byte)
+	}
+	c.keys[id] = key
+	c.mu.Unlock()
+	return key
 }
 
 // checkScope requires the service "s3", a region (unless AllowEmptyRegion)
@@ -223,7 +258,7 @@ func (v *Verifier) verifyV4Header(r *http.Request, authz string) (*Auth, error) 
 	if err != nil {
 		return nil, err
 	}
-	key := SigningKey(secret, a.Credential.Scope)
+	key := v.signingKey(secret, a.Credential.Scope)
 	if err := checkV4(r, key, t, a.Credential.Scope, a.SignedHeaders, ph, "", a.Signature); err != nil {
 		return nil, err
 	}

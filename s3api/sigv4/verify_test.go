@@ -3,6 +3,7 @@ package sigv4
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -102,5 +103,46 @@ func TestPresignedPayloadHash(t *testing.T) {
 	}
 	if _, err := io.ReadAll(br); !errors.Is(err, ErrContentSHA256Mismatch) {
 		t.Fatal(err)
+	}
+}
+
+// TestSigningKeyCache checks that cached signing keys are the derived
+// ones for every secret and scope, a changed secret included, and that
+// the cache stays bounded.
+func TestSigningKeyCache(t *testing.T) {
+	var v Verifier
+	for i := 0; i < 3*keyCacheMax; i++ {
+		secret := fmt.Sprintf("secret-%d", i%7)
+		scope := Scope{Date: fmt.Sprintf("202612%02d", 1+i%28), Region: []string{"us-east-1", "eu-west-1", ""}[i%3], Service: "s3"}
+		for round := 0; round < 2; round++ {
+			if got, want := v.signingKey(secret, scope), SigningKey(secret, scope); !bytes.Equal(got, want) {
+				t.Fatalf("secret %q scope %v: cached key %x, derived %x", secret, scope, got, want)
+			}
+		}
+		if n := len(v.keys.keys); n > keyCacheMax {
+			t.Fatalf("cache holds %d keys, more than %d", n, keyCacheMax)
+		}
+	}
+}
+
+// BenchmarkVerifyV4Header verifies a signed DELETE, as every request of
+// an S3 client is: the signing key comes from the cache after the first.
+//
+//	go test -run '^$' -bench VerifyV4Header ./s3api/sigv4/
+func BenchmarkVerifyV4Header(b *testing.B) {
+	now := time.Now()
+	r, err := http.NewRequest(http.MethodDelete, "http://127.0.0.1:9000/bucket/prefix/key", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := Sign(r, testAK, testSK, testRegion, UnsignedPayload, now); err != nil {
+		b.Fatal(err)
+	}
+	v := testVerifier(now)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Verify(r); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
