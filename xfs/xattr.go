@@ -109,11 +109,18 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 		return nil, err
 	}
 	val, err := attr.Get(attrReadFork{readFork{v, ip}}, flags, []byte(name))
-	if err != nil {
+	if err == attr.ErrNoData {
+		return nil, errNoXattr
+	} else if err != nil {
 		return nil, format.Located(xattrError(err), fmt.Sprintf("inode %d attr fork", ino))
 	}
 	return val, nil
 }
+
+// errNoXattr is GetXattr's answer for an absent attribute: an expected
+// outcome (optional metadata, a folder marker looked for), so it costs
+// no formatting.
+var errNoXattr = fmt.Errorf("%w: %w", ErrNoData, attr.ErrNoData)
 
 // Extended attribute changes, through xfs/attr over the engine's
 // attribute fork.
