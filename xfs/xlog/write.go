@@ -47,6 +47,15 @@ type Ticket uint64
 // device write and one flush, releases every waiter it made durable, and
 // then runs their write-back functions in log order.
 //
+// One batch is written at a time, on purpose. Letting up to four be in
+// flight (laid out in order, durable in order, all within the kernel's
+// 2 MiB recovery window for holes) was measured on 2026-12-02 with
+// HTTPParallelDeletes: at 8 clients batches shrank from about 3 DELETEs
+// per log write to about 1.2, and DELETEs/s fell by about 30%; at 32 the
+// change was within noise. On that machine a durable 16 KiB write costs
+// about 100 µs of CPU besides its 220 µs of latency, so fewer, larger
+// writes win.
+//
 // Tail: a transaction's log space is needed until its write-back has run
 // and a later flush has made those in-place writes durable. Each record's
 // h_tail_lsn is the oldest such transaction, and a batch that would overrun
