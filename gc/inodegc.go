@@ -63,8 +63,11 @@ const (
 	// for the worker's whole run instead).
 	DefaultBacklog = 256
 	// DefaultDelay lets stragglers join a batch before a worker runs (the
-	// kernel waits one jiffy).
-	DefaultDelay = time.Millisecond
+	// kernel waits one jiffy, 4 ms at HZ=250). Each of our inactivation
+	// transactions costs more than the kernel's, so batches pay: 5 ms
+	// against 1 ms took log commits per DELETE at 32 clients from 1.40 to
+	// 1.23 and server CPU per DELETE down about 10% (see doc.go).
+	DefaultDelay = 5 * time.Millisecond
 )
 
 // Options configure an InodeGC; zero values take the defaults.
