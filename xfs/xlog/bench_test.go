@@ -60,3 +60,31 @@ func BenchmarkWriterCommit(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCommitBesideBacklog commits one small transaction at a time,
+// each durable, while earlier commits wait in the write-back backlog (up
+// to its default megabyte): the writer finds the tail among hundreds of
+// live commits for every batch, as a busy server's does.
+//
+//	go test -run '^$' -bench CommitBesideBacklog ./xfs/xlog/
+func BenchmarkCommitBesideBacklog(b *testing.B) {
+	_, _, w := newTestLogOn(b, 1<<16, true)
+	w.SetIdleWriteBack(0)
+	data := make([]byte, 512)
+	writeBack := func(own, durable Ticket) error { return nil }
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		it, _ := BufItem(format.Daddr(8*(i%64)), data, nil)
+		t, err := w.Queue([]Item{it}, writeBack)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Force(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	w.mu.Lock()
+	b.ReportMetric(float64(len(w.live)), "live-commits")
+	w.mu.Unlock()
+}

