@@ -80,7 +80,14 @@ type Verifier struct {
 // as much as checking the signature itself.
 type keyCache struct {
 	mu   sync.Mutex
-	keys map[string][]byte
+	keys map[keyID][]byte
+}
+
+// keyID is what a signing key is derived from, field by field: no
+// joined string, in which two secrets and scopes could read the same.
+type keyID struct {
+	secret string
+	scope  Scope
 }
 
 // keyCacheMax bounds the cache; past it the cache starts again empty.
@@ -90,7 +97,7 @@ const keyCacheMax = 256
 // was derived before. The key is shared: callers must not change it.
 func (v *Verifier) signingKey(secret string, scope Scope) []byte {
 	c := &v.keys
-	id := secret + "\x00" + scope.String()
+	id := keyID{secret, scope}
 	c.mu.Lock()
 	key, ok := c.keys[id]
 	c.mu.Unlock()
@@ -100,7 +107,7 @@ func (v *Verifier) signingKey(secret string, scope Scope) []byte {
 	key = SigningKey(secret, scope)
 	c.mu.Lock()
 	if c.keys == nil || len(c.keys) >= keyCacheMax {
-		c.keys = make(map[string][]byte)
+		c.keys = make(map[keyID][]byte)
 	}
 	c.keys[id] = key
 	c.mu.Unlock()

@@ -123,6 +123,18 @@ func TestSigningKeyCache(t *testing.T) {
 			t.Fatalf("cache holds %d keys, more than %d", n, keyCacheMax)
 		}
 	}
+	// Two secrets and scopes that read the same when joined with a
+	// separator each get their own key.
+	a, aScope := "s\x00d/r", Scope{Date: "x", Region: "y", Service: "s3"}
+	b, bScope := "s", Scope{Date: "d/r\x00x", Region: "y", Service: "s3"}
+	for _, c := range []struct {
+		secret string
+		scope  Scope
+	}{{a, aScope}, {b, bScope}, {a, aScope}} {
+		if got, want := v.signingKey(c.secret, c.scope), SigningKey(c.secret, c.scope); !bytes.Equal(got, want) {
+			t.Fatalf("secret %q scope %v: cached key %x, derived %x", c.secret, c.scope, got, want)
+		}
+	}
 }
 
 // BenchmarkVerifyV4Header verifies a signed DELETE, as every request of
