@@ -222,3 +222,45 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 		}
 	}
 }
+
+// TestGetXattrAbsent: an attribute that is not there answers ErrNoData,
+// and only that, whatever form the attribute fork has (none, shortform,
+// leaf, node); asking changes nothing, and a name in another namespace
+// of the same text is absent too.
+func TestGetXattrAbsent(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair)
+	img := filepath.Join(t.TempDir(), "x.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 2, 30, 400} { // none, shortform, leaf, node
+		ino, err := v.Create(v.Root(), fmt.Sprintf("f%d", n), xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			if err := v.SetXattr(ino, fmt.Sprintf("user.a%04d", i), bytes.Repeat([]byte{'v'}, 40), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, name := range []string{"user.absent", fmt.Sprintf("user.a%04d", n), "trusted.a0000"} {
+			val, err := v.GetXattr(ino, name)
+			if !errors.Is(err, xfs.ErrNoData) || errors.Is(err, xfs.ErrNotFound) || val != nil {
+				t.Fatalf("%d attributes, %s: %q, %v; want ErrNoData", n, name, val, err)
+			}
+		}
+		if n > 0 {
+			if val, err := v.GetXattr(ino, "user.a0000"); err != nil || len(val) != 40 {
+				t.Fatalf("%d attributes, user.a0000: %d bytes, %v", n, len(val), err)
+			}
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}
