@@ -44,6 +44,16 @@ type Buf struct {
 	queued []xlog.Ticket
 }
 
+// setOps records what the block now is. Most holders find the kind
+// already set: skipping the store keeps the buffer's cache line shared
+// between the CPUs that read it (an atomic store costs a locked exchange
+// and a write barrier every time).
+func (b *Buf) setOps(ops *Ops) {
+	if b.ops.Load() != ops {
+		b.ops.Store(ops)
+	}
+}
+
 // held reports whether anything refers to the buffer, which then stays
 // cached; the caller holds its shard's lock.
 func (b *Buf) held() bool { return b.refs > 0 }

@@ -147,7 +147,7 @@ func (c *Cache) lookupLocked(s *cacheShard, daddr format.Daddr, size int, ops *O
 			return nil, false, false, fmt.Errorf("buffer at daddr %d is cached with %d bytes, asked for %d: %w",
 				daddr, b.size, size, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "overlapping metadata of different sizes"))
 		}
-		if ops != nil {
+		if ops != nil && b.ops.Load() == nil {
 			b.ops.CompareAndSwap(nil, ops)
 		}
 		b.refs++

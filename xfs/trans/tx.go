@@ -175,7 +175,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 			// metadata of another kind (a free-space btree block
 			// reused for a bmbt): its new holder decides how it is
 			// finished, or it would get the old kind's CRC.
-			tb.b.ops.Store(ops)
+			tb.b.setOps(ops)
 		}
 		return tb, nil
 	}
@@ -223,7 +223,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 	if ops != nil {
 		// The holder decides what the block is now: a freed block may
 		// come back as metadata of another kind.
-		b.ops.Store(ops)
+		b.setOps(ops)
 	}
 	tx.held = append(tx.held, tb)
 	tx.index[daddr] = tb

@@ -57,6 +57,11 @@ type Ticket uint64
 // about 100 µs of CPU besides its 220 µs of latency, so fewer, larger
 // writes win.
 //
+// Nor does a leader hand the next batch to a goroutine of its own so as
+// to return at once: measured the same day with BenchmarkGroupCommit,
+// 4 committers made 2,100-2,350 commits/s that way against 2,750-2,850.
+// The new goroutine waits for a P like any waiter it was meant to spare.
+//
 // Tail: a transaction's log space is needed until its write-back has run
 // and a later flush has made those in-place writes durable. Each record's
 // h_tail_lsn is the oldest such transaction, and a batch that would overrun
