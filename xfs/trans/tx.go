@@ -20,8 +20,12 @@ var ErrShutdown = errors.New("volume shut down after a failed metadata write")
 // by one goroutine.
 type Tx struct {
 	c     *Cache
-	held  []*txBuf // in the order they were locked
-	index map[format.Daddr]*txBuf
+	held  []*txBuf                // in the order they were locked
+	index map[format.Daddr]*txBuf // of held, once it outgrows inline
+	// inline holds the first blocks' state, so that a small transaction
+	// (an unlink holds 7 blocks) costs no allocation and no map per block.
+	inline    [heldInline]txBuf
+	heldSpace [heldInline]*txBuf
 	freed []Extent
 	quota map[uint32]*QuotaDelta
 
@@ -65,6 +69,9 @@ type QuotaDelta struct {
 	Admin any
 }
 
+// heldInline is how many blocks a transaction tracks without a map.
+const heldInline = 8
+
 type txBuf struct {
 	b     *Buf
 	data  []byte // the transaction's private copy, or the shared version of a view
@@ -91,7 +98,9 @@ func (c *Cache) Begin() (*Tx, error) {
 	if err := c.shutdownErr(); err != nil {
 		return nil, err
 	}
-	return &Tx{c: c, index: make(map[format.Daddr]*txBuf)}, nil
+	tx := &Tx{c: c}
+	tx.held = tx.heldSpace[:0]
+	return tx, nil
 }
 
 // Err returns why the cache shut down (a metadata write failed), or nil
@@ -162,7 +171,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 	if tx.done {
 		panic("trans: use of a finished transaction")
 	}
-	if tb, ok := tx.index[daddr]; ok {
+	if tb, ok := tx.find(daddr); ok {
 		if len(tb.data) != size {
 			return nil, format.Corrupt("buffer", fmt.Sprintf("daddr %d", daddr), "used with %d and %d bytes in one transaction", len(tb.data), size)
 		}
@@ -207,7 +216,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 			return nil, err
 		}
 	}
-	tb := &txBuf{b: b}
+	tb := tx.newTxBuf(b)
 	switch mode {
 	case holdView:
 		tb.data, tb.view = b.Bytes(), true
@@ -226,8 +235,39 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 		b.setOps(ops)
 	}
 	tx.held = append(tx.held, tb)
-	tx.index[daddr] = tb
+	switch {
+	case tx.index != nil:
+		tx.index[daddr] = tb
+	case len(tx.held) > heldInline:
+		tx.index = make(map[format.Daddr]*txBuf, 2*len(tx.held))
+		for _, h := range tx.held {
+			tx.index[h.b.daddr] = h
+		}
+	}
 	return tb, nil
+}
+
+// find returns the transaction's state of a block it holds.
+func (tx *Tx) find(daddr format.Daddr) (*txBuf, bool) {
+	if tx.index != nil {
+		tb, ok := tx.index[daddr]
+		return tb, ok
+	}
+	for _, tb := range tx.held {
+		if tb.b.daddr == daddr {
+			return tb, true
+		}
+	}
+	return nil, false
+}
+
+// newTxBuf returns a zeroed state for the next block taken.
+func (tx *Tx) newTxBuf(b *Buf) *txBuf {
+	if n := len(tx.held); n < heldInline {
+		tx.inline[n] = txBuf{b: b}
+		return &tx.inline[n]
+	}
+	return &txBuf{b: b}
 }
 
 // checkView panics, in test binaries, when the view tb was written to.
@@ -266,7 +306,7 @@ func (tx *Tx) Get(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
 
 // Held returns the transaction's copy of a block it holds, if any.
 func (tx *Tx) Held(daddr format.Daddr) ([]byte, bool) {
-	tb, ok := tx.index[daddr]
+	tb, ok := tx.find(daddr)
 	if !ok {
 		return nil, false
 	}
@@ -275,7 +315,7 @@ func (tx *Tx) Held(daddr format.Daddr) ([]byte, bool) {
 
 // Dirty marks a held block as modified.
 func (tx *Tx) Dirty(daddr format.Daddr) {
-	tb, ok := tx.index[daddr]
+	tb, ok := tx.find(daddr)
 	if !ok {
 		panic(fmt.Sprintf("trans: Dirty of daddr %d not held by the transaction", daddr))
 	}
@@ -288,7 +328,7 @@ func (tx *Tx) Dirty(daddr format.Daddr) {
 // Forget marks a block as freed metadata: it is dropped from the cache at
 // commit and, if held, never written (its disk blocks may become file data).
 func (tx *Tx) Forget(daddr format.Daddr) {
-	if tb, ok := tx.index[daddr]; ok {
+	if tb, ok := tx.find(daddr); ok {
 		tb.stale = true
 		return
 	}
@@ -400,7 +440,7 @@ func (tx *Tx) Commit() error {
 	}
 	live := make(map[format.Daddr]bool)
 	for _, d := range tx.forget {
-		if tb, ok := tx.index[d]; ok && tb.dirty && !tb.stale {
+		if tb, ok := tx.find(d); ok && tb.dirty && !tb.stale {
 			live[d] = true
 		}
 	}
@@ -612,7 +652,7 @@ func (tx *Tx) logItems() []xlog.Item {
 		// A block freed and then taken again as metadata by this same
 		// transaction is logged above: cancelling it would make
 		// recovery skip that very item.
-		if tb, ok := tx.index[d]; ok && tb.dirty && !tb.stale {
+		if tb, ok := tx.find(d); ok && tb.dirty && !tb.stale {
 			continue
 		}
 		cancel(d)

@@ -102,6 +102,51 @@ func TestCommitWritesAndPublishes(t *testing.T) {
 	}
 }
 
+// TestManyBlocksInOneTx: a transaction past its inline blocks (where it
+// starts to index them in a map) still finds each block it holds, by
+// address, whichever way it took it, and commits every change.
+func TestManyBlocksInOneTx(t *testing.T) {
+	const n = 3 * heldInline
+	c, d := newCache(t, n+1)
+	tx, _ := c.Begin()
+	for i := 0; i < n; i++ {
+		var b []byte
+		var err error
+		if i%3 == 2 {
+			b, err = tx.Get(format.Daddr(i), 512, stamped)
+		} else {
+			b, err = tx.Read(format.Daddr(i), 512, stamped)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[10] = byte(i + 1)
+		tx.Dirty(format.Daddr(i))
+		// Every block taken so far is found again: the same copy.
+		for j := 0; j <= i; j++ {
+			held, ok := tx.Held(format.Daddr(j))
+			if !ok || held[10] != byte(j+1) {
+				t.Fatalf("after %d blocks: block %d not found as held (ok %v)", i+1, j, ok)
+			}
+			again, err := tx.Read(format.Daddr(j), 512, stamped)
+			if err != nil || &again[0] != &held[0] {
+				t.Fatalf("after %d blocks: Read of block %d gave another copy (%v)", i+1, j, err)
+			}
+		}
+		if _, ok := tx.Held(format.Daddr(n)); ok {
+			t.Fatalf("after %d blocks: a block never taken is held", i+1)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		if got := d.b[i*512+10]; got != byte(i+1) {
+			t.Fatalf("block %d: byte %d on disk, want %d", i, got, i+1)
+		}
+	}
+}
+
 // TestViewSharesUntilRead: View hands out the published version itself;
 // a Read in the same transaction gives a private copy that the commit
 // publishes; Dirty of a view, or a write through one, is a bug caught
