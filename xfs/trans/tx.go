@@ -26,8 +26,8 @@ type Tx struct {
 	// (an unlink holds 7 blocks) costs no allocation and no map per block.
 	inline    [heldInline]txBuf
 	heldSpace [heldInline]*txBuf
-	freed []Extent
-	quota map[uint32]*QuotaDelta
+	freed     []Extent
+	quota     map[uint32]*QuotaDelta
 
 	forget []format.Daddr // freed blocks not held: dropped at commit
 	// loggedBlocks are the blocks its buffer items log.
