@@ -88,11 +88,12 @@ func (c UMLConfig) Output(t testing.TB, img, script string) string {
 //	MNT   an empty directory to mount DEV on
 //	WORK  the scratch directory (also the current directory and HOME)
 //
-// with PATH set, LC_ALL=C and TZ=UTC, /proc and /sys mounted and devtmpfs
-// on /dev. Its standard input is /dev/null. After the script, the harness
-// unmounts MNT if the script left it mounted, syncs and powers the kernel
-// off. The script's exit status and output come back through files
-// written on hostfs, not from the console.
+// with PATH set, LC_ALL=C, TZ=UTC and GLIBC_TUNABLES (umlGlibcTunables),
+// /proc and /sys mounted and devtmpfs on /dev. Its standard input is
+// /dev/null. After the script, the harness unmounts MNT if the script
+// left it mounted, syncs and powers the kernel off. The script's exit
+// status and output come back through files written on hostfs, not from
+// the console.
 //
 // Run fails the test (with the console's tail) when the harness itself
 // fails: the kernel does not start, times out, crashes, or ends without
@@ -266,8 +267,14 @@ func startUML(args []string, console string, timeout time.Duration) (umlExit, er
 		return umlExit{}, err
 	}
 	defer null.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return umlExit{}, err
+	}
 	newCmd := func(flags uintptr) *exec.Cmd {
-		cmd := exec.Command(bin, args...)
+		// This binary, as the launcher, becomes bin (see umlLaunchEnv).
+		cmd := exec.Command(self, args...)
+		cmd.Env = append(os.Environ(), umlLaunchEnv+"="+bin)
 		// Stdin, stdout and stderr are files, never pipes: the helpers
 		// inherit them, and Wait would block on a pipe they hold open.
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = null, out, out
@@ -411,11 +418,13 @@ func umlInit(p umlPaths) string {
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 LC_ALL=C
 TZ=UTC
+# Keep glibc's string and memory routines to SSE (see umlLaunchEnv).
+GLIBC_TUNABLES=` + umlGlibcTunables + `
 DEV=/dev/ubda
 MNT=` + q(p.mnt) + `
 WORK=` + q(p.work) + `
 HOME=$WORK
-export PATH LC_ALL TZ DEV MNT WORK HOME
+export PATH LC_ALL TZ GLIBC_TUNABLES DEV MNT WORK HOME
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 [ -b "$DEV" ] || mount -t devtmpfs devtmpfs /dev
