@@ -50,9 +50,9 @@
 //
 //   - On a host with AVX-512 or AMX, linux.uml 6.1 panics at the first
 //     exec of init ("userspace - ptrace set fp regs failed, errno = 14",
-//     then "Attempted to kill init"): it sizes its PTRACE_SETREGSET
-//     buffer for AVX, shorter than the host's XSAVE area, which the host
-//     refuses. The kernel is therefore started by the test binary itself
+//     then "Attempted to kill init"): the host refuses its
+//     PTRACE_SETREGSET buffer, whose fixed size is not the host's XSAVE
+//     area's. The kernel is therefore started by the test binary itself
 //     (umlLaunchEnv) under a seccomp filter that fails the one
 //     PTRACE_GETREGSET by which UML decides to use XSAVE; it then uses
 //     the FXSAVE requests, and init keeps guest glibc off AVX with

@@ -15,26 +15,27 @@ import (
 // the kernel this way.
 //
 // Why: linux.uml 6.1 saves and restores its guest processes' FPU state
-// with PTRACE_GETREGSET/SETREGSET(NT_X86_XSTATE) on a buffer sized for
-// the AVX state (832 bytes) when the first GETREGSET succeeds, and the
-// host kernel refuses a SETREGSET shorter than its own XSAVE area with
-// EFAULT. On a host with AVX-512 or AMX (2.7 to 11 KiB of XSAVE state)
-// the first return to guest user space fails ("userspace - ptrace set fp
-// regs failed, errno = 14") and init dies with SIGSEGV: the kernel panics
-// before any script runs. When that first GETREGSET fails, UML falls back
-// to PTRACE_GETFPREGS/SETFPREGS (the 512-byte FXSAVE area), which every
-// x86-64 host accepts. The filter makes exactly that request fail with
-// ENODEV, as on a host without XSAVE; nothing else is touched.
+// with PTRACE_GETREGSET/SETREGSET(NT_X86_XSTATE) when the first
+// GETREGSET at boot succeeds. Its buffer has a size fixed when it was
+// built, and the host kernel refuses a SETREGSET of any other size than
+// its own XSAVE area with EFAULT. On a host with AVX-512 and AMX (several
+// KiB of XSAVE state) the first return to guest user space fails
+// ("userspace - ptrace set fp regs failed, errno = 14") and init dies
+// with SIGSEGV: the kernel panics before any script runs. When that
+// first GETREGSET fails, UML falls back to PTRACE_GETFPREGS/SETFPREGS
+// (the 512-byte FXSAVE area), which every x86-64 host accepts. The
+// filter makes exactly that request fail with ENODEV, as on a host
+// without XSAVE; nothing else is touched.
 //
 // What the guest loses: UML then switches only the x87 and SSE state of
 // its tasks, and guest programs that use wider vector registers go
-// wrong. Seen on an AMX host: glibc's AVX-512 string routines made
-// mount and xfs_quota print their formats ("%s", "%llu") unexpanded and
-// a read-only mount fail with EINVAL. So init tells the guest's glibc,
-// through GLIBC_TUNABLES (umlGlibcTunables), to treat AVX and everything
-// past it as absent; its SSE routines are right. The guest's programs
-// are Debian's, built for baseline x86-64: glibc's ifuncs are where
-// they would pick wider registers.
+// wrong. Seen on an AMX host: mount and xfs_quota printed their formats
+// ("%s", "%llu") unexpanded and a read-only mount failed with EINVAL;
+// masking AVX-512 from glibc alone cured both. So init tells the guest's
+// glibc, through GLIBC_TUNABLES (umlGlibcTunables), to treat AVX and
+// everything past it as absent; its SSE routines are right. The guest's
+// programs are Debian's, built for baseline x86-64: glibc's ifuncs are
+// where they would pick wider registers.
 const umlLaunchEnv = "XFS3_ORACLE_UML_LAUNCH"
 
 // umlGlibcTunables masks the vector extensions whose state the guest's
