@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -56,56 +57,111 @@ func WriteGolden(path string, img string) error {
 
 // OpenGolden decompresses the zstd image at path into a new file under
 // t.TempDir() and returns its path. Zero blocks are left as holes, so the
-// copy takes little disk space.
+// copy takes little disk space. An image is decompressed once per process
+// and its data kept in memory: tests that corrupt a fresh copy per case
+// spent most of their time in zstd under the race detector.
 func OpenGolden(t testing.TB, path string) (img string) {
 	t.Helper()
 	img = filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(path), ".zst"))
-	if err := decompressSparse(img, path); err != nil {
+	sparse, err := decodedGolden(path)
+	if err == nil {
+		err = sparse.writeTo(img)
+	}
+	if err != nil {
 		t.Fatalf("open golden image: %v", err)
 	}
 	return img
 }
 
-func decompressSparse(dst, src string) error {
+// sparseImage is an image's size and its blocks that are not all zero.
+type sparseImage struct {
+	size int64
+	runs []dataRun
+}
+
+// dataRun is a stretch of adjacent non-zero blocks.
+type dataRun struct {
+	off  int64
+	data []byte
+}
+
+var goldenCache struct {
+	sync.Mutex
+	images map[string]*sparseImage
+}
+
+// decodedGolden returns the decompressed image at path, decoding it on
+// first use. Callers must not change the runs' bytes.
+func decodedGolden(path string) (*sparseImage, error) {
+	goldenCache.Lock()
+	defer goldenCache.Unlock()
+	if im, ok := goldenCache.images[path]; ok {
+		return im, nil
+	}
+	im, err := decompressSparse(path)
+	if err != nil {
+		return nil, err
+	}
+	if goldenCache.images == nil {
+		goldenCache.images = map[string]*sparseImage{}
+	}
+	goldenCache.images[path] = im
+	return im, nil
+}
+
+func decompressSparse(src string) (*sparseImage, error) {
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer in.Close()
 	dec, err := zstd.NewReader(bufio.NewReaderSize(in, 1<<20), zstd.WithDecoderConcurrency(1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer dec.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
 	const blk = 4096
 	zero := make([]byte, blk)
 	buf := make([]byte, 1<<20)
-	var off int64
+	im := &sparseImage{}
 	for {
 		n, rerr := io.ReadFull(dec, buf)
 		for i := 0; i < n; i += blk {
 			p := buf[i:min(i+blk, n)]
-			if !bytes.Equal(p, zero[:len(p)]) {
-				if _, err := out.WriteAt(p, off+int64(i)); err != nil {
-					out.Close()
-					return err
-				}
+			if bytes.Equal(p, zero[:len(p)]) {
+				continue
+			}
+			off := im.size + int64(i)
+			if last := len(im.runs) - 1; last >= 0 && im.runs[last].off+int64(len(im.runs[last].data)) == off {
+				im.runs[last].data = append(im.runs[last].data, p...)
+			} else {
+				im.runs = append(im.runs, dataRun{off, append([]byte(nil), p...)})
 			}
 		}
-		off += int64(n)
+		im.size += int64(n)
 		if errors.Is(rerr, io.EOF) || errors.Is(rerr, io.ErrUnexpectedEOF) {
-			break
+			return im, nil
 		}
 		if rerr != nil {
-			out.Close()
-			return fmt.Errorf("decompress %s: %w", src, rerr)
+			return nil, fmt.Errorf("decompress %s: %w", src, rerr)
 		}
 	}
-	if err := out.Truncate(off); err != nil {
+}
+
+// writeTo creates the file dst holding the image, with holes for its
+// zero blocks.
+func (im *sparseImage) writeTo(dst string) error {
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	for _, r := range im.runs {
+		if _, err := out.WriteAt(r.data, r.off); err != nil {
+			out.Close()
+			return err
+		}
+	}
+	if err := out.Truncate(im.size); err != nil {
 		out.Close()
 		return err
 	}

@@ -1,10 +1,15 @@
 package oracle
 
 import (
+	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 var update = flag.Bool("update", false, "regenerate the golden images in testdata/golden")
@@ -91,5 +96,50 @@ func TestGolden(t *testing.T) {
 				t.Error(d)
 			}
 		})
+	}
+}
+
+// TestOpenGoldenCopies: every OpenGolden is a whole, separate copy of the
+// compressed image, holes where it has zero blocks, however the copies
+// before it were changed (the decoded image is kept between calls).
+func TestOpenGoldenCopies(t *testing.T) {
+	zst, _, err := GoldenPaths("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(zst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	dec, err := zstd.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := io.ReadAll(dec)
+	dec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		img := OpenGolden(t, zst)
+		got, err := os.ReadFile(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("copy %d differs from the decompressed image (%d bytes against %d)", i, len(got), len(want))
+		}
+		var st syscall.Stat_t
+		if err := syscall.Stat(img, &st); err != nil {
+			t.Fatal(err)
+		}
+		if allocated := st.Blocks * 512; allocated >= int64(len(want))/2 {
+			t.Errorf("copy %d takes %d bytes of disk for a %d-byte image: its zero blocks are not holes", i, allocated, len(want))
+		}
+		// The next copy must not see this one's change.
+		if err := os.WriteFile(img, bytes.Repeat([]byte{0xa5}, 1<<16), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
