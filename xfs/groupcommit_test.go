@@ -1,6 +1,7 @@
 package xfs_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
 // gatedDevice holds every flush, once armed, until the gate opens; a
@@ -18,6 +20,7 @@ type gatedDevice struct {
 	armed   atomic.Bool
 	entered chan struct{} // a flush is waiting
 	gate    chan struct{}
+	onHold  func() // if set, runs as a flush starts to wait
 }
 
 func (d *gatedDevice) Sync() error {
@@ -32,6 +35,9 @@ func (d *gatedDevice) WriteAtDurable(p []byte, off int64) (int, error) {
 
 func (d *gatedDevice) hold() {
 	if d.armed.Load() {
+		if d.onHold != nil {
+			d.onHold()
+		}
 		select {
 		case d.entered <- struct{}{}:
 		default:
@@ -91,4 +97,99 @@ func TestNoLockAcrossFlush(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
+}
+
+// TestLazyCommitsPushInBackground: with lazy commits, the change that
+// finds enough log queued starts the log write and goes on, as do the
+// changes after it while that write waits, until twice as much is queued;
+// then they wait for it. An engine whose committers wrote the log
+// themselves would stop at the first create that reached a flush.
+func TestLazyCommitsPushInBackground(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "lazy.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	f, closeBase, err := dev.OpenFault(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeBase()
+	d := &gatedDevice{Fault: f, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	v, err := xfs.OpenDevice(d, xfs.Options{LazyCommits: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := true
+	defer func() {
+		if opened {
+			v.Close()
+		}
+	}()
+	dir, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 8000
+	var created, atFirst atomic.Int64
+	atFirst.Store(-1)
+	d.onHold = func() { atFirst.CompareAndSwap(-1, created.Load()) }
+	done := make(chan error, 1)
+	d.armed.Store(true)
+	gateOpen := false
+	openGate := func() {
+		if !gateOpen {
+			gateOpen = true
+			d.armed.Store(false)
+			close(d.gate)
+		}
+	}
+	defer openGate()
+	go func() {
+		for i := range total {
+			if _, err := v.Create(dir, fmt.Sprintf("file-%05d", i), xfs.Attrs{Mode: 0o644}); err != nil {
+				done <- err
+				return
+			}
+			created.Add(1)
+		}
+		done <- nil
+	}()
+	select {
+	case <-d.entered:
+	case err := <-done:
+		t.Fatalf("%d creates never reached a log write (%v)", total, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no create reached a log write in 30 seconds")
+	}
+	// The creates stall once the queue is backlogged: the count stops.
+	stalled := created.Load()
+	for still := time.Duration(0); still < time.Second; {
+		time.Sleep(50 * time.Millisecond)
+		if n := created.Load(); n != stalled {
+			stalled, still = n, 0
+		} else {
+			still += 50 * time.Millisecond
+		}
+		if stalled == total {
+			t.Fatalf("all %d creates returned while the log write waited: the queue is unbounded", total)
+		}
+	}
+	first := atFirst.Load()
+	t.Logf("first log write at %d creates; creates stalled at %d while it waited", first, stalled)
+	if stalled < first+first/2 {
+		t.Errorf("creates stopped at %d while the first log write (at %d) waited: committers wait for it instead of going on", stalled, first)
+	}
+	openGate()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	opened = false
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Image(img, dev.Crash{}); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
 }

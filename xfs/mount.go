@@ -231,16 +231,27 @@ func (v *Volume) LogStats() xlog.Stats {
 // settle ends a change once its caller has let go of every lock: with
 // synchronous commits it waits until what the change committed is
 // durable (even when it failed part-way), sharing the log write and flush
-// with every change queued meanwhile; with lazy commits it forces the log
-// only when enough is queued. The change's own error comes first.
+// with every change queued meanwhile. With lazy commits, once enough is
+// queued it starts a log write in the background and goes on, as the
+// kernel's committers leave a checkpoint to its worker; it waits only
+// when the queue has outgrown the write under way. The change's own
+// error comes first.
 func (v *Volume) settle(err *error) {
 	if v.w == nil {
 		return
 	}
-	if c := v.cache; !v.w.lazy || c.Pushable() {
-		if ferr := c.Force(); *err == nil {
-			*err = ferr
+	c := v.cache
+	if v.w.lazy {
+		if !c.Pushable() {
+			return
 		}
+		if !c.Backlogged() {
+			c.Push()
+			return
+		}
+	}
+	if ferr := c.Force(); *err == nil {
+		*err = ferr
 	}
 }
 

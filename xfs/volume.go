@@ -23,8 +23,9 @@ type Options struct {
 	CacheBytes int
 	// LazyCommits lets changes return once they are committed in memory
 	// and queued for the log, instead of once they are durable. They
-	// become durable, in order, at the next Force, Sync or Close, or when
-	// about a megabyte of log is queued; a crash loses the changes not
+	// become durable, in order, at the next Force, Sync or Close, or soon
+	// after about a megabyte of log is queued (written in the background;
+	// a change waits only at twice that); a crash loses the changes not
 	// yet durable, never the volume's consistency. Callers that
 	// acknowledge changes to others call Force first.
 	LazyCommits bool

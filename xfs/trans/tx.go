@@ -571,9 +571,9 @@ func (c *Cache) Force() error {
 }
 
 // Push starts a Force in a goroutine of its own, unless one is under way,
-// and returns at once: background work (inactivation) keeps the log's
-// queue short without waiting for the log's writes, so it goes on with
-// the next inode while they run. A failed write shuts the cache down, as
+// and returns at once: background work (inactivation) and lazy committers
+// keep the log's queue short without waiting for the log's writes, so
+// they go on with their next change while the writes run. A failed write shuts the cache down, as
 // with Force; Sync waits for the push under way.
 func (c *Cache) Push() {
 	if c.log == nil {
@@ -608,6 +608,10 @@ func (c *Cache) waitPush() {
 // Pushable reports whether enough commits are waiting for the log that a
 // caller not forcing every commit should force now.
 func (c *Cache) Pushable() bool { return c.log != nil && c.log.Pushable() }
+
+// Backlogged reports whether so much waits for the log that a caller not
+// forcing every commit should wait for a force rather than start one.
+func (c *Cache) Backlogged() bool { return c.log != nil && c.log.Backlogged() }
 
 // BackgroundPushable reports whether background work has left enough
 // commits waiting for the log that it should force them itself.

@@ -313,6 +313,16 @@ func (w *Writer) Pushable() bool {
 	return w.queuedBytes >= min(PushBytes, w.batchBytesMax())
 }
 
+// Backlogged reports whether the queue has grown to twice what makes it
+// Pushable: committers that start log writes without waiting for them
+// have outrun the writes and should wait for one, which bounds the
+// memory the queue pins.
+func (w *Writer) Backlogged() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queuedBytes >= 2*min(PushBytes, w.batchBytesMax())
+}
+
 // BackgroundPushBytes is the amount of queued log data beyond which
 // background work (inode inactivation) forces the log itself. Whoever
 // forces next writes everything queued before its own commit, in log

@@ -674,3 +674,39 @@ func TestIdleWriteBack(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPushThresholds: a queue is Pushable past PushBytes (or a quarter of
+// a small log) and Backlogged at twice that, and neither once forced.
+func TestPushThresholds(t *testing.T) {
+	for _, blocks := range []uint32{64 << 10, 4096} { // 32 MiB: PushBytes; 2 MiB: a quarter of it
+		t.Run(fmt.Sprintf("log-%d-BBs", blocks), func(t *testing.T) {
+			_, _, w := newTestLog(t, blocks)
+			threshold := min(PushBytes, int(blocks)*format.BBSize/4)
+			data := make([]byte, 4096)
+			queued := 0
+			for i := 0; !w.Backlogged(); i++ {
+				if w.Pushable() != (queued >= threshold) {
+					t.Fatalf("after %d bytes queued: Pushable %v with a threshold of %d", queued, w.Pushable(), threshold)
+				}
+				if queued >= 2*threshold {
+					t.Fatalf("not Backlogged after %d bytes queued (threshold %d)", queued, threshold)
+				}
+				data[0] = byte(i)
+				it, _ := BufItem(format.Daddr(i%512*8), data, nil)
+				if _, err := w.Queue([]Item{it}, nil); err != nil {
+					t.Fatal(err)
+				}
+				queued += transBytesMax([]Item{it})
+			}
+			if queued < 2*threshold {
+				t.Fatalf("Backlogged after only %d bytes queued (threshold %d)", queued, threshold)
+			}
+			if err := w.ForceAll(); err != nil {
+				t.Fatal(err)
+			}
+			if w.Pushable() || w.Backlogged() {
+				t.Errorf("after a force: Pushable %v, Backlogged %v", w.Pushable(), w.Backlogged())
+			}
+		})
+	}
+}
