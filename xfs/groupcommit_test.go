@@ -46,22 +46,28 @@ func (d *gatedDevice) hold() {
 	}
 }
 
-// TestNoLockAcrossFlush: while one create in a directory waits for its
-// log flush, a second create in the same directory still commits and
-// queues its transaction, so both share the next flushes. An engine that
-// held the directory's lock (or the buffers') across the flush would keep
-// the second one out until the first was durable.
-func TestNoLockAcrossFlush(t *testing.T) {
+// newGatedImage formats an image of size bytes and returns it with a
+// gated device over it; the gate starts disarmed.
+func newGatedImage(t *testing.T, size int64) (string, *gatedDevice) {
 	img := filepath.Join(t.TempDir(), "g.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+	if _, err := mkfs.Format(img, mkfs.Options{Size: size}); err != nil {
 		t.Fatal(err)
 	}
 	f, closeBase, err := dev.OpenFault(img)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeBase()
-	d := &gatedDevice{Fault: f, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	t.Cleanup(func() { closeBase() })
+	return img, &gatedDevice{Fault: f, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+}
+
+// TestNoLockAcrossFlush: while one create in a directory waits for its
+// log flush, a second create in the same directory still commits and
+// queues its transaction, so both share the next flushes. An engine that
+// held the directory's lock (or the buffers') across the flush would keep
+// the second one out until the first was durable.
+func TestNoLockAcrossFlush(t *testing.T) {
+	_, d := newGatedImage(t, 64<<20)
 	v, err := xfs.OpenDevice(d, xfs.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,16 +111,7 @@ func TestNoLockAcrossFlush(t *testing.T) {
 // then they wait for it. An engine whose committers wrote the log
 // themselves would stop at the first create that reached a flush.
 func TestLazyCommitsPushInBackground(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "lazy.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	f, closeBase, err := dev.OpenFault(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeBase()
-	d := &gatedDevice{Fault: f, entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	img, d := newGatedImage(t, 256<<20)
 	v, err := xfs.OpenDevice(d, xfs.Options{LazyCommits: true})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +184,7 @@ func TestLazyCommitsPushInBackground(t *testing.T) {
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Image(img, dev.Crash{}); err != nil {
+	if err := d.Image(img, dev.Crash{}); err != nil {
 		t.Fatal(err)
 	}
 	oracle.Require(t, oracle.ToolRepair)
