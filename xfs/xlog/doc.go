@@ -52,6 +52,8 @@
 // work starts a force every BackgroundPushBytes (trans.Cache.Push, in a
 // goroutine of its own, so it goes on meanwhile), so a foreground force
 // never has a large backlog of it queued ahead of its own commit.
+// Committers that do not force each commit start one the same way once
+// the queue is Pushable, and wait for one only once it is Backlogged.
 //
 // ForceAll also covers file data written after the newest queued
 // transaction, with a barrier that logs nothing and rides in the next
