@@ -573,8 +573,8 @@ func (c *Cache) Force() error {
 // Push starts a Force in a goroutine of its own, unless one is under way,
 // and returns at once: background work (inactivation) and lazy committers
 // keep the log's queue short without waiting for the log's writes, so
-// they go on with their next change while the writes run. A failed write shuts the cache down, as
-// with Force; Sync waits for the push under way.
+// they go on with their next change while the writes run. A failed write
+// shuts the cache down, as with Force; Sync waits for the push under way.
 func (c *Cache) Push() {
 	if c.log == nil {
 		return
