@@ -195,12 +195,14 @@
 // inactivation allocate about 40 KB, 22 KB of it the copies of the
 // seven blocks the unlink's transaction changes (committed blocks are
 // immutable; a transaction changes a copy). GOGC=400 cuts the loop's
-// CPU by a fifth (README, "Configuration"). Two small cuts in package
-// trans (a buffer's kind stored only when it changes, a transaction's
-// first blocks tracked without a map) saved a few per cent. What would
-// close the gap to the kernel is changing a locked block in place and
-// logging the changed ranges, as the kernel does, instead of a copy per
-// transaction; that is a redesign of package trans.
+// CPU by a fifth, so xfs3 serve holds the collector off until the heap
+// reaches twice the cache budget (README, "Configuration"). Two small
+// cuts in package trans (a buffer's kind stored only when it changes, a
+// transaction's first blocks tracked without a map) saved a few per
+// cent. What would close the gap to the kernel is changing a locked
+// block in place and logging the changed ranges, as the kernel does,
+// instead of a copy per transaction; that is a redesign of package
+// trans.
 //
 // A smaller step was measured and left (2026-12-03): viewing instead of
 // copying the blocks a transaction reads but does not change. Counted

@@ -63,8 +63,9 @@ Flags (environment variable, JSON key):
                       next pass goes on where it stopped (default 4G)
                       (XFS3_TRIM_PASS_BYTES, "trim_pass_bytes")
   --cache-size SIZE   memory for cached metadata blocks (three quarters)
-                      and inodes (a quarter); at least 1M (default 128M)
-                      (XFS3_CACHE_SIZE, "cache_size")
+                      and inodes (a quarter); at least 1M (default 128M);
+                      Go collects garbage only once the heap reaches twice
+                      this, unless GOGC is set (XFS3_CACHE_SIZE, "cache_size")
 
 Logging:
   --log-level LEVEL   debug, info (default: a line per request), warn or
@@ -140,6 +141,12 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	created, err := ensureVolume(cfg)
 	if err != nil {
 		return err
+	}
+	heapFloor := 2 * uint64(cfg.CacheSize)
+	stopHeapFloor, held := startHeapFloor(heapFloor)
+	defer stopHeapFloor()
+	if held {
+		log.Info().Uint64("heap_floor_bytes", heapFloor).Msg("go's collector waits for the heap to reach twice the cache size (GOGC overrides)")
 	}
 	creds, generated, err := loadCredentials(cfg)
 	if err != nil {

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestGOGCForFloor(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		live, floor uint64
+		want        int
+	}{
+		{0, 256 * mib, defaultGOGC},         // no collection yet
+		{35 * mib, 256 * mib, 631},          // a server whose cache is far from full
+		{128 * mib, 256 * mib, defaultGOGC}, // at the floor: Go's own goal
+		{200 * mib, 256 * mib, defaultGOGC}, // past it
+		{1024, 256 * mib, maxFloorGOGC},     // a nearly empty heap
+		{100 * mib, 201 * mib, 101},         // just past Go's goal
+	} {
+		if got := gogcForFloor(c.live, c.floor); got != c.want {
+			t.Errorf("gogcForFloor(%d, %d) = %d, want %d", c.live, c.floor, got, c.want)
+		}
+	}
+}
+
+// waitGOGC runs collections until GOGC is what ok accepts, or fails.
+func waitGOGC(t *testing.T, what string, ok func(int) bool) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		g := currentGOGC()
+		if ok(g) {
+			return g
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GOGC is still %d, want %s", g, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestHeapFloorRaisesGoalAndRestores: while held, each collection sets
+// GOGC so the next goal reaches the floor; the last release restores
+// Go's GOGC and no later collection changes it again.
+func TestHeapFloorRaisesGoalAndRestores(t *testing.T) {
+	prior := currentGOGC()
+	const floor = 512 << 20
+	stop1 := holdHeapFloor(floor)
+	stop2 := holdHeapFloor(floor)
+	waitGOGC(t, "above the default", func(g int) bool { return g > defaultGOGC })
+	if goal := readMetric("/gc/heap/goal:bytes"); goal < floor*9/10 {
+		t.Errorf("heap goal %d with a floor of %d", goal, floor)
+	}
+	stop1()
+	stop1() // a second stop of one holder changes nothing
+	waitGOGC(t, "still above the default with one holder left", func(g int) bool { return g > defaultGOGC })
+	stop2()
+	if g := currentGOGC(); g != prior {
+		t.Fatalf("GOGC %d after the last release, want %d", g, prior)
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := currentGOGC(); g != prior {
+		t.Fatalf("GOGC %d after collections past the release, want %d", g, prior)
+	}
+}
+
+// TestHeapFloorLeavesOperatorsGOGC: with GOGC in the environment the
+// floor is not held at all.
+func TestHeapFloorLeavesOperatorsGOGC(t *testing.T) {
+	t.Setenv("GOGC", "100")
+	prior := currentGOGC()
+	stop, held := startHeapFloor(512 << 20)
+	defer stop()
+	if held {
+		t.Fatal("the floor is held although GOGC is set")
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := currentGOGC(); g != prior {
+		t.Fatalf("GOGC %d, want the operator's %d", g, prior)
+	}
+}
+
+// TestServeHoldsHeapFloor: serve holds a floor of twice its cache size
+// while it runs, says so in its log, and lets go of it when it stops.
+func TestServeHoldsHeapFloor(t *testing.T) {
+	t.Setenv("GOGC", "") // restored after the test
+	os.Unsetenv("GOGC")
+	prior := currentGOGC()
+	cfg := testConfig(t)
+	cfg.CacheSizeText = "64M"
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	_, stop := startServeLogging(t, cfg, &logs)
+	waitGOGC(t, "above the default while serving", func(g int) bool { return g > defaultGOGC })
+	if !strings.Contains(logs.String(), `"heap_floor_bytes":134217728`) {
+		t.Errorf("no heap floor of 128 MiB logged:\n%s", logs.String())
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if g := currentGOGC(); g != prior {
+		t.Fatalf("GOGC %d after serve stopped, want %d", g, prior)
+	}
+}
