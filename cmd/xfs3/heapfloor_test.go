@@ -44,6 +44,19 @@ func waitGOGC(t *testing.T, what string, ok func(int) bool) int {
 	}
 }
 
+// gogcStays runs a few collections, giving cleanups time to run, and
+// fails unless GOGC is still want.
+func gogcStays(t *testing.T, want int, what string) {
+	t.Helper()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if g := currentGOGC(); g != want {
+		t.Fatalf("GOGC %d, want %d (%s)", g, want, what)
+	}
+}
+
 // TestHeapFloorRaisesGoalAndRestores: while held, each collection sets
 // GOGC so the next goal reaches the floor; the last release restores
 // Go's GOGC and no later collection changes it again.
@@ -63,13 +76,7 @@ func TestHeapFloorRaisesGoalAndRestores(t *testing.T) {
 	if g := currentGOGC(); g != prior {
 		t.Fatalf("GOGC %d after the last release, want %d", g, prior)
 	}
-	for range 3 {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := currentGOGC(); g != prior {
-		t.Fatalf("GOGC %d after collections past the release, want %d", g, prior)
-	}
+	gogcStays(t, prior, "after collections past the release")
 }
 
 // TestHeapFloorLeavesOperatorsGOGC: with GOGC in the environment the
@@ -82,13 +89,7 @@ func TestHeapFloorLeavesOperatorsGOGC(t *testing.T) {
 	if held {
 		t.Fatal("the floor is held although GOGC is set")
 	}
-	for range 3 {
-		runtime.GC()
-		time.Sleep(10 * time.Millisecond)
-	}
-	if g := currentGOGC(); g != prior {
-		t.Fatalf("GOGC %d, want the operator's %d", g, prior)
-	}
+	gogcStays(t, prior, "the operator's")
 }
 
 // TestServeHoldsHeapFloor: serve holds a floor of twice its cache size
