@@ -244,6 +244,33 @@ func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	t.Log(r)
 }
 
+// TestDeleteBenchSummary: the summary gives each side's medians over its
+// rounds, rate and server CPU, as ratios to the first side's.
+func TestDeleteBenchSummary(t *testing.T) {
+	run := func(side string, rate float64, cpu time.Duration) deleteRun {
+		return deleteRun{side: side, clients: 8, rate: rate, cpuPerDelete: cpu, noopRate: 2 * rate}
+	}
+	runs := []deleteRun{
+		run("old", 1000, 600*time.Microsecond), run("new", 2500, 290*time.Microsecond),
+		run("old", 1200, 500*time.Microsecond), run("new", 3000, 250*time.Microsecond),
+		run("old", 900, 550*time.Microsecond), run("new", 1800, 300*time.Microsecond),
+	}
+	sides := []deleteBenchSide{{label: "old"}, {label: "new"}}
+	got := deleteBenchSummary(runs, sides, []int{8})
+	for _, want := range []string{
+		"old             1000/s  x1.00  (runs: [900 1000 1200])  server CPU/DELETE  550µs  x1.00  no-op DELETE    2000/s  x2.00",
+		"new             2500/s  x2.50  (runs: [1800 2500 3000])  server CPU/DELETE  290µs  x0.53",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary lacks %q:\n%s", want, got)
+		}
+	}
+	runs[0].cpuPerDelete, runs[2].cpuPerDelete, runs[4].cpuPerDelete = -1, -1, -1
+	if got := deleteBenchSummary(runs, sides, []int{8}); strings.Count(got, "server CPU/DELETE unknown") != 2 {
+		t.Errorf("without the first side's CPU every CPU ratio is unknown:\n%s", got)
+	}
+}
+
 // TestDeleteBenchConfig: the benchmark's environment is read as
 // documented and bad settings are refused.
 func TestDeleteBenchConfig(t *testing.T) {
@@ -385,26 +412,34 @@ func (r deleteRun) String() string {
 }
 
 // deleteBenchSummary is each side's median DELETE/s per client count over
-// the rounds, and its ratio to the first side's median.
+// the rounds and its ratio to the first side's median, and the same of
+// the server's CPU per DELETE, which the machine's noise moves less.
 func deleteBenchSummary(runs []deleteRun, sides []deleteBenchSide, clients []int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "median DELETE/s over rounds (ratio to %s):\n", sides[0].label)
 	for _, n := range clients {
-		base := 0.0
+		base, baseCPU := 0.0, 0.0
 		for i, side := range sides {
-			var rates, noops []float64
+			var rates, noops, cpus []float64
 			for _, r := range runs {
 				if r.side == side.label && r.clients == n {
 					rates = append(rates, r.rate)
 					noops = append(noops, r.noopRate)
+					if r.cpuPerDelete >= 0 {
+						cpus = append(cpus, float64(r.cpuPerDelete.Microseconds()))
+					}
 				}
 			}
-			med, noop := median(rates), median(noops)
+			med, noop, cpu := median(rates), median(noops), median(cpus)
 			if i == 0 {
-				base = med
+				base, baseCPU = med, cpu
 			}
-			fmt.Fprintf(&sb, "  clients=%-2d %-12s %7.0f/s  x%.2f  (runs: %.0f)  no-op DELETE %7.0f/s  x%.2f\n",
-				n, side.label, med, med/base, rates, noop, noop/base)
+			cpuText := "server CPU/DELETE unknown"
+			if cpu > 0 && baseCPU > 0 {
+				cpuText = fmt.Sprintf("server CPU/DELETE %4.0fµs  x%.2f", cpu, cpu/baseCPU)
+			}
+			fmt.Fprintf(&sb, "  clients=%-2d %-12s %7.0f/s  x%.2f  (runs: %.0f)  %s  no-op DELETE %7.0f/s  x%.2f\n",
+				n, side.label, med, med/base, rates, cpuText, noop, noop/base)
 		}
 	}
 	fmt.Fprintf(&sb, "load average at the end: %s\n", oracle.LoadAverage())
