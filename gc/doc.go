@@ -196,7 +196,7 @@
 // seven blocks the unlink's transaction changes (committed blocks are
 // immutable; a transaction changes a copy). GOGC=400 cuts the loop's
 // CPU by a fifth, so xfs3 serve holds the collector off until the heap
-// reaches twice the cache budget (README, "Configuration"). Two small
+// reaches the cache budget (README, "Configuration"). Two small
 // cuts in package trans (a buffer's kind stored only when it changes, a
 // transaction's first blocks tracked without a map) saved a few per
 // cent. What would close the gap to the kernel is changing a locked
@@ -222,18 +222,22 @@
 // 8 clients x1.64 of its median (rounds 1,420-3,988 DELETE/s against
 // 950-2,083), 32 clients x3.08 (2,767-4,136 against 1,151-1,795).
 //
-// The server's heap floor (twice the cache size before Go collects, in
-// xfs3 serve) was measured the same way the same day: with
-// GODEBUG=gctrace=1 at 8 clients the server ran 11 collections instead
-// of 119 and spent 1% of its time collecting instead of 4%; server CPU
-// per DELETE 272-289 us against 309-311. Against 6f8cc8c (four rounds,
-// then three): 8 clients x1.76 and x1.65 of its median (3,321-4,246
-// DELETE/s against 1,578-2,484), 32 clients x1.99 and x1.95
-// (4,148-5,376 against 2,248-2,760); the commit before it, in the first
-// run, x1.79 and x1.73. Writing zeros over the log's holes in the
-// volume file first (a dsync write into a hole of this ext4 takes 150
-// us, into written blocks 95) gave x1.75 and x1.81 in the second run:
-// within the noise, so it was left.
+// The server's heap floor (no collection before the heap reaches the
+// cache size, in xfs3 serve; a first version set twice the cache size and
+// missed that Go's goal counts stacks, globals and a heap minimum, so a
+// server streaming a 768 MiB object peaked at 505 MiB resident) was measured the same way on 2026-12-03: with
+// GODEBUG=gctrace=1 at 8 clients the server ran 28 collections a run
+// instead of 119 and spent 1% of its time collecting instead of 4%.
+// Against 6f8cc8c (XFS3_BENCH_BINARIES with old, the same binary with
+// GOGC=100 as "nofloor", and the floor; 3 rounds, then 5): 8 clients
+// x2.09 and x1.91 of old's median with the floor, x1.77 and x1.88
+// without; 32 clients x1.78 and x2.13 with, x1.72 and x1.86 without.
+// Rounds of one side spread by up to 1.9x (old at 8 clients
+// 2,524-3,553 DELETE/s, the floor 3,947-7,453), so the floor's gain in
+// throughput is within the noise; the collector's share is not. Writing
+// zeros over the log's holes in the volume file first (a dsync write
+// into a hole of this ext4 takes 150 us, into written blocks 95) was
+// within the noise as well, so it was left.
 //
 // # Trim scheduler
 //

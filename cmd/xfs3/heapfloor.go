@@ -9,36 +9,43 @@ import (
 )
 
 // The server keeps Go's collector from running before the heap reaches a
-// floor: twice the metadata cache budget. Go collects each time the heap
-// has grown by GOGC percent (100) of what is live; while the cache is far
+// floor: the metadata cache budget. Go collects each time the heap has
+// grown by GOGC percent (100) of what is live; while the cache is far
 // from full, what is live is small, and the engine, which allocates a
 // block's copy for every block a transaction changes, then pays a
-// collection every few thousand operations. Once the cache is full Go's
-// own goal is past the floor anyway, so the floor never lets the heap
-// grow beyond what the default allows a server with a full cache.
+// collection every few thousand operations. Once the cache is half full
+// Go's own goal is past the floor anyway, so the floor never lets the
+// heap grow beyond half of what the default allows a server with a full
+// cache.
 //
 // Go has no hook for "a collection ended", so a sentinel object with a
-// finalizer stands in for one: each cycle frees the sentinel, its
-// finalizer sets GOGC for the next cycle from the live heap just measured
-// and arms a new sentinel.
+// cleanup stands in for one: each cycle frees the sentinel, its cleanup
+// sets GOGC for the next cycle from the heap just measured and arms a new
+// sentinel.
 
 const (
 	// defaultGOGC is Go's own GOGC, the least the floor ever sets.
 	defaultGOGC = 100
-	// maxFloorGOGC keeps GOGC within the runtime's int32 however small
-	// the live heap; with any real heap the floor is reached first.
-	maxFloorGOGC = 1_000_000
+	// goHeapMinimum is the least heap goal Go sets at GOGC=100; it scales
+	// with GOGC, so in a small heap it, not the live heap, sets the goal.
+	goHeapMinimum = 4 << 20
 )
 
 // gogcForFloor is the GOGC that makes the next heap goal about floor when
-// live bytes survived the last collection: Go's goal is live plus GOGC
-// percent of live. It is never below Go's default.
-func gogcForFloor(live, floor uint64) int {
-	if live == 0 || floor <= 2*live {
-		return defaultGOGC
+// live bytes survived the last collection and roots bytes of stacks and
+// globals were scanned. Go's goal is the larger of live plus GOGC percent
+// of live and roots together, and GOGC percent of its heap minimum; both
+// must stay within the floor, or a small heap would be let grow to
+// several times it. It is never below Go's default.
+func gogcForFloor(live, roots, floor uint64) int {
+	p := floor * 100 / goHeapMinimum
+	if work := live + roots; work > 0 {
+		if floor <= live {
+			return defaultGOGC
+		}
+		p = min(p, (floor-live)*100/work)
 	}
-	p := (floor - live) * 100 / live
-	return int(min(p, maxFloorGOGC))
+	return int(max(p, defaultGOGC))
 }
 
 // heapFloor is the process's one floor; serve may run more than once in a
@@ -101,7 +108,7 @@ func armSentinel(gen uint64) {
 		if h.gen != gen || h.users == 0 {
 			return
 		}
-		debug.SetGCPercent(gogcForFloor(liveHeap(), h.floor))
+		debug.SetGCPercent(gogcForFloor(liveHeap(), gcRoots(), h.floor))
 		armSentinel(gen)
 	}, gen)
 }
@@ -114,6 +121,12 @@ func currentGOGC() int {
 // liveHeap is the heap the last collection found live, by Go's own count.
 func liveHeap() uint64 {
 	return readMetric("/gc/heap/live:bytes")
+}
+
+// gcRoots is what the collector scans besides the heap: goroutine stacks
+// and globals, as the last collection measured them.
+func gcRoots() uint64 {
+	return readMetric("/gc/scan/stack:bytes") + readMetric("/gc/scan/globals:bytes")
 }
 
 // readMetric reads one of the runtime's unsigned metrics, 0 if it has none.

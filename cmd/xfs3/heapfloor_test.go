@@ -11,18 +11,23 @@ import (
 func TestGOGCForFloor(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		live, floor uint64
-		want        int
+		live, roots, floor uint64
+		want               int
 	}{
-		{0, 256 * mib, defaultGOGC},         // no collection yet
-		{35 * mib, 256 * mib, 631},          // a server whose cache is far from full
-		{128 * mib, 256 * mib, defaultGOGC}, // at the floor: Go's own goal
-		{200 * mib, 256 * mib, defaultGOGC}, // past it
-		{1024, 256 * mib, maxFloorGOGC},     // a nearly empty heap
-		{100 * mib, 201 * mib, 101},         // just past Go's goal
+		{0, 0, 128 * mib, 3200},                       // no collection yet: Go's heap minimum bounds it
+		{35 * mib, 0, 256 * mib, 631},                 // a server whose cache is far from full
+		{35 * mib, 35 * mib, 256 * mib, 315},          // roots count towards Go's goal too
+		{2 * mib, 2 * mib, 128 * mib, 3150},           // a small heap, as much stack as heap
+		{1 * mib, 0, 128 * mib, 3200},                 // smaller still: the heap minimum again
+		{128 * mib, 0, 256 * mib, defaultGOGC},        // at the floor: Go's own goal
+		{100 * mib, 28 * mib, 228 * mib, defaultGOGC}, // at it with roots
+		{200 * mib, 0, 256 * mib, defaultGOGC},        // past it
+		{300 * mib, 0, 256 * mib, defaultGOGC},        // live past the floor itself
+		{100 * mib, 0, 201 * mib, 101},                // just past Go's goal
+		{1 * mib, 0, 2 * mib, defaultGOGC},            // a floor below Go's heap minimum
 	} {
-		if got := gogcForFloor(c.live, c.floor); got != c.want {
-			t.Errorf("gogcForFloor(%d, %d) = %d, want %d", c.live, c.floor, got, c.want)
+		if got := gogcForFloor(c.live, c.roots, c.floor); got != c.want {
+			t.Errorf("gogcForFloor(%d, %d, %d) = %d, want %d", c.live, c.roots, c.floor, got, c.want)
 		}
 	}
 }
@@ -66,7 +71,9 @@ func TestHeapFloorRaisesGoalAndRestores(t *testing.T) {
 	stop1 := holdHeapFloor(floor)
 	stop2 := holdHeapFloor(floor)
 	waitGOGC(t, "above the default", func(g int) bool { return g > defaultGOGC })
-	if goal := readMetric("/gc/heap/goal:bytes"); goal < floor*9/10 {
+	// The goal lands at the floor, not past it: goroutine stacks and
+	// globals count towards Go's goal.
+	if goal := readMetric("/gc/heap/goal:bytes"); goal < floor*9/10 || goal > floor*11/10 {
 		t.Errorf("heap goal %d with a floor of %d", goal, floor)
 	}
 	stop1()
@@ -92,7 +99,7 @@ func TestHeapFloorLeavesOperatorsGOGC(t *testing.T) {
 	gogcStays(t, prior, "the operator's")
 }
 
-// TestServeHoldsHeapFloor: serve holds a floor of twice its cache size
+// TestServeHoldsHeapFloor: serve holds a floor of its cache size
 // while it runs, says so in its log, and lets go of it when it stops.
 func TestServeHoldsHeapFloor(t *testing.T) {
 	t.Setenv("GOGC", "") // restored after the test
@@ -106,8 +113,11 @@ func TestServeHoldsHeapFloor(t *testing.T) {
 	var logs syncBuffer
 	_, stop := startServeLogging(t, cfg, &logs)
 	waitGOGC(t, "above the default while serving", func(g int) bool { return g > defaultGOGC })
-	if !strings.Contains(logs.String(), `"heap_floor_bytes":134217728`) {
-		t.Errorf("no heap floor of 128 MiB logged:\n%s", logs.String())
+	if goal := readMetric("/gc/heap/goal:bytes"); goal > 64<<20*11/10 {
+		t.Errorf("heap goal %d past the floor of 64 MiB", goal)
+	}
+	if !strings.Contains(logs.String(), `"heap_floor_bytes":67108864`) {
+		t.Errorf("no heap floor of 64 MiB logged:\n%s", logs.String())
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

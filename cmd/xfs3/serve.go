@@ -64,8 +64,8 @@ Flags (environment variable, JSON key):
                       (XFS3_TRIM_PASS_BYTES, "trim_pass_bytes")
   --cache-size SIZE   memory for cached metadata blocks (three quarters)
                       and inodes (a quarter); at least 1M (default 128M);
-                      Go collects garbage only once the heap reaches twice
-                      this, unless GOGC is set (XFS3_CACHE_SIZE, "cache_size")
+                      Go collects garbage only once the heap reaches this,
+                      unless GOGC is set (XFS3_CACHE_SIZE, "cache_size")
 
 Logging:
   --log-level LEVEL   debug, info (default: a line per request), warn or
@@ -142,11 +142,11 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if err != nil {
 		return err
 	}
-	heapFloor := 2 * uint64(cfg.CacheSize)
+	heapFloor := uint64(cfg.CacheSize)
 	stopHeapFloor, held := startHeapFloor(heapFloor)
 	defer stopHeapFloor()
 	if held {
-		log.Info().Uint64("heap_floor_bytes", heapFloor).Msg("go's collector waits for the heap to reach twice the cache size (GOGC overrides)")
+		log.Info().Uint64("heap_floor_bytes", heapFloor).Msg("go's collector waits for the heap to reach the cache size (GOGC overrides)")
 	}
 	creds, generated, err := loadCredentials(cfg)
 	if err != nil {
