@@ -225,9 +225,10 @@
 // The server's heap floor (no collection before the heap reaches the
 // cache size, in xfs3 serve; a first version set twice the cache size and
 // missed that Go's goal counts stacks, globals and a heap minimum, so a
-// server streaming a 768 MiB object peaked at 505 MiB resident) was measured the same way on 2026-12-03: with
-// GODEBUG=gctrace=1 at 8 clients the server ran 28 collections a run
-// instead of 119 and spent 1% of its time collecting instead of 4%.
+// server streaming a 768 MiB object peaked at 505 MiB resident) was
+// measured the same way on 2026-12-03: with GODEBUG=gctrace=1 at 8
+// clients the server ran 28 collections a run instead of 119 and spent
+// 1% of its time collecting instead of 4%.
 // Against 6f8cc8c (XFS3_BENCH_BINARIES with old, the same binary with
 // GOGC=100 as "nofloor", and the floor; 3 rounds, then 5): 8 clients
 // x2.09 and x1.91 of old's median with the floor, x1.77 and x1.88

@@ -26,6 +26,10 @@ import (
 const (
 	// defaultGOGC is Go's own GOGC, the least the floor ever sets.
 	defaultGOGC = 100
+	// maxFloor bounds the floor so that GOGC stays well within the
+	// runtime's int32 (a huge cache size would overflow it into a negative
+	// GOGC: collection off); past it Go's own goal takes over sooner.
+	maxFloor = 40 << 30
 	// goHeapMinimum is the least heap goal Go sets at GOGC=100; it scales
 	// with GOGC, so in a small heap it, not the live heap, sets the goal.
 	goHeapMinimum = 4 << 20
@@ -38,6 +42,7 @@ const (
 // must stay within the floor, or a small heap would be let grow to
 // several times it. It is never below Go's default.
 func gogcForFloor(live, roots, floor uint64) int {
+	floor = min(floor, maxFloor)
 	p := floor * 100 / goHeapMinimum
 	if work := live + roots; work > 0 {
 		if floor <= live {

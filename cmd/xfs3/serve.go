@@ -142,7 +142,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	if err != nil {
 		return err
 	}
-	heapFloor := uint64(cfg.CacheSize)
+	heapFloor := min(uint64(cfg.CacheSize), maxFloor)
 	stopHeapFloor, held := startHeapFloor(heapFloor)
 	defer stopHeapFloor()
 	if held {
