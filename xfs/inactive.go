@@ -435,13 +435,19 @@ func (t *txn) iunlink(c *inodeChange) error {
 	return nil
 }
 
-// loadUnlinked indexes every AG's unlinked lists at a writable open.
+// loadUnlinked indexes every AG's unlinked lists at a writable open. A
+// list that reaches an inode in use (linked) or not in use (free) is
+// corrupt, and refused before anything on the lists is freed.
 func (v *Volume) loadUnlinked() error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		err := v.w.inodes.Load(ag, func(agino format.AgIno) (format.AgIno, error) {
-			ip, err := v.readInode(v.geo.AgInoToIno(ag, agino))
+			ino := v.geo.AgInoToIno(ag, agino)
+			ip, err := v.readInode(ino)
 			if err != nil {
 				return 0, err
+			}
+			if ip.core.Mode == 0 || ip.core.Nlink != 0 {
+				return 0, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "on an unlinked list with mode %#o and %d links", ip.core.Mode, ip.core.Nlink)
 			}
 			return ip.core.NextUnlinked, nil
 		})

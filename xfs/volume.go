@@ -139,24 +139,52 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 		if err := v.openWrite(o); err != nil {
 			return nil, err
 		}
-		if err := v.loadUnlinked(); err != nil {
-			return nil, err
-		}
-		// After a crash the lists hold what was being deleted; with a
-		// clean log they are empty (Close empties them), unless another
-		// writer left inodes there.
-		if v.recovery != nil || v.unlinkedCount() > 0 {
-			if err := v.freeUnlinked(); err != nil {
-				return nil, fmt.Errorf("after log recovery: %w", err)
-			}
-		}
-		if !o.NoQuota {
-			if err := v.enableQuota(o.DquotCache); err != nil {
-				return nil, fmt.Errorf("project quota: %w", err)
-			}
+		if err := v.startWriting(o); err != nil {
+			return nil, v.endRefusedOpen(err)
 		}
 	}
 	return v, nil
+}
+
+// startWriting finishes a writable open once the log is open: it frees
+// what the unlinked lists hold and turns quota enforcement on.
+func (v *Volume) startWriting(o Options) error {
+	if err := v.loadUnlinked(); err != nil {
+		return err
+	}
+	// After a crash the lists hold what was being deleted; with a clean
+	// log they are empty (Close empties them), unless another writer left
+	// inodes there.
+	if v.recovery != nil || v.unlinkedCount() > 0 {
+		if err := v.freeUnlinked(); err != nil {
+			return fmt.Errorf("free the inodes on the unlinked lists: %w", err)
+		}
+	}
+	if !o.NoQuota {
+		if err := v.enableQuota(o.DquotCache); err != nil {
+			return fmt.Errorf("project quota: %w", err)
+		}
+	}
+	return nil
+}
+
+// endRefusedOpen ends a writable open that failed after its first log
+// record, with cause. What it committed is whole, so it is made durable
+// and the log marked clean, as Close does: the volume then still opens
+// read-only while the damage that stopped the open waits for xfs_repair.
+// A replayed log whose intents are still to be finished, or a failed
+// write, leaves the log dirty for the next recovery instead.
+func (v *Volume) endRefusedOpen(cause error) error {
+	if v.cache.Err() != nil || (v.recovery != nil && len(v.recovery.unfree) > 0) {
+		return cause
+	}
+	if err := v.Sync(); err != nil {
+		return fmt.Errorf("%w (and making the open's changes durable failed: %v)", cause, err)
+	}
+	if err := v.cache.Log().Unmount(); err != nil {
+		return fmt.Errorf("%w (and marking the log clean failed: %v)", cause, err)
+	}
+	return cause
 }
 
 // checkFeatures refuses what this engine cannot serve correctly.
