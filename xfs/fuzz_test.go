@@ -1,8 +1,11 @@
 package xfs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -25,7 +28,12 @@ import (
 // recomputes the structure's CRC afterwards so that the checks behind the
 // checksum get exercised, bit 1 XORs data into the old bytes instead of
 // replacing them.
-func FuzzVolume(f *testing.F) {
+func FuzzVolume(f *testing.F) { fuzzPatchedGolden(f, "walk of", fuzzWalk) }
+
+// fuzzPatchedGolden fuzzes body on the golden image with one structure
+// patched as FuzzVolume's inputs say; a body that has not returned after
+// 20 seconds (doing a volume: what it was doing) fails the input.
+func fuzzPatchedGolden(f *testing.F, doing string, body func(t *testing.T, o *overlay)) {
 	base := loadFuzzBase(f)
 	for _, s := range fuzzSeeds(base) {
 		f.Add(s.region, s.pos, s.data, s.flags)
@@ -35,10 +43,10 @@ func FuzzVolume(f *testing.F) {
 		r := base.pick(region)
 		patchRegion(o, r, int(pos)%r.size, data, flags)
 		watchdog := time.AfterFunc(20*time.Second, func() {
-			panic(fmt.Sprintf("walk of a volume with %s patched at %d did not finish in 20s", r.what, pos))
+			panic(fmt.Sprintf("%s a volume with %s patched at %d did not finish in 20s", doing, r.what, pos))
 		})
 		defer watchdog.Stop()
-		fuzzWalk(t, o)
+		body(t, o)
 	})
 }
 
@@ -280,4 +288,104 @@ func fuzzSeeds(base *fuzzBaseData) []fuzzSeed {
 		{find("symlink block"), 4, []byte{0, 0, 0x10}, 1},             // rmt offset
 		{find("last log record"), 0, []byte{0}, 2},                    // nothing changes
 	}
+}
+
+// FuzzWritableVolume patches the golden image as FuzzVolume does, then
+// opens it writable and changes it: a writable open reads more than a
+// walk (the unlinked lists, the quota files, the free-space counters), and
+// a change goes through the allocators, the directory code and the log.
+// Whatever the bytes, the engine must not panic or hang, and every error
+// must be one of its typed kinds.
+//
+//	go test -run '^$' -fuzz FuzzWritableVolume -fuzztime 5m ./xfs/
+func FuzzWritableVolume(f *testing.F) { fuzzPatchedGolden(f, "changes to", fuzzChange) }
+
+// writeErrors are the kinds a change to a damaged volume may meet besides
+// typedErrors: what a damaged tree or counter makes of a change.
+var writeErrors = []error{xfs.ErrExist, xfs.ErrIsDir, xfs.ErrNotEmpty, xfs.ErrInvalid, xfs.ErrNoSpace, xfs.ErrQuota}
+
+// fuzzChange opens d writable and, when that works, changes it
+// (changeVolume) and closes it; it fails on an untyped error.
+func fuzzChange(t *testing.T, d *overlay) {
+	typed := func(op string, err error) {
+		if err == nil || isTyped(err) {
+			return
+		}
+		for _, k := range writeErrors {
+			if errors.Is(err, k) {
+				return
+			}
+		}
+		t.Errorf("%s: untyped error: %v", op, err)
+	}
+	v, err := xfs.OpenDevice(d, xfs.Options{})
+	if err != nil {
+		typed("open", err)
+		return
+	}
+	changeVolume(v, typed)
+	typed("close", v.Close())
+}
+
+// changeVolume creates, writes, renames and removes files and
+// directories beside and among the volume's own entries, and hands the
+// outcome of each step to check.
+func changeVolume(v *xfs.Volume, check func(op string, err error)) {
+	root := v.Root()
+	ino, err := v.Create(root, "fuzz-new", xfs.Attrs{Mode: 0o644})
+	check("create", err)
+	if err == nil {
+		_, err = v.WriteAt(ino, bytes.Repeat([]byte("x"), 20000), 0)
+		check("write", err)
+		check("setxattr", v.SetXattr(ino, "user.fuzz", []byte("v"), 0))
+	}
+	dir, err := v.Mkdir(root, "fuzz-dir", xfs.Attrs{Mode: 0o755})
+	check("mkdir", err)
+	if err == nil {
+		check("rename", v.Rename(root, "fuzz-new", dir, "moved"))
+		check("unlink", v.Unlink(dir, "moved"))
+		check("rmdir", v.Rmdir(root, "fuzz-dir"))
+	}
+	ents, err := v.ReadDir(root)
+	check("readdir", err)
+	changed := 0
+	for _, e := range ents {
+		if e.Name == "." || e.Name == ".." || changed == 8 {
+			continue
+		}
+		if changed%2 == 0 && e.Type != format.FTDir {
+			check("unlink "+e.Name, v.Unlink(root, e.Name))
+		} else {
+			check("rename "+e.Name, v.Rename(root, e.Name, root, e.Name+".moved"))
+		}
+		changed++
+	}
+	_, err = v.Statfs()
+	check("statfs", err)
+}
+
+// TestChangePristineGolden: the changes FuzzWritableVolume makes all work
+// on the undamaged image, and leave it clean for xfs_repair, so that the
+// fuzzer's errors come from its damage.
+func TestChangePristineGolden(t *testing.T) {
+	base := loadFuzzBase(t)
+	o := newOverlay(base.im.b)
+	v, err := xfs.OpenDevice(o, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	changeVolume(v, func(op string, err error) {
+		if err != nil {
+			t.Errorf("%s: %v", op, err)
+		}
+	})
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	img := filepath.Join(t.TempDir(), "changed.img")
+	if err := os.WriteFile(img, base.im.b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o.writeTo(t, img)
+	oracle.Repair(t, img)
 }

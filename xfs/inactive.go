@@ -105,7 +105,7 @@ func (v *Volume) OpenAt(dirIno format.Ino, name string) (*Handle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !v.geo.ValidIno(ino) {
+	if !v.geo.ValidIno(ino) || ino == dirIno {
 		return nil, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q points at invalid inode %d", name, ino)
 	}
 	return v.Open(ino)

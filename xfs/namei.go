@@ -483,6 +483,11 @@ func (v *Volume) removeLocked(dirIno format.Ino, name string, kind removeKind) (
 	if err != nil {
 		return 0, false, err
 	}
+	if ino == dirIno {
+		// Only damage makes a name other than "." lead back to its own
+		// directory, whose lock is held already.
+		return 0, false, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q points at the directory itself", name)
+	}
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	ag, _ := v.geo.InoToAg(ino)

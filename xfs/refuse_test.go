@@ -81,6 +81,23 @@ func TestRefuseUnknownIncompatFeature(t *testing.T) {
 	requireRefusal(t, img, xfs.ErrUnsupported, "unknown incompatible features 0x40000000")
 }
 
+// TestRefuseNoFType: a v5 superblock without the ftype feature (which
+// mkfs always sets) is refused at open, not at the first directory.
+func TestRefuseNoFType(t *testing.T) {
+	img, _ := oracle.LoadGolden(t, "default")
+	patchSuperblock(t, img, func(sb *format.Superblock) { sb.FeaturesIncompat &^= format.IncompatFType })
+	requireRefusal(t, img, xfs.ErrUnsupported, "no ftype feature")
+}
+
+// TestRefuseTinyLog: a log below the kernel's minimum is refused at open
+// (the fuzzer found a writable open that failed only when its first
+// transaction did not fit).
+func TestRefuseTinyLog(t *testing.T) {
+	img, _ := oracle.LoadGolden(t, "default")
+	patchSuperblock(t, img, func(sb *format.Superblock) { sb.LogBlocks = format.MinLogBlocks - 1 })
+	requireRefusal(t, img, xfs.ErrCorrupt, "log of 511 blocks is smaller than the minimum of 512")
+}
+
 func TestRefuseRealtime(t *testing.T) {
 	t.Run("mkfs", func(t *testing.T) {
 		dir := t.TempDir()

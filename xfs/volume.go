@@ -192,6 +192,10 @@ func checkFeatures(sb *format.Superblock) error {
 	if unknown := sb.FeaturesIncompat &^ format.IncompatKnown; unknown != 0 {
 		return fmt.Errorf("%w: unknown incompatible features %#x", ErrUnsupported, unknown)
 	}
+	if sb.FeaturesIncompat&format.IncompatFType == 0 {
+		// mkfs always sets it on v5; the directory code needs it.
+		return fmt.Errorf("%w: directory entries without file types (no ftype feature)", ErrUnsupported)
+	}
 	if sb.FeaturesIncompat&format.IncompatNeedsRep != 0 {
 		return fmt.Errorf("%w: filesystem is marked as needing xfs_repair", ErrUnsupported)
 	}
@@ -220,6 +224,11 @@ func (v *Volume) checkLog() error {
 	// in 32 bits.
 	if uint64(v.sb.LogBlocks)<<g.BlockLog > 2<<30 {
 		return format.Corrupt("superblock", "daddr 0", "log of %d blocks of %d bytes is larger than 2 GiB", v.sb.LogBlocks, g.BlockSize)
+	}
+	// Nor does it mount a smaller log than this, and one could not hold
+	// the transactions a writer makes.
+	if v.sb.LogBlocks < format.MinLogBlocks {
+		return format.Corrupt("superblock", "daddr 0", "log of %d blocks is smaller than the minimum of %d", v.sb.LogBlocks, format.MinLogBlocks)
 	}
 	if err := v.logRegion().CheckClean(); err != nil {
 		if w, ok := v.dev.(interface{ WriterActive() bool }); ok && w.WriterActive() {

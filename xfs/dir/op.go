@@ -2,7 +2,6 @@ package dir
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/xfs3/xfs3/xfs/dabtree"
@@ -45,8 +44,8 @@ type op struct {
 }
 
 // errNoFType refuses filesystems whose directory entries have no file
-// type byte (v4 only; v5 always has it).
-var errNoFType = errors.New("dir: directories without the ftype feature are not supported")
+// type byte (the ftype feature, which mkfs always sets on v5).
+var errNoFType = fmt.Errorf("dir: directories without the ftype feature: %w", format.ErrUnsupported)
 
 func newOp(r fork.Reader) (*op, error) {
 	g := r.Geometry()

@@ -20,6 +20,11 @@ import (
 
 // Log record constants.
 const (
+	// MinLogBlocks is XFS_MIN_LOG_BLOCKS: the kernel mounts no v5
+	// filesystem whose log has fewer blocks (its minimum, computed from
+	// the transaction reservations, is never below this).
+	MinLogBlocks = 512
+
 	LogHeaderMagic = 0xFEEDBABE // h_magicno
 	LogVersion2    = 2          // h_version of a v2 log
 	LogFmtLinuxLE  = 1          // h_fmt: little-endian Linux

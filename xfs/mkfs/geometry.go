@@ -14,7 +14,6 @@ const (
 	noMultidiskAgLog = 2
 	multidiskAgLog   = 5
 
-	minLogBlocks        = 512            // XFS_MIN_LOG_BLOCKS
 	maxLogBlocks        = 1 << 20        // XFS_MAX_LOG_BLOCKS
 	minLogBytes         = 10 << 20       // XFS_MIN_LOG_BYTES
 	maxLogBytes         = 2<<30 - 10<<20 // XFS_MAX_LOG_BYTES
@@ -252,7 +251,7 @@ func (g *geometry) agMaxUsable() uint32 {
 func (g *geometry) logGeometry() error {
 	bl := g.blockLog
 	minLog := uint64(g.minimumLogBlocks())
-	minLog = max(minLog, minLogBlocks)
+	minLog = max(minLog, format.MinLogBlocks)
 	if g.dblocks >= (1<<30)>>bl {
 		minLog = max(minLog, minLogBytes>>bl)
 	}
