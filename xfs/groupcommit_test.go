@@ -109,8 +109,27 @@ func TestNoLockAcrossFlush(t *testing.T) {
 // finds enough log queued starts the log write and goes on, as do the
 // changes after it while that write waits, until twice as much is queued;
 // then they wait for it. An engine whose committers wrote the log
-// themselves would stop at the first create that reached a flush.
+// themselves would stop at the first create that reached a flush, in
+// every attempt; one attempt in three may stop there when a loaded
+// machine runs the push's goroutine only after the creates have queued
+// twice the threshold, so the test takes the best of three.
 func TestLazyCommitsPushInBackground(t *testing.T) {
+	for attempt := 1; ; attempt++ {
+		first, stalled := lazyPushAttempt(t)
+		t.Logf("attempt %d: first log write at %d creates; creates stalled at %d while it waited", attempt, first, stalled)
+		if stalled >= first+first/2 {
+			return
+		}
+		if attempt == 3 {
+			t.Fatalf("creates stopped at %d while the first log write (at %d) waited: committers wait for it instead of going on", stalled, first)
+		}
+	}
+}
+
+// lazyPushAttempt runs 8,000 lazy creates with the log's writes held at
+// a gate, and returns how many creates had returned when the first write
+// reached the gate, and when they stalled behind it.
+func lazyPushAttempt(t *testing.T) (first, stalled int64) {
 	img, d := newGatedImage(t, 256<<20)
 	v, err := xfs.OpenDevice(d, xfs.Options{LazyCommits: true})
 	if err != nil {
@@ -159,7 +178,7 @@ func TestLazyCommitsPushInBackground(t *testing.T) {
 		t.Fatal("no create reached a log write in 30 seconds")
 	}
 	// The creates stall once the queue is backlogged: the count stops.
-	stalled := created.Load()
+	stalled = created.Load()
 	for still := time.Duration(0); still < time.Second; {
 		time.Sleep(50 * time.Millisecond)
 		if n := created.Load(); n != stalled {
@@ -171,11 +190,7 @@ func TestLazyCommitsPushInBackground(t *testing.T) {
 			t.Fatalf("all %d creates returned while the log write waited: the queue is unbounded", total)
 		}
 	}
-	first := atFirst.Load()
-	t.Logf("first log write at %d creates; creates stalled at %d while it waited", first, stalled)
-	if stalled < first+first/2 {
-		t.Errorf("creates stopped at %d while the first log write (at %d) waited: committers wait for it instead of going on", stalled, first)
-	}
+	first = atFirst.Load()
 	openGate()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -189,4 +204,5 @@ func TestLazyCommitsPushInBackground(t *testing.T) {
 	}
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, img)
+	return first, stalled
 }
