@@ -374,6 +374,14 @@ func TestChangePristineGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	changeAndRepair(t, v, base.im.b, o)
+}
+
+// changeAndRepair makes changeVolume's changes to v, opened on o over the
+// image base, requiring each to work, closes v and runs xfs_repair -n on
+// the image o then holds.
+func changeAndRepair(t *testing.T, v *xfs.Volume, base []byte, o *overlay) {
+	t.Helper()
 	changeVolume(v, func(op string, err error) {
 		if err != nil {
 			t.Errorf("%s: %v", op, err)
@@ -383,7 +391,7 @@ func TestChangePristineGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	img := filepath.Join(t.TempDir(), "changed.img")
-	if err := os.WriteFile(img, base.im.b, 0o644); err != nil {
+	if err := os.WriteFile(img, base, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	o.writeTo(t, img)

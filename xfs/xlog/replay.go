@@ -43,6 +43,9 @@ type replayer struct {
 
 // read returns the current content of bbs sectors at blkno.
 func (r *replayer) read(blkno int64, bbs uint16) ([]byte, error) {
+	if size := int64(r.g.DBlocks << (r.g.BlockLog - format.BBShift)); blkno < 0 || blkno+int64(bbs) > size {
+		return nil, format.Corrupt("log item", fmt.Sprintf("daddr %d", blkno), "a buffer of %d sectors outside the %d-sector filesystem", bbs, size)
+	}
 	out := make([]byte, int(bbs)*format.BBSize)
 	for i := int64(0); i < int64(bbs); i++ {
 		sect := out[i*format.BBSize : (i+1)*format.BBSize]

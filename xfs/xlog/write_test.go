@@ -301,7 +301,7 @@ func FuzzScan(f *testing.F) {
 		l := &Log{R: d, Start: testLogStart, Blocks: uint32(len(b) / format.BBSize)}
 		s, err := l.Scan()
 		if err == nil {
-			g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, InoPBLog: 3, AgBlocks: 1024, AgBlkLog: 10, AgCount: 1}
+			g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, InoPBLog: 3, AgBlocks: 1024, AgBlkLog: 10, AgCount: 1, DBlocks: 1024}
 			_, _ = Replay(d, &g, s.Trans)
 		}
 	})
