@@ -459,6 +459,23 @@ func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 	}
 }
 
+// TestReplayBufferOutsideFilesystem: a logged buffer past the end of the
+// filesystem fails replay as corruption, before anything is written (the
+// fuzzer found it failing as a read past the device).
+func TestReplayBufferOutsideFilesystem(t *testing.T) {
+	g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, AgBlocks: 16, AgBlkLog: 4, AgCount: 8, DBlocks: 128}
+	data := bytes.Repeat([]byte{9}, 512)
+	inside, _ := BufItem(16, data, nil)
+	for _, daddr := range []format.Daddr{1024, 1 << 50} {
+		outside, _ := BufItem(daddr, data, nil)
+		d := &memDev{b: make([]byte, 64<<10)}
+		_, err := Replay(d, &g, []*Trans{{Tid: 1, LSN: format.MakeLSN(1, 2), Items: []Item{inside, outside}}})
+		if !errors.Is(err, format.ErrCorrupt) || d.b[16*format.BBSize] == 9 {
+			t.Errorf("buffer at daddr %d: %v, block written %v", daddr, err, d.b[16*format.BBSize] == 9)
+		}
+	}
+}
+
 // TestWriteBackOrder: write-backs run once each, in ticket order, only
 // after their transaction is durable, while committers queue and force
 // concurrently; Force returns only once its ticket is durable.
