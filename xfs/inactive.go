@@ -452,7 +452,7 @@ func (v *Volume) loadUnlinked() error {
 			return ip.core.NextUnlinked, nil
 		})
 		if err != nil {
-			return err
+			return fmt.Errorf("read the unlinked lists of AG %d: %w", ag, err)
 		}
 	}
 	return nil

@@ -2,57 +2,17 @@ package xfs
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/dev"
-	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
-
-// damageLastAGI points an unlinked bucket of img's last AG at an inode
-// number of that AG where no inode chunk lies, CRC recomputed, and
-// returns a function that puts the AGI back. The crashes of these tests
-// log nothing of that AG, so replay leaves the damage in place.
-func damageLastAGI(t *testing.T, img string) (restore func()) {
-	t.Helper()
-	b, err := os.ReadFile(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := format.DecodeSuperblock(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := format.NewGeometry(sb)
-	ag := format.AgNumber(g.AgCount - 1)
-	off := int64(g.AgbToDaddr(ag, 0))<<format.BBShift + 2*int64(g.SectSize)
-	orig := bytes.Clone(b[off : off+int64(g.SectSize)])
-	agi := bytes.Clone(orig)
-	last := g.AgBlockToAgIno(format.AgBlock(g.AgSize(ag) - 1))
-	const bucket = 5
-	binary.BigEndian.PutUint32(agi[40+4*bucket:], uint32(last-last%format.AgiUnlinkedBuckets+bucket))
-	format.SetCRC(agi, format.AgiCRCOff)
-	put := func(sector []byte) {
-		f, err := os.OpenFile(img, os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if _, err := f.WriteAt(sector, off); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put(agi)
-	return func() { put(orig) }
-}
 
 // TestRefusedOpenAfterRecovery: a writable open that replays a crashed
 // log and then finds damaged unlinked lists is refused. With intents
@@ -63,7 +23,7 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
 	t.Run("intents pending", func(t *testing.T) {
 		x := efiCrashImage(t, false)
-		restore := damageLastAGI(t, x.img)
+		restore := oracle.DamageUnlinkedBucket(t, x.img)
 		if v, err := Open(x.img, Options{}); !errors.Is(err, ErrCorrupt) {
 			if err == nil {
 				v.Close()
@@ -114,7 +74,7 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 		if err := v.dev.Close(); err != nil {
 			t.Fatal(err)
 		}
-		restore := damageLastAGI(t, img)
+		restore := oracle.DamageUnlinkedBucket(t, img)
 		if v, err := Open(img, Options{}); !errors.Is(err, ErrCorrupt) {
 			if err == nil {
 				v.Close()

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 
@@ -163,6 +164,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		}},
 	})
 	if err != nil {
+		if strings.HasPrefix(err.Error(), cfg.Volume+": ") {
+			return fmt.Errorf("open volume: %w", err) // the engine named it
+		}
 		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
 	}
 	closeStore := func() error {

@@ -24,6 +24,8 @@
 //   - LoadQuotaGolden and QuotaGoldenDquot: a volume whose project quotas
 //     that kernel set up (testdata/golden/prjquota.img.zst), with what
 //     xfs_db prints of its quota metadata (prjquota.txt);
+//   - DamageUnlinkedBucket, an image whose unlinked lists a writable open
+//     must refuse;
 //   - LoadAverage, which benchmarks print beside their figures.
 //
 // # User-mode Linux
