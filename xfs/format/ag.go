@@ -103,6 +103,33 @@ func (a *Agf) Encode(b []byte) {
 	be.PutUint32(b[220:], a.Spare2)
 }
 
+// agHeader is what the AGF and AGI headers share, beside the magic
+// number their kind wants.
+type agHeader struct {
+	magic, wantMagic uint32
+	version          uint32
+	uuid             [16]byte
+	seqNo            AgNumber
+	length           uint32
+}
+
+// checkAgHeader checks the fields every AG header of AG ag has alike.
+func checkAgHeader(what string, g *Geometry, ag AgNumber, h agHeader) error {
+	switch {
+	case h.magic != h.wantMagic:
+		return Corrupt(what, "", "bad magic %#x", h.magic)
+	case h.version != 1:
+		return Corrupt(what, "", "bad version %d", h.version)
+	case h.uuid != g.UUID:
+		return Corrupt(what, "", "UUID does not match the superblock")
+	case h.seqNo != ag:
+		return Corrupt(what, "", "sequence number %d, want %d", h.seqNo, ag)
+	case h.length != g.AgSize(ag):
+		return Corrupt(what, "", "length %d, want %d", h.length, g.AgSize(ag))
+	}
+	return nil
+}
+
 // VerifyAgf checks an AGF sector the way the kernel's read verifier does.
 func VerifyAgf(g *Geometry, ag AgNumber, sector []byte) (*Agf, error) {
 	const what = "AGF"
@@ -113,17 +140,10 @@ func VerifyAgf(g *Geometry, ag AgNumber, sector []byte) (*Agf, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgHeader(what, g, ag, agHeader{a.Magic, AgfMagic, a.Version, a.UUID, a.SeqNo, a.Length}); err != nil {
+		return nil, err
+	}
 	switch {
-	case a.Magic != AgfMagic:
-		return nil, Corrupt(what, "", "bad magic %#x", a.Magic)
-	case a.Version != 1:
-		return nil, Corrupt(what, "", "bad version %d", a.Version)
-	case !bytes.Equal(a.UUID[:], g.UUID[:]):
-		return nil, Corrupt(what, "", "UUID does not match the superblock")
-	case a.SeqNo != ag:
-		return nil, Corrupt(what, "", "sequence number %d, want %d", a.SeqNo, ag)
-	case a.Length != g.AgSize(ag):
-		return nil, Corrupt(what, "", "length %d, want %d", a.Length, g.AgSize(ag))
 	case a.FreeBlks > a.Length || a.Longest > a.FreeBlks || a.FlCount > uint32(AgflSize(g)) ||
 		a.FlFirst >= uint32(AgflSize(g)) || a.FlLast >= uint32(AgflSize(g)):
 		return nil, Corrupt(what, "", "free space counters out of range")
@@ -223,17 +243,10 @@ func VerifyAgi(g *Geometry, ag AgNumber, sector []byte) (*Agi, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAgHeader(what, g, ag, agHeader{a.Magic, AgiMagic, a.Version, a.UUID, a.SeqNo, a.Length}); err != nil {
+		return nil, err
+	}
 	switch {
-	case a.Magic != AgiMagic:
-		return nil, Corrupt(what, "", "bad magic %#x", a.Magic)
-	case a.Version != 1:
-		return nil, Corrupt(what, "", "bad version %d", a.Version)
-	case !bytes.Equal(a.UUID[:], g.UUID[:]):
-		return nil, Corrupt(what, "", "UUID does not match the superblock")
-	case a.SeqNo != ag:
-		return nil, Corrupt(what, "", "sequence number %d, want %d", a.SeqNo, ag)
-	case a.Length != g.AgSize(ag):
-		return nil, Corrupt(what, "", "length %d, want %d", a.Length, g.AgSize(ag))
 	case a.Level < 1 || a.Level > MaxBtreeLevels || !g.ValidAgBlock(ag, a.Root):
 		return nil, Corrupt(what, "", "inobt root %d level %d out of range", a.Root, a.Level)
 	case g.Finobt && (a.FreeLevel < 1 || a.FreeLevel > MaxBtreeLevels || !g.ValidAgBlock(ag, a.FreeRoot)):
