@@ -54,16 +54,7 @@ func efdItem(id uint64) xlog.Item {
 
 func freeBlocks(t *testing.T, img string) uint64 {
 	t.Helper()
-	v, err := Open(img, Options{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	st, err := v.Statfs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.FreeBlocks
+	return statfsOf(t, img).FreeBlocks
 }
 
 // efiCrash describes an image left by a crash with free intents pending.
