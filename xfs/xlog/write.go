@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -365,6 +366,7 @@ func (w *Writer) Force(t Ticket) error {
 			w.cond.Wait()
 			continue
 		}
+		w.gatherLocked()
 		if err := w.leadLocked(); err != nil && w.err == nil {
 			w.err = err
 		}
@@ -385,6 +387,30 @@ func (w *Writer) ForceAll() error {
 	t := w.queued
 	w.mu.Unlock()
 	return w.Force(t)
+}
+
+// gatherLocked lets the committers of a concurrent load join the batch a
+// leader is about to take: it yields the processor once, owning the log
+// meanwhile, so that a goroutine that was about to queue (its transaction
+// nearly done, or waiting for a P) rides in this write instead of needing
+// the next one. With nothing else runnable it returns at once. Measured on
+// 2026-12-04 with HTTPParallelDeletes on 2 cores against the same binary
+// without it, in two runs of three rounds: log writes per DELETE fell from
+// 0.36-0.44 to 0.31-0.32 at 8 clients and from 0.15-0.25 to 0.10-0.12 at
+// 32; DELETE/s rose at 32 clients in all six pairs (4-16%) and at 8 in
+// four of six (the other two -10% and -12%: this machine's rounds vary
+// more than that), 32-client PUT/s in 8 of 9 pairs (median +13%), and one
+// client was unchanged (p99 1.5-2.0 ms both ways). Yielding only when
+// other goroutines had forced since the last batch began left 8 clients
+// at 0.33-0.35 writes per DELETE and gained nothing measurable; sleeping
+// 100 µs instead did about as well as yielding, but would cost a lone
+// committer 100 µs.
+func (w *Writer) gatherLocked() {
+	w.busy = true // others queue and wait; none leads meanwhile
+	w.mu.Unlock()
+	runtime.Gosched()
+	w.mu.Lock()
+	w.busy = false // leadLocked takes the log next and wakes the waiters
 }
 
 // Durable returns the newest ticket up to which everything is durable.
