@@ -108,9 +108,7 @@ func killUnderLoad(t *testing.T, durability string) {
 
 	// The kernel's recovery, on a copy.
 	kernelCopy := filepath.Join(t.TempDir(), "kernel.xfs")
-	if out, err := exec.Command("cp", "--sparse=always", s.Volume, kernelCopy).CombinedOutput(); err != nil {
-		t.Fatalf("copy the volume: %v %s", err, out)
-	}
+	oracle.CopySparse(t, s.Volume, kernelCopy)
 	if out, err := oracle.RepairOutput(kernelCopy); err == nil || !strings.Contains(out, "log") {
 		t.Fatalf("after SIGKILL the log should need replay; xfs_repair -n says (%v):\n%s", err, out)
 	}

@@ -97,7 +97,7 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 		seed, cutAt, writes, r.inFlight, crash.Keep, r.f.Pending(), crash.Tear)
 
 	img := filepath.Join(t.TempDir(), "crash.img")
-	copyFile(t, base, img)
+	oracle.CopySparse(t, base, img)
 	if err := r.f.Image(img, crash); err != nil {
 		t.Fatal(err)
 	}

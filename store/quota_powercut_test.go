@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -235,12 +234,12 @@ func quotaCutCase(t *testing.T, base string, seed int64, ops, cutAt int, kernel 
 	dir := t.TempDir()
 	img := filepath.Join(dir, "crash.img")
 	kimg := filepath.Join(dir, "kernel.img")
-	copyFile(t, base, img)
+	oracle.CopySparse(t, base, img)
 	if err := r.f.Image(img, crash); err != nil {
 		t.Fatal(err)
 	}
 	if kernel {
-		copyFile(t, img, kimg)
+		oracle.CopySparse(t, img, kimg)
 	}
 
 	v, err := xfs.Open(img, xfs.Options{LazyCommits: true}) // our recovery
@@ -285,13 +284,6 @@ func quotaCutCase(t *testing.T, base string, seed int64, ops, cutAt int, kernel 
 	oracle.Repair(t, img)
 	if kernel {
 		kernelReplaysQuota(t, kimg, recovered, ours, int64(v.Geometry().BlockSize))
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	if out, err := exec.Command("cp", "--sparse=always", from, to).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v %s", err, out)
 	}
 }
 

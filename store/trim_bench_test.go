@@ -125,9 +125,7 @@ func fragmentedTrimImage(b *testing.B) (string, [][2]int64) {
 func copyImage(b *testing.B, img string) string {
 	b.Helper()
 	dst := filepath.Join(b.TempDir(), "vol.xfs")
-	if out, err := exec.Command("cp", "--sparse=always", img, dst).CombinedOutput(); err != nil {
-		b.Fatalf("cp %s: %v\n%s", img, err, out)
-	}
+	oracle.CopySparse(b, img, dst)
 	return dst
 }
 

@@ -39,12 +39,12 @@ func TestCutBeforeFirstLogRecord(t *testing.T) {
 	}
 	xfs.Abandon(v)
 	img := filepath.Join(dir, "crash.img")
-	copySparse(t, base, img)
+	oracle.CopySparse(t, base, img)
 	if err := f.Image(img, dev.Crash{}); err != nil {
 		t.Fatal(err)
 	}
 	own := filepath.Join(dir, "own.img")
-	copySparse(t, img, own)
+	oracle.CopySparse(t, img, own)
 	if got := kernelReplay(t, img); len(got) != 1 {
 		t.Errorf("the kernel's replay shows %d entries, want the root alone", len(got))
 	}

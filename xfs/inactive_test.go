@@ -340,12 +340,12 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 	f.Cut()
 	xfs.Abandon(v)
 	img := filepath.Join(t.TempDir(), "crash.img")
-	copySparse(t, base, img)
+	oracle.CopySparse(t, base, img)
 	if err := f.Image(img, dev.Crash{}); err != nil {
 		t.Fatal(err)
 	}
 	kernelImg := filepath.Join(t.TempDir(), "k.img")
-	copySparse(t, img, kernelImg)
+	oracle.CopySparse(t, img, kernelImg)
 
 	v, err = xfs.Open(img, xfs.Options{})
 	if err != nil {

@@ -3,7 +3,6 @@ package xfs
 import (
 	"bytes"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -234,9 +233,7 @@ func TestCrashWhileFinishingIntents(t *testing.T) {
 		f := openAt(cut)
 		for _, keep := range []int{0, f.Pending()} {
 			img := filepath.Join(t.TempDir(), "cut.img")
-			if out, err := exec.Command("cp", "--sparse=always", x.img, img).CombinedOutput(); err != nil {
-				t.Fatalf("cp: %v\n%s", err, out)
-			}
+			oracle.CopySparse(t, x.img, img)
 			if err := f.Image(img, dev.Crash{Keep: keep}); err != nil {
 				t.Fatal(err)
 			}

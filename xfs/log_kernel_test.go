@@ -215,7 +215,7 @@ func TestEngineRecoversKernelLog(t *testing.T) {
 	oracle.Unmount(t, mnt)
 
 	kimg := filepath.Join(dir, "kernel-replay.img")
-	copySparse(t, img, kimg)
+	oracle.CopySparse(t, img, kimg)
 	want := kernelReplay(t, kimg)
 
 	v, err := xfs.Open(img, xfs.Options{})

@@ -3,7 +3,6 @@ package xfs_test
 import (
 	"fmt"
 	"math/rand"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -187,7 +186,7 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 
 	dir := t.TempDir()
 	img := filepath.Join(dir, "crash.img")
-	copySparse(t, base, img)
+	oracle.CopySparse(t, base, img)
 	if err := r.f.Image(img, crash); err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +196,7 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 	}
 	kimg := filepath.Join(dir, "kernel.img")
 	if kernel {
-		copySparse(t, img, kimg)
+		oracle.CopySparse(t, img, kimg)
 	}
 	v, err := xfs.Open(img, xfs.Options{})
 	if err != nil {
@@ -265,18 +264,11 @@ func cutRecovery(t *testing.T, img string, rng *rand.Rand) string {
 	crash := dev.Crash{Keep: rng.Intn(f.Pending() + 1), Tear: rng.Intn(2) == 0}
 	t.Logf("recovery cut at write %d of %d, keeping %d of %d unflushed writes, tear %v", cutAt, writes, crash.Keep, f.Pending(), crash.Tear)
 	out := img + ".cut"
-	copySparse(t, img, out)
+	oracle.CopySparse(t, img, out)
 	if err := f.Image(out, crash); err != nil {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func copySparse(t *testing.T, from, to string) {
-	t.Helper()
-	if out, err := exec.Command("cp", "--sparse=always", from, to).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
 }
 
 // localChange checks that got differs from pre only as much as one

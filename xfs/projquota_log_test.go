@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -27,9 +26,7 @@ func TestDquotItemsReplay(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			img, want, bs := dquotLogOnlyImage(t, seed)
 			kernelImg := img + ".kernel"
-			if out, err := exec.Command("cp", "--sparse=always", img, kernelImg).CombinedOutput(); err != nil {
-				t.Fatalf("copy: %v\n%s", err, out)
-			}
+			oracle.CopySparse(t, img, kernelImg)
 
 			v, err := xfs.Open(img, xfs.Options{})
 			if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -162,7 +161,7 @@ func TestCrashedOpenAndCloseWithFailedWrite(t *testing.T) {
 	refused, closeFailed := 0, 0
 	for at := 1; ; at++ {
 		img := filepath.Join(dir, "try.img")
-		copySparseFile(t, base, img)
+		oracle.CopySparse(t, base, img)
 		d, err := dev.Open(img, false)
 		if err != nil {
 			t.Fatal(err)
@@ -217,11 +216,4 @@ func statfsOf(t *testing.T, img string) Statfs {
 		t.Fatal(err)
 	}
 	return st
-}
-
-func copySparseFile(t *testing.T, from, to string) {
-	t.Helper()
-	if out, err := exec.Command("cp", "--sparse=always", from, to).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
 }

@@ -80,7 +80,7 @@ func TestTrimPowerCut(t *testing.T) {
 		t.Run(fmt.Sprintf("cut%d", cut), func(t *testing.T) {
 			t.Logf("keeping %d of %d unflushed writes (a random subset: %v), tear %v", crash.Keep, fd.Pending(), subset, crash.Tear)
 			img := filepath.Join(t.TempDir(), "crash.img")
-			copySparse(t, base, img)
+			oracle.CopySparse(t, base, img)
 			if err := fd.Image(img, crash); err != nil {
 				t.Fatal(err)
 			}

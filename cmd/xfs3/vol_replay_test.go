@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
 // TestVolReplay: a copy of a volume taken while it is open for writing has
@@ -33,9 +33,7 @@ func TestVolReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every commit is durable on return: a copy now is a crash image.
-	if out, err := exec.Command("cp", "--sparse=always", img, crash).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
+	oracle.CopySparse(t, img, crash)
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -141,3 +141,13 @@ func ParseFields(out string) map[string]string {
 	}
 	return m
 }
+
+// CopySparse copies the image file from to to, keeping its holes (a
+// volume file is mostly holes): tests copy crash images so that the
+// kernel, xfs_repair and the engine each get one of their own.
+func CopySparse(tb testing.TB, from, to string) {
+	tb.Helper()
+	if out, err := exec.Command("cp", "--sparse=always", from, to).CombinedOutput(); err != nil {
+		tb.Fatalf("cp %s %s: %v\n%s", from, to, err, out)
+	}
+}
