@@ -115,7 +115,7 @@ const AckBeforeDurableWindow = time.Second
 // it; Close closes the volume. Every change is durable when it returns.
 func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
 
-// OpenWith is Open with options.
+// OpenWith is Open with options. Its errors name the volume's path.
 func OpenWith(path string, o Options) (*Store, error) {
 	// The engine's commits are lazy: a store operation makes several,
 	// and forcing the log once at its end (settle) makes them all
@@ -127,7 +127,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 	s, err := NewWith(v, o)
 	if err != nil {
 		v.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s.own = true
 	if o.AckBeforeDurable {

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"strings"
 	"syscall"
 	"time"
 
@@ -164,10 +163,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		}},
 	})
 	if err != nil {
-		if strings.HasPrefix(err.Error(), cfg.Volume+": ") {
-			return fmt.Errorf("open volume: %w", err) // the engine named it
-		}
-		return fmt.Errorf("open volume %s: %w", cfg.Volume, err)
+		return fmt.Errorf("open volume: %w", err) // the store names it
 	}
 	closeStore := func() error {
 		stats := st.GCStats()
