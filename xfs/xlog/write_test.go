@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"runtime"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -258,6 +259,39 @@ func TestGroupCommit(t *testing.T) {
 		t.Fatalf("%d commits in %d log writes: no batching", st.Commits, st.Writes)
 	}
 	t.Logf("%d commits, %d writes, %d flushes", st.Commits, st.Writes, st.Flushes)
+}
+
+// TestLeaderGathersRunnableCommitter: a leader yields before it takes the
+// queue, so a committer that was ready to run joins its write. With one P
+// the second goroutine cannot run before the leader yields, and without
+// the yield the two commits take two writes. The race detector's runtime
+// may still reschedule at other points, so the best of five attempts
+// counts.
+func TestLeaderGathersRunnableCommitter(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var writes []int64
+	for attempt := 0; attempt < 5; attempt++ {
+		_, _, w := newTestLog(t, 1<<16)
+		rng := rand.New(rand.NewSource(int64(attempt)))
+		first, second := randomTrans(rng), randomTrans(rng)
+		done := make(chan error, 1)
+		go func() { _, err := w.Commit(second); done <- err }()
+		if _, err := w.Commit(first); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		st := w.Stats()
+		if st.Commits != 2 {
+			t.Fatalf("%d commits, want 2", st.Commits)
+		}
+		if st.Writes == 1 {
+			return
+		}
+		writes = append(writes, st.Writes)
+	}
+	t.Errorf("two commits took %v log writes in five attempts; want the runnable committer in the leader's write", writes)
 }
 
 // logSeed is a small log holding a few transactions, for the fuzz corpus.
