@@ -67,9 +67,11 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 	ts := newTestServer(t)
 	mustBucket(t, ts, "safe")
 	payload := bytes.Repeat([]byte("0123456789abcdef"), 8192) // 128 KiB: more than one chunk
-	streaming := func(t *testing.T) []byte {
+	// Chunk signatures chain from the seed signature, which covers the
+	// signing time: the wire and the request it is cut into must share one.
+	streaming := func(t *testing.T, at time.Time) []byte {
 		req := ts.rawRequest(t, "PUT", "/safe/k", payload, nil)
-		req = signer.StreamingSignV4(req, testAccessKey, testSecretKey, "", testRegion, int64(len(payload)), time.Now().UTC(), newSHAHasher())
+		req = signer.StreamingSignV4(req, testAccessKey, testSecretKey, "", testRegion, int64(len(payload)), at, newSHAHasher())
 		wire, err := io.ReadAll(req.Body)
 		if err != nil {
 			t.Fatal(err)
@@ -86,9 +88,10 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 			return signed(t, ts.rawRequest(t, "PUT", "/safe/k", payload, nil), append([]byte("x"), payload[1:]...))
 		}, 400, "XAmzContentSHA256Mismatch"},
 		{"truncated chunked", func(t *testing.T) *http.Request {
-			wire := streaming(t)
+			at := time.Now().UTC()
+			wire := streaming(t, at)
 			req := ts.rawRequest(t, "PUT", "/safe/k", payload, nil)
-			req = signer.StreamingSignV4(req, testAccessKey, testSecretKey, "", testRegion, int64(len(payload)), time.Now().UTC(), newSHAHasher())
+			req = signer.StreamingSignV4(req, testAccessKey, testSecretKey, "", testRegion, int64(len(payload)), at, newSHAHasher())
 			cut := wire[:len(wire)-200]
 			req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(cut)), int64(len(cut))
 			return req
