@@ -167,6 +167,54 @@ func BenchmarkCreateDelete100k(b *testing.B) {
 	b.ReportMetric(float64(eDeleteCPU.Microseconds())/n, "engine-cpu-us/delete")
 }
 
+// BenchmarkUnlink times the engine's foreground unlink alone: b.N empty
+// files, made before the timer starts, are unlinked from 100 directories
+// while per-CPU inode gc frees them behind, as under xfs3 serve. Its
+// allocations and CPU profile are where the unlink's cost is looked for:
+//
+//	go test -run '^$' -bench Unlink -benchtime 100000x -memprofile mem.out ./xfs/
+func BenchmarkUnlink(b *testing.B) {
+	v, err := xfs.Open(newBenchImage(b, 4<<30), xfs.Options{LazyCommits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dirs := make([]format.Ino, benchDirs)
+	for d := range dirs {
+		if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	name := func(i int) string { return fmt.Sprintf("object-%08d", i) }
+	for i := 0; i < b.N; i++ {
+		if _, err := v.Create(dirs[i%benchDirs], name(i), xfs.Attrs{Mode: 0o644}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := v.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := processCPU(b)
+	for i := 0; i < b.N; i++ {
+		if err := v.Unlink(dirs[i%benchDirs], name(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N)/1e3, "cpu-us/op")
+	if err := collector.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // BenchmarkSequentialWrite writes 1 GiB in 4 MiB chunks into one file
 // through the engine, into the volume file directly, and into a file on a
 // kernel mount. "ratio" is engine throughput over raw throughput.
