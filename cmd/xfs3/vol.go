@@ -140,6 +140,21 @@ func lookup(v *xfs.Volume, volPath, path string, follow bool) (format.Ino, xfs.S
 	return ino, st, nil
 }
 
+// openAt opens a volume read-only and resolves path inside it, as
+// lookup does. The caller closes the volume.
+func openAt(volPath, path string, follow bool) (*xfs.Volume, format.Ino, xfs.Stat, error) {
+	v, err := openVolume(volPath)
+	if err != nil {
+		return nil, 0, xfs.Stat{}, err
+	}
+	ino, st, err := lookup(v, volPath, path, follow)
+	if err != nil {
+		v.Close()
+		return nil, 0, xfs.Stat{}, err
+	}
+	return v, ino, st, nil
+}
+
 // needsQuote reports whether a name is printed Go-quoted: when it holds a
 // control character (bytes 0x00-0x1f and 0x7f), which could break
 // line-oriented output, or starts with a double quote, which would make it

@@ -41,15 +41,11 @@ func volGet(args []string, e *env) error {
 		return usagef("want VOLUME PATH [DEST], got %s", nargs(len(pos)))
 	}
 	vol, path := pos[0], pos[1]
-	v, err := openVolume(vol)
+	v, ino, st, err := openAt(vol, path, true)
 	if err != nil {
 		return err
 	}
 	defer v.Close()
-	ino, st, err := lookup(v, vol, path, true)
-	if err != nil {
-		return err
-	}
 	switch {
 	case st.IsDir():
 		return fmt.Errorf("%s: %s: %w; only regular files can be copied out", vol, displayName(path), xfs.ErrIsDir)

@@ -64,15 +64,11 @@ func volGetfattr(args []string, e *env) error {
 		return usagef("want VOLUME PATH, got %s", nargs(len(pos)))
 	}
 	vol, path := pos[0], pos[1]
-	v, err := openVolume(vol)
+	v, ino, _, err := openAt(vol, path, !*noDeref)
 	if err != nil {
 		return err
 	}
 	defer v.Close()
-	ino, _, err := lookup(v, vol, path, !*noDeref)
-	if err != nil {
-		return err
-	}
 	attrs, err := v.ListXattr(ino)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)

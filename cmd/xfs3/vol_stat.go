@@ -139,15 +139,11 @@ func volStat(args []string, e *env) error {
 		return usagef("want VOLUME PATH, got %s", nargs(len(pos)))
 	}
 	vol, path := pos[0], pos[1]
-	v, err := openVolume(vol)
+	v, ino, st, err := openAt(vol, path, false)
 	if err != nil {
 		return err
 	}
 	defer v.Close()
-	ino, st, err := lookup(v, vol, path, false)
-	if err != nil {
-		return err
-	}
 	j := statRecord(path, &st)
 	if st.Mode&format.SIFMT == format.SIFLNK {
 		if j.Target, err = v.Readlink(ino); err != nil {

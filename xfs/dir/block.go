@@ -23,8 +23,20 @@ func (o *op) readBlock() (*dabtree.Buf, dblock, error) {
 func (b dblock) leafHash(i int) uint32 { return be.Uint32(b[b.leafStart()+8*i:]) }
 func (b dblock) leafAddr(i int) uint32 { return be.Uint32(b[b.leafStart()+8*i+4:]) }
 
-// blockFind returns the leaf index and data offset of name, or -1
+// blockEntry reads the directory's block and finds name in it: the
+// block, the entry's leaf index and its data offset, or ErrNotFound
 // (xfs_dir2_block_lookup_int).
+func (o *op) blockEntry(name []byte) (buf *dabtree.Buf, b dblock, i, off int, err error) {
+	if buf, b, err = o.readBlock(); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	if i, off, err = o.blockFind(b, name, format.DaHashName(name)); err == nil && i < 0 {
+		err = ErrNotFound
+	}
+	return buf, b, i, off, err
+}
+
+// blockFind returns the leaf index and data offset of name in b, or -1.
 func (o *op) blockFind(b dblock, name []byte, hash uint32) (int, int, error) {
 	count := b.tailCount()
 	lo, hi := 0, count
@@ -57,16 +69,9 @@ func (o *op) blockFind(b dblock, name []byte, hash uint32) (int, int, error) {
 }
 
 func (o *op) blockLookup(name []byte) (format.Ino, uint8, error) {
-	_, b, err := o.readBlock()
+	_, b, _, off, err := o.blockEntry(name)
 	if err != nil {
 		return 0, 0, err
-	}
-	i, off, err := o.blockFind(b, name, format.DaHashName(name))
-	if err != nil {
-		return 0, 0, err
-	}
-	if i < 0 {
-		return 0, 0, ErrNotFound
 	}
 	return b.ino(off), b.ftype(off), nil
 }
@@ -221,16 +226,9 @@ func (o *op) blockCompact(b dblock) {
 // stale; a directory that now fits the inode goes back to short form
 // (xfs_dir2_block_removename).
 func (o *op) blockRemove(name []byte) (format.Ino, error) {
-	buf, b, err := o.readBlock()
+	buf, b, i, off, err := o.blockEntry(name)
 	if err != nil {
 		return 0, err
-	}
-	i, off, err := o.blockFind(b, name, format.DaHashName(name))
-	if err != nil {
-		return 0, err
-	}
-	if i < 0 {
-		return 0, ErrNotFound
 	}
 	ino := b.ino(off)
 	scan := b.makeFree(off, entSize(b.nameLen(off)))
@@ -249,16 +247,9 @@ func (o *op) blockRemove(name []byte) (format.Ino, error) {
 
 // blockReplace points an entry at another inode (xfs_dir2_block_replace).
 func (o *op) blockReplace(name []byte, ino format.Ino, ftype uint8) (format.Ino, error) {
-	buf, b, err := o.readBlock()
+	buf, b, _, off, err := o.blockEntry(name)
 	if err != nil {
 		return 0, err
-	}
-	i, off, err := o.blockFind(b, name, format.DaHashName(name))
-	if err != nil {
-		return 0, err
-	}
-	if i < 0 {
-		return 0, ErrNotFound
 	}
 	old := b.ino(off)
 	b.setTarget(off, ino, ftype)
