@@ -463,12 +463,9 @@ func (v *Volume) Truncate(ino format.Ino, size int64) (err error) {
 }
 
 func (v *Volume) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) error {
-	c, err := t.modify(h, ino)
+	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err
-	}
-	if c.core.Mode&format.SIFMT != format.SIFREG {
-		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
 	}
 	g := &v.geo
 	if size < c.core.Size {
@@ -556,12 +553,9 @@ func (v *Volume) PunchHole(ino format.Ino, off, length int64) (err error) {
 }
 
 func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64) error {
-	c, err := t.modify(h, ino)
+	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err
-	}
-	if c.core.Mode&format.SIFMT != format.SIFREG {
-		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
 	}
 	g := &v.geo
 	ext, err := c.mapping(DataFork)
@@ -618,12 +612,9 @@ func (v *Volume) Preallocate(ino format.Ino, size int64) (err error) {
 }
 
 func (v *Volume) preallocTx(t *txn, h *inodeHandle, ino format.Ino, first, last format.FileOff) error {
-	c, err := t.modify(h, ino)
+	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err
-	}
-	if c.core.Mode&format.SIFMT != format.SIFREG {
-		return fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
 	}
 	ext, err := c.mapping(DataFork)
 	if err != nil {

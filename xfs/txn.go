@@ -115,6 +115,19 @@ func (t *txn) modify(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
 	return t.track(h, cur), nil
 }
 
+// modifyFile is modify for an inode that must be a regular file (a
+// change of its data: truncate, punch, preallocate).
+func (t *txn) modifyFile(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
+	c, err := t.modify(h, ino)
+	if err != nil {
+		return nil, err
+	}
+	if c.core.Mode&format.SIFMT != format.SIFREG {
+		return nil, fmt.Errorf("inode %d is not a regular file: %w", ino, ErrInvalid)
+	}
+	return c, nil
+}
+
 // track starts a change from a known version (also a free inode being
 // allocated, which iget would refuse).
 func (t *txn) track(h *inodeHandle, cur *inode) *inodeChange {
