@@ -3,11 +3,13 @@ package xfs_test
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
@@ -37,6 +39,7 @@ import (
 // XFS3_POWERCUT_CASES (default 24), XFS3_POWERCUT_OPS (default 120),
 // XFS3_POWERCUT_SEED (first seed, default 1) and XFS3_POWERCUT_KERNEL_EVERY
 // (default 4) size the run; thousands of cases make the long run.
+// XFS3_POWERCUT_KEEP=DIR keeps the crash image of a failing case there.
 
 type cutPanic struct{}
 
@@ -198,6 +201,7 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 	if kernel {
 		oracle.CopySparse(t, img, kimg)
 	}
+	keepOnFailure(t, img, fmt.Sprintf("seed%d", seed))
 	v, err := xfs.Open(img, xfs.Options{})
 	if err != nil {
 		t.Fatalf("recovery: %v", err)
@@ -235,6 +239,27 @@ func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
 	if kernel {
 		checkSnapshot(t, "kernel replay vs engine replay", got, kernelReplay(t, kimg))
 	}
+}
+
+// keepOnFailure copies img, as it is now, to the folder named by
+// XFS3_POWERCUT_KEEP when the test fails: the gc workers make a case's
+// writes vary from run to run, so a failing crash image cannot be made
+// again from its seed.
+func keepOnFailure(t *testing.T, img, name string) {
+	keep := os.Getenv("XFS3_POWERCUT_KEEP")
+	if keep == "" {
+		return
+	}
+	saved := filepath.Join(t.TempDir(), "saved.img")
+	oracle.CopySparse(t, img, saved)
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		out := filepath.Join(keep, fmt.Sprintf("%s-%d.img", name, time.Now().UnixNano()))
+		oracle.CopySparse(t, saved, out)
+		t.Logf("crash image before recovery kept as %s", out)
+	})
 }
 
 // cutRecovery runs a recovery of img (open and close) on a Fault device,
