@@ -13,12 +13,20 @@ type Item struct {
 
 // BufItem logs the block data at daddr. When old (the block's previous
 // content, same length) is given, only the 128-byte chunks that differ are
-// logged; otherwise the whole block. The buffer type comes from the
-// block's magic, so recovery (ours and the kernel's) knows how to verify
-// it. ok is false when nothing changed.
+// logged, except in the blocks wholeImage names; otherwise the whole
+// block. The buffer type comes from the block's magic, so recovery (ours
+// and the kernel's) knows how to verify it. ok is false when nothing
+// changed.
 func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
+	blft, _, _ := format.BlockLogInfo(data)
 	if old != nil && len(old) != len(data) {
+		old = nil
+	}
+	if old != nil && wholeImage(blft) {
+		if bytes.Equal(data, old) {
+			return Item{}, false
+		}
 		old = nil
 	}
 	// The bitmap of a 64 KiB block (the largest) fits on the stack.
@@ -42,7 +50,6 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	if runs == 0 {
 		return Item{}, false
 	}
-	blft, _, _ := format.BlockLogInfo(data)
 	f := format.BufLogFormatOf(daddr, len(data), blft, runs, dataMap)
 	hdr := make([]byte, f.EncodedLen())
 	f.Encode(hdr)
@@ -60,6 +67,25 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 		it.Regions = append(it.Regions, data[start*format.BlfChunk:min(c*format.BlfChunk, len(data))])
 	}
 	return it, true
+}
+
+// wholeImage reports whether blocks of log type blft are always logged
+// whole. The kernel's recovery writes the blocks of each transaction it
+// replays, through their write verifiers, before it replays the next; and
+// since our blocks keep LSN 0 on disk it replays every item of the window,
+// also onto a block written in place at a later state. Part of an older
+// image over a newer block makes a block no transaction committed:
+// harmless where the verifier checks fields one by one (AG headers, btree
+// and inode blocks), but a failed mount where it checks the block as a
+// whole (a directory's free-space table against its entries, hash order,
+// stale counts). A whole image makes every step a state once committed.
+func wholeImage(blft uint16) bool {
+	switch blft {
+	case format.BlftDir3Block, format.BlftDir3Data, format.BlftDir3Free, format.BlftDir3Leaf1,
+		format.BlftDir3LeafN, format.BlftDa3Node, format.BlftAttrLeaf:
+		return true
+	}
+	return false
 }
 
 func chunkEqual(a, b []byte, c int) bool {

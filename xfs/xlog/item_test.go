@@ -2,11 +2,53 @@ package xlog
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
+
+// TestBufItemLogsDirectoryBlocksWhole: a change to one chunk of a
+// directory or attribute block logs the whole block (see wholeImage), an
+// unchanged one logs nothing, and a btree block still logs the one chunk.
+func TestBufItemLogsDirectoryBlocksWhole(t *testing.T) {
+	be := binary.BigEndian
+	blocks := map[string]func(b []byte){
+		"dir3 block": func(b []byte) { be.PutUint32(b, format.Dir3BlockMagic) },
+		"dir3 data":  func(b []byte) { be.PutUint32(b, format.Dir3DataMagic) },
+		"dir3 free":  func(b []byte) { be.PutUint32(b, format.Dir3FreeMagic) },
+		"dir3 leaf1": func(b []byte) { be.PutUint16(b[8:], format.Dir3Leaf1Magic) },
+		"dir3 leafn": func(b []byte) { be.PutUint16(b[8:], format.Dir3LeafNMagic) },
+		"da3 node":   func(b []byte) { be.PutUint16(b[8:], format.Da3NodeMagic) },
+		"attr3 leaf": func(b []byte) { be.PutUint16(b[8:], format.Attr3LeafMagic) },
+		"bnobt":      func(b []byte) { be.PutUint32(b, format.BnobtMagic) },
+	}
+	for name, stamp := range blocks {
+		old := make([]byte, 4096)
+		stamp(old)
+		if _, ok := BufItem(64, bytes.Clone(old), old); ok {
+			t.Errorf("%s: an unchanged block was logged", name)
+		}
+		data := bytes.Clone(old)
+		data[3000]++
+		it, ok := BufItem(64, data, old)
+		if !ok {
+			t.Fatalf("%s: a changed block was not logged", name)
+		}
+		f, err := format.DecodeBufLogFormat(it.Regions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := [][2]int{{0, 4096 / format.BlfChunk}}
+		if name == "bnobt" {
+			want = [][2]int{{3000 / format.BlfChunk, 3000/format.BlfChunk + 1}}
+		}
+		if got := f.Runs(); len(got) != 1 || got[0] != want[0] {
+			t.Errorf("%s: logged runs %v, want %v", name, got, want)
+		}
+	}
+}
 
 // TestBufItemLogsChangedChunks checks, over random block sizes and random
 // changes, that a buffer item names exactly the 128-byte chunks that
