@@ -267,25 +267,9 @@ func keepOnFailure(t *testing.T, img, name string) {
 // then holds.
 func cutRecovery(t *testing.T, img string, rng *rand.Rand) string {
 	t.Helper()
-	run := func(cutAt int) *dev.Fault {
-		f, closeBase, err := dev.OpenFault(img)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { closeBase() })
-		f.CutAt(cutAt)
-		if v, err := xfs.OpenDevice(f, xfs.Options{}); err == nil {
-			if err := v.Close(); err != nil && !f.IsCut() {
-				t.Fatalf("close after recovery: %v", err)
-			}
-		} else if !f.IsCut() {
-			t.Fatalf("recovery: %v", err)
-		}
-		return f
-	}
-	writes, _ := run(0).Stats()
+	writes, _ := recoverCutAt(t, img, 0).Stats()
 	cutAt := 1 + rng.Intn(writes+1)
-	f := run(cutAt)
+	f := recoverCutAt(t, img, cutAt)
 	crash := dev.Crash{Keep: rng.Intn(f.Pending() + 1), Tear: rng.Intn(2) == 0}
 	t.Logf("recovery cut at write %d of %d, keeping %d of %d unflushed writes, tear %v", cutAt, writes, crash.Keep, f.Pending(), crash.Tear)
 	out := img + ".cut"
@@ -294,6 +278,29 @@ func cutRecovery(t *testing.T, img string, rng *rand.Rand) string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// recoverCutAt recovers img (an open and a close) on a Fault device whose
+// power is cut at write cutAt (0: never); the device's Stats and Image
+// then tell what reached the disk.
+func recoverCutAt(t *testing.T, img string, cutAt int) *dev.Fault {
+	t.Helper()
+	f, closeBase, err := dev.OpenFault(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeBase() })
+	f.CutAt(cutAt)
+	v, err := xfs.OpenDevice(f, xfs.Options{})
+	switch {
+	case err == nil:
+		if err := v.Close(); err != nil && !f.IsCut() {
+			t.Fatalf("close after recovery: %v", err)
+		}
+	case !f.IsCut():
+		t.Fatalf("recovery: %v", err)
+	}
+	return f
 }
 
 // localChange checks that got differs from pre only as much as one

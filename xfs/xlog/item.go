@@ -70,10 +70,11 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 }
 
 // wholeImage reports whether blocks of log type blft are always logged
-// whole. The kernel's recovery writes the blocks of each transaction it
-// replays, through their write verifiers, before it replays the next; and
-// since our blocks keep LSN 0 on disk it replays every item of the window,
-// also onto a block written in place at a later state. Part of an older
+// whole. The kernel's recovery writes the blocks replayed from one record
+// (one LSN), through their write verifiers, before it replays the next;
+// and since our blocks keep LSN 0 on disk it replays every item of the
+// window, also onto a block written in place at a later state (by our own
+// recovery cut short, TestKernelReplaysAfterCutRecovery). Part of an older
 // image over a newer block makes a block no transaction committed:
 // harmless where the verifier checks fields one by one (AG headers, btree
 // and inode blocks), but a failed mount where it checks the block as a
