@@ -1,6 +1,7 @@
 package xfs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -236,15 +237,16 @@ func TestEngineRecoversKernelLog(t *testing.T) {
 }
 
 // TestKernelReplaysAfterCutRecovery: a crashed log holds two records that
-// each change one block-form directory (a create, then removals), and our
-// recovery loses power at each of its writes in turn. The kernel then
+// each change one block-form directory and one attribute leaf (a create,
+// then removals), and our recovery loses power at each of its writes in
+// turn. The kernel then
 // replays the log over blocks our recovery may already have written at the
 // final state, submitting them through their verifiers at the record
 // boundary in between: it must mount and show what our own recovery of
-// the same image shows. Before directory blocks were logged whole, the
-// first record's chunks over the final block made a directory block the
-// kernel refused (cuts after the in-place writes; TestPowerCut seed 95192
-// found it).
+// the same image shows. Before directory and attribute blocks were logged
+// whole, the first record's chunks over the final block made blocks the
+// kernel refused (every cut after the in-place writes; TestPowerCut seed
+// 95192 found it).
 func TestKernelReplaysAfterCutRecovery(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount, oracle.ToolRepair)
 	crash := twoRecordDirImage(t)
@@ -276,8 +278,9 @@ func TestKernelReplaysAfterCutRecovery(t *testing.T) {
 }
 
 // twoRecordDirImage returns a crashed image whose log holds, past its
-// tail, a record with a create in a block-form directory and a record
-// with six removals from it; nothing of either is written in place.
+// tail, a record with a create in a block-form directory and an attribute
+// set on a file whose attributes are in leaf form, then a record with six
+// removals of each; nothing of either is written in place.
 func twoRecordDirImage(t *testing.T) string {
 	t.Helper()
 	img := filepath.Join(t.TempDir(), "v.img")
@@ -298,10 +301,23 @@ func twoRecordDirImage(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	f, err := v.Create(v.Root(), "f", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := bytes.Repeat([]byte("v"), 40)
+	for i := 0; i < 30; i++ { // past short form: one attribute leaf block
+		if err := v.SetXattr(f, "user."+name(i), value, xfs.XattrCreate); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := v.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := v.Create(d, "new", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.SetXattr(f, "user.new", value, xfs.XattrCreate); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Force(); err != nil { // the first record
@@ -309,6 +325,9 @@ func twoRecordDirImage(t *testing.T) string {
 	}
 	for i := 10; i < 16; i++ {
 		if err := v.Unlink(d, name(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.RemoveXattr(f, "user."+name(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
