@@ -14,6 +14,7 @@ import (
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -237,16 +238,17 @@ func TestEngineRecoversKernelLog(t *testing.T) {
 }
 
 // TestKernelReplaysAfterCutRecovery: a crashed log holds two records that
-// each change one block-form directory and one attribute leaf (a create,
-// then removals), and our recovery loses power at each of its writes in
-// turn. The kernel then
+// each change a block-form directory, a node-form directory and an
+// attribute leaf (a create, then removals), and our recovery loses power
+// at each of its writes in turn. The kernel then
 // replays the log over blocks our recovery may already have written at the
 // final state, submitting them through their verifiers at the record
 // boundary in between: it must mount and show what our own recovery of
 // the same image shows. Before directory and attribute blocks were logged
 // whole, the first record's chunks over the final block made blocks the
 // kernel refused (every cut after the in-place writes; TestPowerCut seed
-// 95192 found it).
+// 95192 found it): directory blocks, data blocks, leafn blocks and
+// attribute leaves, each when it alone was logged in chunks.
 func TestKernelReplaysAfterCutRecovery(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount, oracle.ToolRepair)
 	crash := twoRecordDirImage(t)
@@ -278,7 +280,8 @@ func TestKernelReplaysAfterCutRecovery(t *testing.T) {
 }
 
 // twoRecordDirImage returns a crashed image whose log holds, past its
-// tail, a record with a create in a block-form directory and an attribute
+// tail, a record with a create in a block-form directory and in a
+// node-form one (data, leaf, free-index and node blocks) and an attribute
 // set on a file whose attributes are in leaf form, then a record with six
 // removals of each; nothing of either is written in place.
 func twoRecordDirImage(t *testing.T) string {
@@ -301,6 +304,15 @@ func twoRecordDirImage(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	big, err := v.Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 700; i++ { // more than one leaf block holds: node form
+		if _, err := v.Create(big, name(i), xfs.Attrs{Mode: 0o644}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f, err := v.Create(v.Root(), "f", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
@@ -314,8 +326,10 @@ func twoRecordDirImage(t *testing.T) string {
 	if err := v.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Create(d, "new", xfs.Attrs{Mode: 0o644}); err != nil {
-		t.Fatal(err)
+	for _, dir := range []format.Ino{d, big} {
+		if _, err := v.Create(dir, "new", xfs.Attrs{Mode: 0o644}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := v.SetXattr(f, "user.new", value, xfs.XattrCreate); err != nil {
 		t.Fatal(err)
@@ -324,8 +338,10 @@ func twoRecordDirImage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for i := 10; i < 16; i++ {
-		if err := v.Unlink(d, name(i)); err != nil {
-			t.Fatal(err)
+		for _, dir := range []format.Ino{d, big} {
+			if err := v.Unlink(dir, name(i)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := v.RemoveXattr(f, "user."+name(i)); err != nil {
 			t.Fatal(err)
