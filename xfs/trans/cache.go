@@ -50,6 +50,9 @@ type Cache struct {
 	// recovery).
 	noWriteback bool
 
+	// pass gathers the writes of the write-back pass under way.
+	pass wbPass
+
 	pushMu   sync.Mutex    // guards pushDone
 	pushDone chan struct{} // closed when the Push under way ends; nil if none
 
@@ -96,7 +99,8 @@ func (c *Cache) SetLog(w *xlog.Writer) {
 	c.log = w
 	c.logged = make(map[format.Daddr]loggedBlock)
 	c.loggedPruneAt = loggedPruneMin
-	w.OnDurable(func(t xlog.Ticket) { c.busy.Clear(uint64(t)) })
+	w.OnDurable(c.durableTold)
+	w.OnPass(xlog.PassHooks{Start: c.passStart, End: c.passEnd})
 	w.SetBacklogLimit(int(c.budget / backlogShare))
 }
 
@@ -313,9 +317,12 @@ func (c *Cache) writtenBack(b *Buf, own xlog.Ticket) (next xlog.Ticket) {
 // calls it in log order once the commit at ticket own is durable, with
 // every commit up to durable. A block that a later commit up to durable
 // changed again or freed is left to that commit.
+//
+// The writes join the pass's gathered writes (wbPass); the blocks stay
+// pinned and unwritten until the pass has issued them.
 func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
-	defer c.unpin(wb)
 	if c.noWriteback {
+		c.unpin(wb)
 		return errNoWriteback
 	}
 	for _, e := range wb {
@@ -328,13 +335,12 @@ func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
 		if n := xlog.Ticket(e.b.newest.Load()); n > own && n <= durable {
 			continue
 		}
-		if _, err := c.dev.WriteAt(e.data, format.DaddrToByte(e.b.daddr)); err != nil {
-			err = fmt.Errorf("write daddr %d: %w", e.b.daddr, err)
-			c.shutDown(err)
-			return err
-		}
+		c.pass.gather(e.b.daddr, e.data)
 	}
-	c.unwritten.forget(wb, own)
+	if !c.pass.after(passDone{wb: wb, own: own}) {
+		c.unpin(wb)
+		return errors.New("trans: write-back outside a pass")
+	}
 	return nil
 }
 
@@ -527,7 +533,7 @@ func (c *Cache) Invalidate(daddr format.Daddr) {
 }
 
 // WriteInPlace changes a block outside any transaction and writes it to
-// its place at once: for a late item's write-back (a dquot copied into its
+// its place, at once or with the write-back pass under way: for a late item's write-back (a dquot copied into its
 // block), whose change is already durable in the log. change must leave
 // the block finished (a dquot record comes with its own CRC), so the
 // rest of the block is not finished again. The block must not be one
@@ -538,23 +544,27 @@ func (c *Cache) WriteInPlace(daddr format.Daddr, size int, ops *Ops, change func
 	if err != nil {
 		return err
 	}
-	defer c.release(b)
 	b.lock.Lock()
 	defer b.lock.Unlock()
 	var cur []byte
 	if v := b.data.Load(); v != nil {
-		if err := checkKind(b, v, ops); err != nil {
-			return err
-		}
+		err = checkKind(b, v, ops)
 		cur = v.b
-	} else if cur, err = c.load(b, ops); err != nil {
+	} else {
+		cur, err = c.load(b, ops)
+	}
+	if err != nil {
+		c.release(b)
 		return err
 	}
 	data := append([]byte(nil), cur...)
 	change(data)
-	if _, err := c.dev.WriteAt(data, format.DaddrToByte(daddr)); err != nil {
-		return fmt.Errorf("write daddr %d: %w", daddr, err)
-	}
 	b.data.Store(newVersion(data, ops))
-	return nil
+	// Within a pass (a dquot's write-back) the write joins the pass's, and
+	// the reference keeps the block cached, current, until it is issued.
+	if c.pass.gather(daddr, data) && c.pass.after(passDone{release: b}) {
+		return nil
+	}
+	defer c.release(b)
+	return writeAt(c.dev, data, format.DaddrToByte(daddr))
 }

@@ -552,7 +552,7 @@ func (c *Cache) Sync() error {
 		c.shutDown(err)
 		return err
 	}
-	c.busy.Clear(uint64(c.log.Durable()))
+	c.durableTold(c.log.Durable()) // a pass begun since may be open
 	return nil
 }
 

@@ -23,8 +23,10 @@
 //	waiter it made durable ─> add the batch's write-backs to the
 //	backlog ─> tell OnDurable ─> past the backlog's limit, start a pass
 //	over it in a goroutine of its own (or, when passes fall behind, run
-//	one as the leader) ─> a pass writes in log order ─> the next flush
-//	retires them and the tail moves past them
+//	one as the leader) ─> a pass runs the write-backs in log order
+//	between the owner's PassHooks (which may gather the writes and
+//	issue them merged at its end) ─> the next flush retires them and
+//	the tail moves past them
 //
 // Write-backs wait in a backlog (at most WriteBackBytes of log, an eighth
 // of the log, or what the cache asks for with SetBacklogLimit) because a

@@ -119,6 +119,8 @@ type Writer struct {
 	// onDurable, if set, is told the newest durable ticket each time a
 	// batch makes more transactions durable.
 	onDurable func(Ticket)
+	// pass, if set, is told when each write-back pass starts and ends.
+	pass PassHooks
 
 	// window lists logged transactions in ticket order until the tail
 	// passes their start; pastTail is the newest ticket it dropped.
@@ -213,6 +215,24 @@ func (w *Writer) OnDurable(fn func(Ticket)) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.onDurable = fn
+}
+
+// PassHooks let the owner of the write-backs batch a whole pass: Start
+// is called with the writer's lock held as a pass takes its durable
+// ticket, before any of its write-backs; End once all of them have run,
+// with no lock held, before any of its commits counts as written back.
+// A failed End leaves every commit of the pass unwritten, its log space
+// pinned for good.
+type PassHooks struct {
+	Start func()
+	End   func() error
+}
+
+// OnPass registers the pass hooks.
+func (w *Writer) OnPass(h PassHooks) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pass = h
 }
 
 // Stats returns the counters so far.
@@ -557,6 +577,10 @@ func (w *Writer) writeBacklogLocked() error {
 	}
 	w.pushing = true
 	defer func() { w.pushing = false; w.cond.Broadcast() }()
+	hooks := w.pass
+	if hooks.Start != nil {
+		hooks.Start()
+	}
 	w.mu.Unlock()
 	var failed error
 	written := 0
@@ -566,6 +590,16 @@ func (w *Writer) writeBacklogLocked() error {
 			break
 		}
 		written++
+	}
+	if hooks.End != nil {
+		// What the write-backs before a failure gathered is written
+		// still; if that fails too, none of the pass is in place.
+		if err := hooks.End(); err != nil {
+			if failed == nil {
+				failed = fmt.Errorf("write-back pass of %d commits failed: %w", written, err)
+			}
+			written = 0
+		}
 	}
 	w.mu.Lock()
 	for _, p := range backlog[:written] {

@@ -761,3 +761,58 @@ func TestPushThresholds(t *testing.T) {
 		})
 	}
 }
+
+// TestPassHooks: every write-back runs inside a pass, between the
+// owner's Start and End, and a failed End leaves the pass's commits
+// unwritten: their log space stays pinned and the failure is the
+// writer's.
+func TestPassHooks(t *testing.T) {
+	for _, failEnd := range []bool{false, true} {
+		_, _, w := newTestLog(t, 1<<14)
+		w.SetIdleWriteBack(0)
+		var inPass, passes int
+		w.OnPass(PassHooks{
+			Start: func() { inPass++ },
+			End: func() error {
+				inPass--
+				passes++
+				if failEnd {
+					return errors.New("injected pass failure")
+				}
+				return nil
+			},
+		})
+		const commits = 5
+		for i := 0; i < commits; i++ {
+			tk, err := w.Queue(randomTrans(rand.New(rand.NewSource(int64(i))))[:1], func(own, durable Ticket) error {
+				if inPass != 1 {
+					t.Errorf("write-back of %d outside a pass", own)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Force(tk); err != nil {
+				t.Fatal(err)
+			}
+		}
+		syncErr := w.Sync()
+		if passes == 0 || inPass != 0 {
+			t.Fatalf("failEnd %v: %d passes, %d still open", failEnd, passes, inPass)
+		}
+		w.mu.Lock()
+		unwritten := 0
+		for _, c := range w.live {
+			unwritten += c.unwritten
+		}
+		failed := w.failed
+		w.mu.Unlock()
+		if failEnd && (failed == nil || unwritten != commits) {
+			t.Fatalf("failed pass: writer failure %v, %d of %d commits still unwritten (Sync: %v)", failed, unwritten, commits, syncErr)
+		}
+		if !failEnd && (failed != nil || unwritten != 0 || syncErr != nil) {
+			t.Fatalf("pass: writer failure %v, %d commits unwritten, Sync: %v", failed, unwritten, syncErr)
+		}
+	}
+}
