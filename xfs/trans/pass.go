@@ -18,14 +18,18 @@ import (
 // sectors), and one write per run of adjacent blocks instead of one per
 // block cut the in-place writes of an unlink about fourfold.
 //
-// While a pass is open, a commit that becomes durable does not make the
-// blocks it freed reusable until the pass's writes are done. The pass
-// still writes a block that one of its commits changed and a later
-// commit, not yet durable when the pass began, freed; reused as file
-// data, the block must not get that old metadata over its new contents.
+// While a pass is open, a commit that becomes durable after the pass
+// took its durable ticket does not make the blocks it freed reusable
+// until the pass's writes are done. The pass still writes a block that
+// one of its commits changed and such a later commit freed; reused as
+// file data, the block must not get that old metadata over its new
+// contents. Blocks freed by commits up to the pass's ticket are never
+// written by it (the write-back leaves them alone), so they are
+// reusable at once.
 type wbPass struct {
 	mu      sync.Mutex // guards the fields up to scratch: OnDurable runs beside a pass
 	open    bool
+	durable uint64 // the open pass's durable ticket
 	clearTo uint64 // newest durable ticket told while open (0: none)
 	writes  []gatheredWrite
 	index   map[gatheredKey]int // of writes
@@ -61,26 +65,27 @@ type passDone struct {
 // maxMergedWrite bounds one merged write.
 const maxMergedWrite = 1 << 20
 
-// passStart opens a pass (xlog's PassHooks.Start).
-func (c *Cache) passStart() {
+// passStart opens a pass whose durable ticket is durable (xlog's
+// PassHooks.Start).
+func (c *Cache) passStart(durable xlog.Ticket) {
 	p := &c.pass
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.open = true
+	p.open, p.durable = true, uint64(durable)
 }
 
-// durableTold makes the blocks freed by commits up to t reusable, at
-// once or, while a pass is open, at its end.
+// durableTold makes the blocks freed by commits up to t reusable: at
+// once, or those freed after the open pass's ticket at the pass's end.
 func (c *Cache) durableTold(t xlog.Ticket) {
+	now := uint64(t)
 	p := &c.pass
 	p.mu.Lock()
-	if p.open {
-		p.clearTo = max(p.clearTo, uint64(t))
-		p.mu.Unlock()
-		return
+	if p.open && now > p.durable {
+		p.clearTo = max(p.clearTo, now)
+		now = p.durable
 	}
 	p.mu.Unlock()
-	c.busy.Clear(uint64(t))
+	c.busy.Clear(now)
 }
 
 // gather queues data for daddr in the open pass and reports whether a

@@ -20,7 +20,7 @@ func TestPassKeepsFreedSpaceBusyUntilItsWrites(t *testing.T) {
 		b[7]++
 		tx.FreeExtent(Extent{AG: 1, Start: 100, Len: 1})
 	}
-	c.passStart() // as xlog does when a pass takes its durable ticket
+	c.passStart(c.Log().Durable()) // as xlog does when a pass takes its durable ticket
 	commitTx(t, c, free)
 	if err := c.Force(); err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestPassWritesMergedAndInOrder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, d := newCache(t, 64)
-			c.passStart()
+			c.passStart(0)
 			for _, w := range tc.writes {
 				c.pass.gather(format.Daddr(w.off), w.data)
 			}
@@ -95,7 +95,7 @@ func TestWriteInPlaceJoinsThePass(t *testing.T) {
 	c, d := newCache(t, 64)
 	old := make([]byte, 512)
 	stamped.Finish(old)
-	c.passStart()
+	c.passStart(0)
 	c.pass.gather(5, old)
 	if err := c.WriteInPlace(5, 512, stamped, func(b []byte) { b[7] = 9; stamped.Finish(b) }); err != nil {
 		t.Fatal(err)
@@ -115,5 +115,28 @@ func TestWriteInPlaceJoinsThePass(t *testing.T) {
 	}
 	if d.writes != 2 || d.b[5*512+7] != 10 {
 		t.Fatalf("%d writes, byte 7 on disk %d after a write outside a pass", d.writes, d.b[5*512+7])
+	}
+}
+
+// TestDurableToldDuringAPass: while a pass is open, extents freed by
+// commits up to the pass's durable ticket become reusable at once (the
+// pass never writes their blocks: an ENOSPC retry after a Sync finds
+// them), those freed by later commits only at the pass's end.
+func TestDurableToldDuringAPass(t *testing.T) {
+	c, _ := newCache(t, 16)
+	early, late := Extent{AG: 0, Start: 10, Len: 1}, Extent{AG: 0, Start: 20, Len: 1}
+	c.busy.add([]Extent{early}, 4)
+	c.busy.add([]Extent{late}, 6)
+	busy := func(e Extent) bool { return len(c.Busy().Overlap(e.AG, e.Start, e.Len)) > 0 }
+	c.passStart(5)
+	c.durableTold(6)
+	if busy(early) || !busy(late) {
+		t.Fatalf("during the pass: early busy %v (want false), late busy %v (want true)", busy(early), busy(late))
+	}
+	if err := c.passEnd(); err != nil {
+		t.Fatal(err)
+	}
+	if busy(late) {
+		t.Fatal("the late extent is still busy after the pass")
 	}
 }

@@ -219,12 +219,12 @@ func (w *Writer) OnDurable(fn func(Ticket)) {
 
 // PassHooks let the owner of the write-backs batch a whole pass: Start
 // is called with the writer's lock held as a pass takes its durable
-// ticket, before any of its write-backs; End once all of them have run,
-// with no lock held, before any of its commits counts as written back.
-// A failed End leaves every commit of the pass unwritten, its log space
-// pinned for good.
+// ticket (which it is told), before any of its write-backs; End once all
+// of them have run, with no lock held, before any of its commits counts
+// as written back. A failed End leaves every commit of the pass
+// unwritten, its log space pinned for good.
 type PassHooks struct {
-	Start func()
+	Start func(durable Ticket)
 	End   func() error
 }
 
@@ -579,7 +579,7 @@ func (w *Writer) writeBacklogLocked() error {
 	defer func() { w.pushing = false; w.cond.Broadcast() }()
 	hooks := w.pass
 	if hooks.Start != nil {
-		hooks.Start()
+		hooks.Start(durable)
 	}
 	w.mu.Unlock()
 	var failed error

@@ -772,7 +772,12 @@ func TestPassHooks(t *testing.T) {
 		w.SetIdleWriteBack(0)
 		var inPass, passes int
 		w.OnPass(PassHooks{
-			Start: func() { inPass++ },
+			Start: func(durable Ticket) {
+				inPass++
+				if d := w.durable; durable != d {
+					t.Errorf("pass started with durable %d, the writer's is %d", durable, d)
+				}
+			},
 			End: func() error {
 				inPass--
 				passes++
