@@ -16,6 +16,9 @@
 //	    └─ after each request: After(range, time, err), where a caller
 //	       may pause
 //
+// WriteVAt (vector_linux.go) writes several buffers, one after another,
+// in one pwritev: a run of adjacent blocks without joining them first.
+//
 // Fault (fault.go) is a test device with a volatile write cache: a power
 // cut drops every write not yet flushed, optionally tearing one.
 package dev

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -52,14 +53,7 @@ func TestReadPastEndIsAnError(t *testing.T) {
 // TestWriteAtDurable: the durable write lands where a plain one would
 // and is refused on a read-only device.
 func TestWriteAtDurable(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "vol")
-	if err := os.WriteFile(path, make([]byte, 64<<10), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d, err := Open(path, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, d := newWritableFile(t, 64<<10)
 	data := bytes.Repeat([]byte("log!"), 1024)
 	if n, err := d.WriteAtDurable(data, 8192); err != nil || n != len(data) {
 		t.Fatalf("durable write: %d bytes, %v", n, err)
@@ -77,4 +71,54 @@ func TestWriteAtDurable(t *testing.T) {
 	if _, err := r.WriteAtDurable(data, 0); !errors.Is(err, ErrReadOnly) {
 		t.Fatalf("durable write on a read-only device: %v", err)
 	}
+}
+
+// TestWriteVAt: buffers written as one land one after another, also past
+// the kernel's limit of buffers per call, and leave the caller's list as
+// it was; a read-only device refuses.
+func TestWriteVAt(t *testing.T) {
+	path, d := newWritableFile(t, 2<<20)
+	bufs := make([][]byte, maxIovecs+300)
+	var want []byte
+	for i := range bufs {
+		bufs[i] = bytes.Repeat([]byte{byte(i)}, 512+i%3*512)
+		want = append(want, bufs[i]...)
+	}
+	listed := slices.Clone(bufs)
+	if n, err := d.WriteVAt(bufs, 4096); err != nil || n != len(want) {
+		t.Fatalf("vectored write: %d of %d bytes, %v", n, len(want), err)
+	}
+	got := make([]byte, len(want))
+	if _, err := d.ReadAt(got, 4096); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back: %v, equal %v", err, bytes.Equal(got, want))
+	}
+	for i := range bufs {
+		if len(bufs[i]) != len(listed[i]) || &bufs[i][0] != &listed[i][0] {
+			t.Fatalf("buffer %d of the caller's list changed", i)
+		}
+	}
+	d.Close()
+	r, err := Open(path, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.WriteVAt(bufs[:1], 0); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("vectored write on a read-only device: %v", err)
+	}
+}
+
+// newWritableFile opens a new zeroed volume file of size bytes for
+// writing; the caller closes it.
+func newWritableFile(t *testing.T, size int) (string, *File) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "vol")
+	if err := os.WriteFile(path, make([]byte, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, d
 }

@@ -36,9 +36,11 @@ type wbPass struct {
 	seq     int                 // of the newest write gathered
 	done    []passDone
 
-	// scratch joins a run of adjacent blocks for one write; only the
-	// pass's End uses it, and keeps it for the next pass.
+	// scratch joins a run of adjacent blocks for one write on a device
+	// without vectored writes, iovecs lists them for one with; only the
+	// pass's End uses them, and keeps them for the next pass.
 	scratch []byte
+	iovecs  [][]byte
 }
 
 type gatheredKey struct {
@@ -181,26 +183,46 @@ func (p *wbPass) writeGathered(d io.WriterAt, ws []gatheredWrite) error {
 			return nil
 		}
 	}
+	vd, vectored := d.(vectorWriter)
 	for i := 0; i < len(ws); {
 		j, n := i+1, len(ws[i].data)
 		for j < len(ws) && ws[j].off == ws[j-1].end() && n+len(ws[j].data) <= maxMergedWrite {
 			n += len(ws[j].data)
 			j++
 		}
-		data := ws[i].data
-		if j > i+1 {
-			data = p.scratch[:0]
+		var err error
+		switch {
+		case j == i+1:
+			err = writeAt(d, ws[i].data, ws[i].off)
+		case vectored:
+			p.iovecs = p.iovecs[:0]
+			for _, w := range ws[i:j] {
+				p.iovecs = append(p.iovecs, w.data)
+			}
+			if _, err = vd.WriteVAt(p.iovecs, ws[i].off); err != nil {
+				err = fmt.Errorf("write daddr %d (%d bytes): %w", ws[i].off/format.BBSize, n, err)
+			}
+			clear(p.iovecs)
+		default:
+			data := p.scratch[:0]
 			for _, w := range ws[i:j] {
 				data = append(data, w.data...)
 			}
 			p.scratch = data
+			err = writeAt(d, data, ws[i].off)
 		}
-		if err := writeAt(d, data, ws[i].off); err != nil {
+		if err != nil {
 			return err
 		}
 		i = j
 	}
 	return nil
+}
+
+// vectorWriter is a device that writes several buffers as one (dev.File):
+// a merged run then needs no copy.
+type vectorWriter interface {
+	WriteVAt(bufs [][]byte, off int64) (int, error)
 }
 
 func writeAt(d io.WriterAt, data []byte, off int64) error {

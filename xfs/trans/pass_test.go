@@ -2,6 +2,7 @@ package trans
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -63,28 +64,40 @@ func TestPassWritesMergedAndInOrder(t *testing.T) {
 		{"overlap, newest last", []gatheredWrite{{off: 10, data: fill(1024, 'a')}, {off: 11, data: fill(512, 'b')}, {off: 10, data: fill(1024, 'c')}}, "cc", 2},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, d := newCache(t, 64)
-			c.passStart(0)
-			for _, w := range tc.writes {
-				c.pass.gather(format.Daddr(w.off), w.data)
-			}
-			if err := c.passEnd(); err != nil {
-				t.Fatal(err)
-			}
-			if d.writes != tc.calls {
-				t.Errorf("%d device writes, want %d", d.writes, tc.calls)
-			}
-			for i, want := range []byte(tc.device) {
-				if want == '.' {
-					want = 0xAB // as newCache stamped it
+		for _, vectored := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/vectored=%v", tc.name, vectored), func(t *testing.T) {
+				c, d := newCache(t, 64)
+				if vectored {
+					c.dev = vectorDev{d}
 				}
-				if got := d.b[(10+i)*512]; got != want {
-					t.Errorf("sector %d holds %q, want %q", 10+i, got, want)
+				c.passStart(0)
+				for _, w := range tc.writes {
+					c.pass.gather(format.Daddr(w.off), w.data)
 				}
-			}
-		})
+				if err := c.passEnd(); err != nil {
+					t.Fatal(err)
+				}
+				if d.writes != tc.calls {
+					t.Errorf("%d device writes, want %d", d.writes, tc.calls)
+				}
+				for i, want := range []byte(tc.device) {
+					if want == '.' {
+						want = 0xAB // as newCache stamped it
+					}
+					if got := d.b[(10+i)*512]; got != want {
+						t.Errorf("sector %d holds %q, want %q", 10+i, got, want)
+					}
+				}
+			})
+		}
 	}
+}
+
+// vectorDev is a memDev with vectored writes, each counted as one write.
+type vectorDev struct{ *memDev }
+
+func (d vectorDev) WriteVAt(bufs [][]byte, off int64) (int, error) {
+	return d.WriteAt(bytes.Join(bufs, nil), off)
 }
 
 // TestWriteInPlaceJoinsThePass: a late item's in-place write during a
