@@ -286,10 +286,7 @@ func TestKernelReplaysAfterCutRecovery(t *testing.T) {
 // removals of each; nothing of either is written in place.
 func twoRecordDirImage(t *testing.T) string {
 	t.Helper()
-	img := filepath.Join(t.TempDir(), "v.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
-		t.Fatal(err)
-	}
+	img := formatImage(t, mkfs.Options{Size: 256 << 20})
 	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
 	if err != nil {
 		t.Fatal(err)

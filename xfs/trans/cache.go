@@ -533,8 +533,9 @@ func (c *Cache) Invalidate(daddr format.Daddr) {
 }
 
 // WriteInPlace changes a block outside any transaction and writes it to
-// its place, at once or with the write-back pass under way: for a late item's write-back (a dquot copied into its
-// block), whose change is already durable in the log. change must leave
+// its place, at once or with the write-back pass under way: for a late
+// item's write-back (a dquot copied into its block), whose change is
+// already durable in the log. change must leave
 // the block finished (a dquot record comes with its own CRC), so the
 // rest of the block is not finished again. The block must not be one
 // that transactions change meanwhile, or their copies would undo it; its

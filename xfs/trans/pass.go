@@ -193,26 +193,23 @@ func (p *wbPass) writeGathered(d io.WriterAt, ws []gatheredWrite) error {
 		var err error
 		switch {
 		case j == i+1:
-			err = writeAt(d, ws[i].data, ws[i].off)
+			_, err = d.WriteAt(ws[i].data, ws[i].off)
 		case vectored:
 			p.iovecs = p.iovecs[:0]
 			for _, w := range ws[i:j] {
 				p.iovecs = append(p.iovecs, w.data)
 			}
-			if _, err = vd.WriteVAt(p.iovecs, ws[i].off); err != nil {
-				err = fmt.Errorf("write daddr %d (%d bytes): %w", ws[i].off/format.BBSize, n, err)
-			}
+			_, err = vd.WriteVAt(p.iovecs, ws[i].off)
 			clear(p.iovecs)
 		default:
-			data := p.scratch[:0]
+			p.scratch = p.scratch[:0]
 			for _, w := range ws[i:j] {
-				data = append(data, w.data...)
+				p.scratch = append(p.scratch, w.data...)
 			}
-			p.scratch = data
-			err = writeAt(d, data, ws[i].off)
+			_, err = d.WriteAt(p.scratch, ws[i].off)
 		}
 		if err != nil {
-			return err
+			return fmt.Errorf("write daddr %d (%d bytes): %w", ws[i].off/format.BBSize, n, err)
 		}
 		i = j
 	}

@@ -2,6 +2,7 @@ package trans
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -151,5 +152,42 @@ func TestDurableToldDuringAPass(t *testing.T) {
 	}
 	if busy(late) {
 		t.Fatal("the late extent is still busy after the pass")
+	}
+}
+
+// TestPassWriteFailureShutsDown: an in-place write of a pass that fails
+// shuts the cache down, and the block stays unwritten: readers that
+// bypass the cache still see the committed version, not the stale disk.
+func TestPassWriteFailureShutsDown(t *testing.T) {
+	c, d := newBacklogCache(t)
+	commitTx(t, c, func(tx *Tx) {
+		b, err := tx.Read(10, 512, stamped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[7] = 42
+		tx.Dirty(10)
+	})
+	if err := c.Force(); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	d.failWrites = d.writes // the next write, the pass's, fails
+	d.mu.Unlock()
+	if err := c.Sync(); err == nil {
+		t.Fatal("Sync succeeded though the pass's write failed")
+	}
+	if !errors.Is(c.Err(), ErrShutdown) {
+		t.Fatalf("cache error after the failed write: %v", c.Err())
+	}
+	got := make([]byte, 512)
+	if err := c.ReadAt(got, 10*512); err != nil || got[7] != 42 {
+		t.Fatalf("read past the cache: byte 7 %d, %v; want the committed 42", got[7], err)
+	}
+	if d.b[10*512+7] == 42 {
+		t.Fatal("the failed write reached the disk")
+	}
+	if _, err := c.Begin(); err == nil {
+		t.Fatal("a transaction began on a shut-down cache")
 	}
 }

@@ -719,10 +719,15 @@ func (w *Writer) WriteBackNow() error {
 }
 
 // writeBackAllLocked runs the backlog and flushes: every durable commit
-// is then in place, durable, and behind the tail.
+// is then in place, durable, and behind the tail. A write-back that
+// failed, in this pass or an earlier one, is its error: those commits
+// are not in place (their log space stays pinned).
 func (w *Writer) writeBackAllLocked() error {
 	if err := w.writeBacklogLocked(); err != nil {
 		return err
+	}
+	if w.failed != nil {
+		return w.failed
 	}
 	return w.flushLocked()
 }

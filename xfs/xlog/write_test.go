@@ -764,8 +764,8 @@ func TestPushThresholds(t *testing.T) {
 
 // TestPassHooks: every write-back runs inside a pass, between the
 // owner's Start and End, and a failed End leaves the pass's commits
-// unwritten: their log space stays pinned and the failure is the
-// writer's.
+// unwritten: their log space stays pinned, the failure is the writer's,
+// and Sync reports it.
 func TestPassHooks(t *testing.T) {
 	for _, failEnd := range []bool{false, true} {
 		_, _, w := newTestLog(t, 1<<14)
@@ -813,7 +813,7 @@ func TestPassHooks(t *testing.T) {
 		}
 		failed := w.failed
 		w.mu.Unlock()
-		if failEnd && (failed == nil || unwritten != commits) {
+		if failEnd && (failed == nil || unwritten != commits || syncErr == nil) {
 			t.Fatalf("failed pass: writer failure %v, %d of %d commits still unwritten (Sync: %v)", failed, unwritten, commits, syncErr)
 		}
 		if !failEnd && (failed != nil || unwritten != 0 || syncErr != nil) {
