@@ -691,6 +691,18 @@ func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) error
 // An object that lay beside a removed directory takes its plain place
 // again. path is resolveDirs' result.
 func (s *Store) prune(kp keyPath, path dirPath) error {
+	if len(path) < 2 {
+		return nil
+	}
+	// Most deletes leave keys beside them. A look at the key's own
+	// directory without locks spares them pruneDir's two locks and its
+	// lookup, and cannot leave an empty directory behind: whoever removes
+	// an entry looks afterwards, so the remover of the last one sees it
+	// empty. Anything but a clear "not empty" (the directory gone meanwhile,
+	// an error) goes the locked way, which sorts it out.
+	if empty, err := s.v.IsEmptyDir(path.last()); err == nil && !empty {
+		return nil
+	}
 	for i := len(path) - 1; i >= 1; i-- {
 		more, err := s.pruneDir(path.ino(i-1), path.ino(i), kp.dirs[i-1])
 		if err != nil || !more {

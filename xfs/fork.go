@@ -205,12 +205,26 @@ func (c *inodeChange) diskRun(f Fork, off format.FileOff, count int) (format.Dad
 	return c.t.v.geo.FsbToDaddr(fsb), nil
 }
 
+func (d dataFork) View(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return d.c.viewBlocks(DataFork, off, count, ops)
+}
+
 func (c *inodeChange) readBlocks(f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return c.takeBlocks(c.t.Read, f, off, count, ops)
+}
+
+// viewBlocks is readBlocks giving the transaction's shared version (see
+// fork.Viewer).
+func (c *inodeChange) viewBlocks(f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return c.takeBlocks(c.t.View, f, off, count, ops)
+}
+
+func (c *inodeChange) takeBlocks(take func(format.Daddr, int, *trans.Ops) ([]byte, error), f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
 	d, err := c.diskRun(f, off, count)
 	if err != nil {
 		return nil, 0, err
 	}
-	b, err := c.t.Read(d, count*c.t.v.geo.BlockSize, ops)
+	b, err := take(d, count*c.t.v.geo.BlockSize, ops)
 	if err != nil {
 		return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", c.ino, f, off))
 	}

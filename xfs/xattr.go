@@ -325,6 +325,10 @@ func (a *attrFork) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, 
 	return a.c.readBlocks(AttrFork, off, count, ops)
 }
 
+func (a *attrFork) View(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return a.c.viewBlocks(AttrFork, off, count, ops)
+}
+
 func (a *attrFork) Alloc(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
 	return a.c.allocBlocks(AttrFork, off, count, ops)
 }

@@ -411,7 +411,9 @@ func (o *op) addBlocks(a *args) error {
 		added := leafAdd(leaf.Buf.B, ne, leaf.Index)
 		o.c.Dirty(leaf.Buf) // leafAdd may have compacted it anyway
 		if added {
-			o.t.FixHash(p)
+			if err := o.t.FixHash(p); err != nil {
+				return err
+			}
 			break
 		}
 		if len(p) > 1 {
@@ -535,7 +537,9 @@ func (o *op) removeEntry(hash uint32, filter uint8, name []byte) error {
 	leaf := p.Bottom()
 	leafRemove(leaf.Buf.B, leaf.Index)
 	o.c.Dirty(leaf.Buf)
-	o.t.FixHash(p)
+	if err := o.t.FixHash(p); err != nil {
+		return err
+	}
 	// The kernel tries a join after every removal below a node, not only
 	// when the leaf fell under 37% (xfs_attr_node_remove_attr tests the
 	// lookup's result, not xfs_attr3_leaf_remove's); the leaf's Usage

@@ -10,12 +10,16 @@ import (
 )
 
 // Buf is one block (Fsbs filesystem blocks) read or allocated by the
-// current operation. B may be modified; call Blocks.Dirty afterwards.
+// current operation. B may be modified, unless the block was only viewed
+// (Blocks.View): call Blocks.Dirty afterwards.
 type Buf struct {
 	Blkno uint32       // fork offset in filesystem blocks
 	Daddr format.Daddr // disk address, recorded in v5 headers
 	B     []byte
 	dirty bool
+	// view: B is the transaction's shared version, read-only until a
+	// Read of the block replaces it with a private copy.
+	view bool
 }
 
 // Blocks caches the blocks of one fork for the length of one operation, so
@@ -47,20 +51,49 @@ func NewBlocks(r fork.Reader, fsbs int) *Blocks {
 }
 
 // Read returns the block at fork offset blkno, verified by ops when it is
-// first read.
+// first read, for the caller to change. A block viewed before becomes a
+// private copy: the same Buf, with a new B.
 func (c *Blocks) Read(blkno uint32, ops *trans.Ops) (*Buf, error) {
-	if b, ok := c.bufs[blkno]; ok {
+	b, ok := c.bufs[blkno]
+	if ok && !b.view {
 		return b, nil
 	}
 	data, daddr, err := c.R.Read(format.FileOff(blkno), c.Fsbs, ops)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("fork block %d", blkno))
 	}
+	return c.keep(b, blkno, data, daddr, false)
+}
+
+// View returns the block at fork offset blkno like Read, but read-only:
+// through a fork.Viewer it is the transaction's shared version, not a
+// copy. Lookups view the nodes they only pass through; whatever changes a
+// block must Read it first (Tree does so for the paths it changes).
+func (c *Blocks) View(blkno uint32, ops *trans.Ops) (*Buf, error) {
+	if b, ok := c.bufs[blkno]; ok {
+		return b, nil
+	}
+	v, ok := c.R.(fork.Viewer)
+	if !ok {
+		return c.Read(blkno, ops)
+	}
+	data, daddr, err := v.View(format.FileOff(blkno), c.Fsbs, ops)
+	if err != nil {
+		return nil, format.Located(err, fmt.Sprintf("fork block %d", blkno))
+	}
+	return c.keep(nil, blkno, data, daddr, true)
+}
+
+// keep caches data as the block at blkno, in b when the block was viewed.
+func (c *Blocks) keep(b *Buf, blkno uint32, data []byte, daddr format.Daddr, view bool) (*Buf, error) {
 	if want := c.Fsbs << c.R.Geometry().BlockLog; len(data) != want {
 		return nil, fmt.Errorf("fork block %d: read %d bytes, want %d", blkno, len(data), want)
 	}
-	b := &Buf{Blkno: blkno, Daddr: daddr, B: data}
-	c.bufs[blkno] = b
+	if b == nil {
+		b = &Buf{Blkno: blkno}
+		c.bufs[blkno] = b
+	}
+	b.Daddr, b.B, b.view = daddr, data, view
 	return b, nil
 }
 
@@ -85,7 +118,11 @@ func (c *Blocks) Alloc(blkno uint32, ops *trans.Ops) (*Buf, error) {
 }
 
 // Dirty records that b was changed; Flush hands it to the transaction.
+// A viewed block must not have been changed.
 func (c *Blocks) Dirty(b *Buf) {
+	if b.view {
+		panic(fmt.Sprintf("dabtree: fork block %d changed through a view", b.Blkno))
+	}
 	if !b.dirty {
 		b.dirty = true
 		c.dirt = append(c.dirt, b)

@@ -9,11 +9,16 @@ import "github.com/xfs3/xfs3/xfs/format"
 // The path must have at least two levels. It is not valid afterwards;
 // Join reports whether it went all the way up to the root.
 func (t *Tree) Join(p Path) (toRoot bool, err error) {
+	if err := t.writablePath(p); err != nil {
+		return false, err
+	}
 	for len(p) >= 2 {
 		if !p.Bottom().Leaf {
 			// The child below was dropped: remove its entry first.
 			t.nodeRemove(p.Bottom())
-			t.FixHash(p)
+			if err := t.FixHash(p); err != nil {
+				return false, err
+			}
 		}
 		action, alt, err := t.tooSmall(p)
 		if err != nil || action == 0 {
@@ -25,7 +30,9 @@ func (t *Tree) Join(p Path) (toRoot bool, err error) {
 		} else {
 			t.nodeMerge(drop, save)
 		}
-		t.FixHash(alt)
+		if err := t.FixHash(alt); err != nil {
+			return false, err
+		}
 		if err := t.Unlink(drop, save); err != nil {
 			return false, err
 		}
@@ -35,7 +42,9 @@ func (t *Tree) Join(p Path) (toRoot bool, err error) {
 		p = p[:len(p)-1]
 	}
 	t.nodeRemove(&p[0])
-	t.FixHash(p)
+	if err := t.FixHash(p); err != nil {
+		return false, err
+	}
 	return true, t.rootJoin(&p[0])
 }
 

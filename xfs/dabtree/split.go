@@ -11,13 +11,20 @@ import (
 // splitting nodes as they fill, and finally the root
 // (xfs_da3_split). The path is not valid afterwards.
 func (t *Tree) Split(p Path, adds ...*Blk) error {
-	t.FixHash(p)
+	if err := t.writablePath(p); err != nil {
+		return err
+	}
+	if err := t.FixHash(p); err != nil {
+		return err
+	}
 	for i := len(p) - 2; i >= 0 && len(adds) > 0; i-- {
 		var err error
 		if adds, err = t.nodeSplit(&p[i], adds, len(p)-1-i); err != nil {
 			return err
 		}
-		t.FixHash(p[:i+1])
+		if err := t.FixHash(p[:i+1]); err != nil {
+			return err
+		}
 	}
 	if len(adds) == 0 {
 		return nil

@@ -62,17 +62,44 @@ func (t *Tree) g() *format.Geometry { return t.C.R.Geometry() }
 // NodeEnts is how many entries fit a node of this tree.
 func (t *Tree) NodeEnts() int { return NodeEnts(t.C.Fsbs << t.g().BlockLog) }
 
-// Read returns a verified block of the tree.
-func (t *Tree) Read(blkno uint32) (*Buf, error) {
-	b, err := t.C.Read(blkno, t.Ops)
+// Read returns a verified block of the tree, for the caller to change.
+func (t *Tree) Read(blkno uint32) (*Buf, error) { return t.checked(t.C.Read(blkno, t.Ops)) }
+
+// view returns a verified block of the tree, read-only (Blocks.View).
+func (t *Tree) view(blkno uint32) (*Buf, error) { return t.checked(t.C.View(blkno, t.Ops)) }
+
+func (t *Tree) checked(b *Buf, err error) (*Buf, error) {
 	if err != nil {
 		return nil, err
 	}
 	g := t.g()
 	if err := CheckOwner(t.What, b.B, g.UUID, t.C.R.Owner()); err != nil {
-		return nil, format.Located(err, blockWhere(blkno))
+		return nil, format.Located(err, blockWhere(b.Blkno))
 	}
 	return b, nil
+}
+
+// writable turns blocks a lookup only viewed into private copies, before
+// the caller changes them; each Buf stays the same, with a new B.
+func (t *Tree) writable(blks ...*Blk) error {
+	for _, blk := range blks {
+		if blk.Buf.view {
+			if _, err := t.Read(blk.Blkno); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writablePath makes every block of p writable.
+func (t *Tree) writablePath(p Path) error {
+	for i := range p {
+		if err := t.writable(&p[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (t *Tree) dirty(b *Buf) { t.C.Dirty(b) }
@@ -94,6 +121,9 @@ func (t *Tree) lastHash(b []byte) (uint32, int) {
 // hash: at each node the first entry whose key is >= hash, else the last
 // (xfs_da3_node_lookup_int). Equal hashes may continue in the following
 // leaves; callers shift forward while the leaf's last hash equals theirs.
+// The leaf is the caller's to change; the nodes above it are only viewed
+// (most operations change no node), and the Tree methods that change a
+// path make its nodes writable first.
 func (t *Tree) Lookup(hash uint32) (Path, error) {
 	blkno := t.Root
 	var path [MaxDepth]Blk // copied out at the leaf: one allocation
@@ -102,9 +132,18 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 		if depth >= MaxDepth {
 			return nil, format.Corrupt(t.What, blockWhere(blkno), "tree deeper than %d levels", MaxDepth)
 		}
-		b, err := t.Read(blkno)
+		read := t.view
+		if depth > 0 && expected == 0 {
+			read = t.Read // a leaf
+		}
+		b, err := read(blkno)
 		if err != nil {
 			return nil, err
+		}
+		if Magic(b.B) != NodeMagic && b.view { // a root leaf
+			if b, err = t.Read(blkno); err != nil {
+				return nil, err
+			}
 		}
 		if Magic(b.B) != NodeMagic {
 			if Magic(b.B) != t.Leaf.Magic() {
@@ -232,11 +271,11 @@ func (t *Tree) CheckRightmost(p Path) error {
 
 // FixHash propagates the last hash of the path's bottom block up the
 // path, stopping where a parent already records it (xfs_da3_fixhashpath).
-func (t *Tree) FixHash(p Path) {
+func (t *Tree) FixHash(p Path) error {
 	bottom := p.Bottom()
 	last, count := t.lastHash(bottom.Buf.B)
 	if count == 0 {
-		return
+		return nil
 	}
 	bottom.Hash = last
 	for l := len(p) - 2; l >= 0; l-- {
@@ -244,11 +283,15 @@ func (t *Tree) FixHash(p Path) {
 		if nodeHash(blk.Buf.B, blk.Index) == last {
 			break
 		}
+		if err := t.writable(blk); err != nil {
+			return err
+		}
 		setNodeHash(blk.Buf.B, blk.Index, last)
 		t.dirty(blk.Buf)
 		last = nodeHash(blk.Buf.B, NodeCount(blk.Buf.B)-1)
 		blk.Hash = last
 	}
+	return nil
 }
 
 // Grow maps a new block for the tree at the first unused offset at or
@@ -274,6 +317,9 @@ func (t *Tree) order(a, b []byte) bool {
 // Link puts the new block nb next to old in old's level: before it when nb
 // holds lower hashes, else after it (xfs_da3_blk_link).
 func (t *Tree) Link(old, nb *Blk) error {
+	if err := t.writable(old, nb); err != nil {
+		return err
+	}
 	ob, nbb := old.Buf.B, nb.Buf.B
 	if t.order(ob, nbb) {
 		SetForw(nbb, old.Blkno)
@@ -308,6 +354,9 @@ func (t *Tree) Link(old, nb *Blk) error {
 // Unlink takes drop out of its level; save is its neighbour that stays
 // (xfs_da3_blk_unlink).
 func (t *Tree) Unlink(drop, save *Blk) error {
+	if err := t.writable(save); err != nil {
+		return err
+	}
 	db, sb := drop.Buf.B, save.Buf.B
 	switch {
 	case Back(sb) == drop.Blkno:

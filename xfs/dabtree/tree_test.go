@@ -133,7 +133,9 @@ func (tt *toyTree) insert(h, v uint32) error {
 	if 64+8*(n+1) <= len(b) {
 		put(b, i, h, v)
 		tr.C.Dirty(leaf.Buf)
-		tr.FixHash(p)
+		if err := tr.FixHash(p); err != nil {
+			return err
+		}
 		tr.C.Flush()
 		return nil
 	}
@@ -190,7 +192,9 @@ func (tt *toyTree) remove(h, v uint32) error {
 			copy(ents(b, i, n-1), ents(b, i+1, n))
 			setCount(b, n-1)
 			tr.C.Dirty(leaf.Buf)
-			tr.FixHash(p)
+			if err := tr.FixHash(p); err != nil {
+				return err
+			}
 			if 64+8*(n-1) < len(b)*37/100 && len(p) > 1 {
 				if _, err := tr.Join(p); err != nil {
 					return err

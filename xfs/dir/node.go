@@ -238,8 +238,7 @@ func (o *op) nodeAdd(name []byte, ino format.Ino, ftype uint8) error {
 	leaf := st.path.Bottom()
 	t := o.tree()
 	if o.leafnAdd(leaf, hash, addr) {
-		t.FixHash(st.path)
-		return nil
+		return t.FixHash(st.path)
 	}
 	return o.leafnSplit(t, st.path, hash, addr)
 }
@@ -503,7 +502,9 @@ func (o *op) nodeRemove(name []byte) (format.Ino, error) {
 	}
 	join := leafHdrSize+8*(l.count()-l.stale()) < o.d.magicPct
 	t := o.tree()
-	t.FixHash(st.path)
+	if err := t.FixHash(st.path); err != nil {
+		return 0, err
+	}
 	toRoot := len(st.path) == 1
 	if join && len(st.path) > 1 {
 		if toRoot, err = t.Join(st.path); err != nil {

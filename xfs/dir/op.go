@@ -7,6 +7,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
 )
 
 // Form is one of the four directory formats.
@@ -72,8 +73,10 @@ func (o *op) form() (Form, error) {
 	if size < int64(o.d.blk) || size%int64(o.d.blk) != 0 || size > format.DirLeafOffset {
 		return 0, format.Corrupt("directory", "", "size %d is not a whole number of %d-byte blocks", size, o.d.blk)
 	}
+	// The form only needs a look at a block: a view, which the reads of
+	// an operation that changes the block turn into a private copy.
 	if size == int64(o.d.blk) {
-		b, err := o.readData(0)
+		b, err := o.dataBlock(0, o.c.View)
 		if err != nil {
 			return 0, err
 		}
@@ -81,7 +84,7 @@ func (o *op) form() (Form, error) {
 			return BlockForm, nil
 		}
 	}
-	l, err := o.readLeafSpace(o.d.leafBlk)
+	l, err := o.leafSpaceBlock(o.d.leafBlk, o.c.View)
 	if err != nil {
 		return 0, err
 	}
@@ -92,8 +95,12 @@ func (o *op) form() (Form, error) {
 }
 
 // readData reads data block db (either data magic), checking its owner.
-func (o *op) readData(db uint32) (*dabtree.Buf, error) {
-	b, err := o.c.Read(o.d.daOf(db), DataOps)
+func (o *op) readData(db uint32) (*dabtree.Buf, error) { return o.dataBlock(db, o.c.Read) }
+
+// dataBlock is readData through get: Blocks.Read, or Blocks.View for a
+// look only.
+func (o *op) dataBlock(db uint32, get func(uint32, *trans.Ops) (*dabtree.Buf, error)) (*dabtree.Buf, error) {
+	b, err := get(o.d.daOf(db), DataOps)
 	if err == nil {
 		err = checkOwner4("dir3 data block", b.B, o.g.UUID, o.owner)
 	}
@@ -105,7 +112,12 @@ func (o *op) readData(db uint32) (*dabtree.Buf, error) {
 
 // readLeafSpace reads a block of the leaf space (leaf1, leafn or node).
 func (o *op) readLeafSpace(da uint32) (*dabtree.Buf, error) {
-	b, err := o.c.Read(da, TreeOps)
+	return o.leafSpaceBlock(da, o.c.Read)
+}
+
+// leafSpaceBlock is readLeafSpace through get (see dataBlock).
+func (o *op) leafSpaceBlock(da uint32, get func(uint32, *trans.Ops) (*dabtree.Buf, error)) (*dabtree.Buf, error) {
+	b, err := get(da, TreeOps)
 	if err == nil {
 		err = dabtree.CheckOwner("dir3 leaf", b.B, o.g.UUID, o.owner)
 	}

@@ -40,6 +40,16 @@ type Reader interface {
 	Mapped() ([][2]format.FileOff, error)
 }
 
+// Viewer is a Reader that can also give blocks without copying them, for
+// lookups that only pass through a block (the nodes of a da-btree above
+// the leaf an operation changes).
+type Viewer interface {
+	// View returns what Read would, but as the transaction's shared
+	// version, which must not be changed: a Read of the same block later
+	// in the transaction returns a private copy to change instead.
+	View(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error)
+}
+
 // Writer changes a fork inside a transaction.
 type Writer interface {
 	Reader

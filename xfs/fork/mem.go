@@ -3,6 +3,7 @@ package fork
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sort"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -17,7 +18,9 @@ var ErrMemFull = errors.New("fork.Mem: out of blocks")
 // runs when a committed block is first read with those Ops (like a buffer
 // cache loading it) and Ops.Finish on every Commit, like the real thing.
 // Within a transaction, reading a block again returns the same private
-// copy. Begin, Commit and Cancel cost nothing per unchanged block.
+// copy. View hands out a copy that must stay unchanged: Commit and Cancel
+// panic when it was written to, as the engine's transactions do in test
+// binaries. Begin, Commit and Cancel cost nothing per unchanged block.
 type Mem struct {
 	Geo        format.Geometry
 	Ino        format.Ino
@@ -33,6 +36,7 @@ type Mem struct {
 	pending []pendingRun           // private copies handed out since Begin
 	latest  map[format.FileOff]int // index in pending of the last copy of a run
 	dirty   map[format.Daddr]bool
+	views   []memView        // read-only copies handed out since Begin
 	saved   *memSaved        // state at Begin, restored by Cancel
 	sorted  []format.FileOff // mapped offsets in order, when sortedOK
 	sortOK  bool
@@ -53,6 +57,13 @@ type memSaved struct {
 type memUndo struct {
 	off  format.FileOff
 	prev *memBlock
+}
+
+// memView is a block handed out by View, and its checksum then.
+type memView struct {
+	daddr format.Daddr
+	buf   []byte
+	sum   uint32
 }
 
 type memBlock struct {
@@ -76,8 +87,18 @@ func NewMem(g format.Geometry, ino format.Ino, space int) *Mem {
 // dirty (running Ops.Finish), Cancel restores the state at Begin.
 func (m *Mem) Begin() {
 	m.saved = &memSaved{fmt: m.Fmt, data: append([]byte(nil), m.Data...), diSize: m.DiSize, next: m.next}
-	m.pending, m.latest = nil, nil
+	m.pending, m.latest, m.views = nil, nil, nil
 	m.dirty = make(map[format.Daddr]bool)
+}
+
+// checkViews panics when a block handed out by View was changed.
+func (m *Mem) checkViews() {
+	for _, v := range m.views {
+		if crc32.ChecksumIEEE(v.buf) != v.sum {
+			panic(fmt.Sprintf("fork.Mem: block at daddr %d changed through a view", v.daddr))
+		}
+	}
+	m.views = nil
 }
 
 // logUndo records the current content of map slot off before it changes.
@@ -89,6 +110,7 @@ func (m *Mem) logUndo(off format.FileOff) {
 
 // Commit writes back every dirty private copy.
 func (m *Mem) Commit() {
+	m.checkViews()
 	bs := m.Geo.BlockSize
 	for _, p := range m.pending {
 		run, err := m.run(p.off, p.count)
@@ -109,6 +131,7 @@ func (m *Mem) Commit() {
 
 // Cancel restores the state at Begin.
 func (m *Mem) Cancel() {
+	m.checkViews()
 	s := m.saved
 	if s == nil {
 		return
@@ -181,16 +204,57 @@ func (m *Mem) run(off format.FileOff, count int) ([]*memBlock, error) {
 }
 
 func (m *Mem) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return m.take(off, count, ops, false)
+}
+
+// View returns the blocks like Read, as a copy the caller must not change
+// (see fork.Viewer); a Read later gives a private copy to change.
+func (m *Mem) View(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+	return m.take(off, count, ops, true)
+}
+
+// take returns the transaction's private copy of a run when it has one
+// (like a real transaction, Mem hands out the same copy again), else a
+// new copy: private, its changes landing in the blocks at Dirty time, or
+// a view, checked unchanged when the transaction ends.
+func (m *Mem) take(off format.FileOff, count int, ops *trans.Ops, view bool) ([]byte, format.Daddr, error) {
 	run, err := m.run(off, count)
 	if err != nil {
 		return nil, 0, err
 	}
-	// Like a real transaction, hand out the same private copy again.
-	if i, ok := m.latest[off]; ok {
-		if p := m.pending[i]; p.count == count && p.daddr == run[0].daddr {
-			return p.buf, p.daddr, nil
+	daddr := run[0].daddr
+	if i, ok := m.latestIndex()[off]; ok {
+		if p := m.pending[i]; p.count == count && p.daddr == daddr {
+			return p.buf, daddr, nil
 		}
 	}
+	buf, err := m.copyRun(run, count, ops)
+	if err != nil {
+		return nil, 0, err
+	}
+	if view {
+		m.views = append(m.views, memView{daddr, buf, crc32.ChecksumIEEE(buf)})
+	} else {
+		m.addPending(pendingRun{off, count, daddr, buf, ops})
+	}
+	return buf, daddr, nil
+}
+
+// latestIndex returns latest, rebuilt from pending when a Free dropped it
+// (a copy handed out before the Free is still the one to hand out).
+func (m *Mem) latestIndex() map[format.FileOff]int {
+	if m.latest == nil {
+		m.latest = make(map[format.FileOff]int, len(m.pending))
+		for i, q := range m.pending {
+			m.latest[q.off] = i
+		}
+	}
+	return m.latest
+}
+
+// copyRun copies a run's committed blocks into one buffer, verifying them
+// the first time they are read with ops.
+func (m *Mem) copyRun(run []*memBlock, count int, ops *trans.Ops) ([]byte, error) {
 	bs := m.Geo.BlockSize
 	buf := make([]byte, count*bs)
 	for i, b := range run {
@@ -198,23 +262,15 @@ func (m *Mem) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, forma
 	}
 	if ops != nil && ops.Verify != nil && (run[0].verified != ops || run[0].verifiedCount != count) {
 		if err := ops.Verify(buf, run[0].daddr); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		run[0].verified, run[0].verifiedCount = ops, count
 	}
-	// Writes through the returned slice land in the blocks at Dirty time.
-	m.addPending(pendingRun{off, count, run[0].daddr, buf, ops})
-	return buf, run[0].daddr, nil
+	return buf, nil
 }
 
 func (m *Mem) addPending(p pendingRun) {
-	if m.latest == nil {
-		m.latest = make(map[format.FileOff]int)
-		for i, q := range m.pending {
-			m.latest[q.off] = i
-		}
-	}
-	m.latest[p.off] = len(m.pending)
+	m.latestIndex()[p.off] = len(m.pending)
 	m.pending = append(m.pending, p)
 }
 
