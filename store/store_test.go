@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -431,6 +433,51 @@ func TestDeletePrunesEmptyParents(t *testing.T) {
 	}
 	if ents, _ := s.v.ReadDir(b); len(ents) != 0 {
 		t.Fatalf("bucket not empty: %v", ents)
+	}
+}
+
+// TestConcurrentDeletesPrune: goroutines delete the keys of shared
+// prefixes at once, each looking at its own directory without locks
+// first; whichever removes a directory's last key must still see it
+// empty, so nothing is left behind, round after round.
+func TestConcurrentDeletesPrune(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	const deleters, perDir = 4, 6
+	for round := 0; round < 20; round++ {
+		var keys []string
+		for d := 0; d < 3; d++ {
+			for k := 0; k < perDir; k++ {
+				keys = append(keys, fmt.Sprintf("p%d/q/k%d", d, k), fmt.Sprintf("p%d/k%d", d, k))
+			}
+		}
+		for _, k := range keys {
+			put(t, s, "bkt", k, "v", Meta{})
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, deleters)
+		for w := 0; w < deleters; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := w; i < len(keys); i += deleters {
+					if err := s.DeleteObject("bkt", keys[i]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if ents, err := s.v.ReadDir(s.mustBucket(t, "bkt")); err != nil || len(ents) != 0 {
+			t.Fatalf("round %d: bucket holds %v (%v) after every key was deleted", round, ents, err)
+		}
 	}
 }
 
