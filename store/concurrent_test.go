@@ -78,31 +78,43 @@ func TestConcurrentPutDelete(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 4)
-	for g := 0; g < 4; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 40; i++ {
-				key := fmt.Sprintf("p/q/%d-%d", g, i%3)
-				if _, err := s.PutObject("bkt", key, bytes.NewReader([]byte(key)), int64(len(key)), Meta{}); err != nil {
-					errs <- err
-					return
-				}
-				if err := s.DeleteObject("bkt", key); err != nil {
-					errs <- err
-					return
-				}
+	if err := inParallel(4, func(g int) error {
+		for i := 0; i < 40; i++ {
+			key := fmt.Sprintf("p/q/%d-%d", g, i%3)
+			if _, err := s.PutObject("bkt", key, bytes.NewReader([]byte(key)), int64(len(key)), Meta{}); err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+			if err := s.DeleteObject("bkt", key); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		t.Error(err)
 	}
 	if err := s.DeleteBucket("bkt"); err != nil && !errors.Is(err, ErrNoSuchBucket) {
 		t.Fatalf("bucket not empty at the end: %v", err)
 	}
+}
+
+// inParallel runs fn(0) to fn(n-1) in goroutines of their own and returns
+// the first error any of them returned.
+func inParallel(n int, fn func(w int) error) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := 0; w < n; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- fn(w)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -456,23 +455,14 @@ func TestConcurrentDeletesPrune(t *testing.T) {
 		for _, k := range keys {
 			put(t, s, "bkt", k, "v", Meta{})
 		}
-		var wg sync.WaitGroup
-		errs := make(chan error, deleters)
-		for w := 0; w < deleters; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := w; i < len(keys); i += deleters {
-					if err := s.DeleteObject("bkt", keys[i]); err != nil {
-						errs <- err
-						return
-					}
+		if err := inParallel(deleters, func(w int) error {
+			for i := w; i < len(keys); i += deleters {
+				if err := s.DeleteObject("bkt", keys[i]); err != nil {
+					return err
 				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+			}
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if ents, err := s.v.ReadDir(s.mustBucket(t, "bkt")); err != nil || len(ents) != 0 {
