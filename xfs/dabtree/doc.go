@@ -36,7 +36,11 @@
 // data and free-index blocks, remote attribute values). Every block is
 // read and verified once per operation, the fork's mapping is asked once
 // between the operation's own allocations and frees, and every change
-// lands in the caller's transaction at Flush.
+// lands in the caller's transaction at Flush. A lookup only views the
+// nodes above its leaf (Blocks.View: the transaction's shared version,
+// no copy), since most operations change the leaf alone; the Tree methods
+// that change a path (FixHash when a hash moves, Split, Join, Link,
+// Unlink) turn its nodes into private copies first, in the same Bufs.
 //
 // The two users: package dir roots a tree of leafn leaves at the start of
 // the leaf space (32 GiB), where a lone leafn block splits into a node
@@ -47,7 +51,7 @@
 //
 //	t := &Tree{C: NewBlocks(fork, fsbs), Root: root, Ops: TreeOps(...), Leaf: myLeaf}
 //	p, _ := t.Lookup(hash)        // root-to-leaf path; Shift(p, true) walks right
-//	... change p.Bottom() ...     // then t.FixHash(p)
+//	... change p.Bottom() ...     // then t.FixHash(p) (its nodes are views)
 //	nb, _ := t.Grow(ops)          // full leaf: new block, move entries,
 //	t.Link(p.Bottom(), newBlk)    // link it after the old one
 //	t.Split(p, newBlk)            // record it above, splitting nodes and the root
