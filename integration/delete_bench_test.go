@@ -233,11 +233,12 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 
 // TestHTTPParallelDeletesSmoke runs the benchmark's driver small on this
 // checkout's binary: every DELETE answers 204, nothing is listed after,
-// the server reports the space back, and each DELETE took a log commit
-// at least.
+// the server reports the space back, each DELETE took a log commit at
+// least, and the bucket can be deleted after (four keys a prefix, deleted
+// by 8 clients at once: no prefix directory is left behind).
 func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	side := deleteBenchSide{label: "this/percpu", bin: binary, gcMode: "percpu"}
-	r := runHTTPDeletes(t, side, 8, 100)
+	r := runHTTPDeletes(t, side, 8, 4*deleteBenchPrefixes)
 	if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 || r.logPerDelete["commits"] < 1 {
 		t.Errorf("implausible run: %s", r)
 	}
@@ -371,6 +372,11 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 		tb.Fatalf("%s: listing after the deletes: %d %v %s", side.label, code, err, body)
 	}
 	run.noopRate, run.noopCPUPerDelete = noopDeletes(tb, c, s, side, clients, objects)
+	// Every prefix directory went with its last key: a directory left
+	// behind would keep the bucket from being deleted.
+	if code, body, err := c.do("DELETE", "/"+deleteBenchBucket, nil); err != nil || code != http.StatusNoContent {
+		tb.Fatalf("%s: deleting the emptied bucket: %d %v %s", side.label, code, err, body)
+	}
 	s.stop(tb)
 	return run
 }

@@ -9,9 +9,6 @@ import "github.com/xfs3/xfs3/xfs/format"
 // The path must have at least two levels. It is not valid afterwards;
 // Join reports whether it went all the way up to the root.
 func (t *Tree) Join(p Path) (toRoot bool, err error) {
-	if err := t.writablePath(p); err != nil {
-		return false, err
-	}
 	for len(p) >= 2 {
 		if !p.Bottom().Leaf {
 			// The child below was dropped: remove its entry first.
@@ -22,6 +19,11 @@ func (t *Tree) Join(p Path) (toRoot bool, err error) {
 		}
 		action, alt, err := t.tooSmall(p)
 		if err != nil || action == 0 {
+			return false, err
+		}
+		// Something goes: the path's nodes change from here on (alt
+		// shares them above the level it shifted at).
+		if err := t.writablePath(p); err != nil {
 			return false, err
 		}
 		drop, save := p.Bottom(), alt.Bottom()

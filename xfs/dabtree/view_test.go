@@ -38,6 +38,11 @@ func TestLookupViewsNodes(t *testing.T) {
 	if err := tr.FixHash(p); err != nil || !p[0].Buf.Viewed() {
 		t.Fatalf("FixHash with nothing to fix: %v, node viewed %v", err, p[0].Buf.Viewed())
 	}
+	// A join of a leaf more than half full changes nothing (attribute
+	// forks try one after every removal below a node).
+	if toRoot, err := tr.Join(p); err != nil || toRoot || !p[0].Buf.Viewed() {
+		t.Fatalf("Join with nothing to join: %v, %v, node viewed %v", toRoot, err, p[0].Buf.Viewed())
+	}
 	tt.m.Commit()
 	delete(tt.model, [2]uint32{5000, 5})
 

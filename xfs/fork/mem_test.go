@@ -4,17 +4,24 @@ import (
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/trans"
 )
 
 var _ Writer = (*Mem)(nil)
 
-func TestMemCommitAndCancel(t *testing.T) {
-	g := format.Geometry{BlockSize: 4096, BlockLog: 12}
-	m := NewMem(g, 131, 100)
+// newExtentsMem returns a Mem of 4 KiB blocks, in a transaction that has
+// turned it into an extents fork.
+func newExtentsMem(t *testing.T) *Mem {
+	m := NewMem(format.Geometry{BlockSize: 4096, BlockLog: 12}, 131, 100)
 	m.Begin()
 	if err := m.ToBlocks(); err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+func TestMemCommitAndCancel(t *testing.T) {
+	m := newExtentsMem(t)
 	b, d, err := m.Alloc(0, 2, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -37,5 +44,37 @@ func TestMemCommitAndCancel(t *testing.T) {
 	}
 	if r, _ := m.Mapped(); len(r) != 1 || r[0] != [2]format.FileOff{0, 2} {
 		t.Fatalf("mapped %v", r)
+	}
+}
+
+// TestMemCopyOutlivesAFree: a Free of another block leaves the
+// transaction's private copies in place; reading a changed block again
+// hands out the same copy, so the change is neither hidden nor lost.
+func TestMemCopyOutlivesAFree(t *testing.T) {
+	m := newExtentsMem(t)
+	for off := format.FileOff(0); off < 2; off++ {
+		if _, _, err := m.Alloc(off, 1, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.Commit()
+	m.Begin()
+	b, d, err := m.Read(0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[10] = 7
+	m.Dirty(d)
+	if err := m.Free(1, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, get := range []func(format.FileOff, int, *trans.Ops) ([]byte, format.Daddr, error){m.View, m.Read} {
+		if again, _, err := get(0, 1, nil); err != nil || again[10] != 7 {
+			t.Fatalf("after a Free, block 0 reads without its change: %v", err)
+		}
+	}
+	m.Commit()
+	if got, _, ok := m.Block(0); !ok || got[10] != 7 {
+		t.Fatal("the change was lost at Commit")
 	}
 }
