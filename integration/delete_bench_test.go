@@ -54,6 +54,9 @@ type deleteBenchConfig struct {
 	clients  []int
 	objects  int
 	rounds   int
+	// serverCPUs, when set, are the CPUs each server is confined to; the
+	// clients (this process) then run on the others.
+	serverCPUs []int
 }
 
 // namedBinary is one LABEL=PATH of XFS3_BENCH_BINARIES.
@@ -85,6 +88,11 @@ func deleteBenchConfigFrom(getenv func(string) string, self string) (deleteBench
 		return c, fmt.Errorf("XFS3_BENCH_ROUNDS: want one positive count (%v)", err)
 	}
 	c.objects, c.rounds = objects[0], rounds[0]
+	if s := getenv("XFS3_BENCH_SERVER_CPUS"); s != "" {
+		if c.serverCPUs, err = parseCPUList(s); err != nil {
+			return c, fmt.Errorf("XFS3_BENCH_SERVER_CPUS: %w", err)
+		}
+	}
 	return c, nil
 }
 
@@ -197,7 +205,10 @@ type deleteRun struct {
 // XFS3_BENCH_BINARIES defaults to this checkout's binary; a binary with
 // --gc-mode runs once per XFS3_BENCH_GC_MODES (default percpu,sync,sweep).
 // XFS3_BENCH_CLIENTS (default 1,2,8,32) and XFS3_BENCH_ROUNDS (default 2)
-// shape the schedule. Each run prints the rate, p50 and p99, the server's
+// shape the schedule. XFS3_BENCH_SERVER_CPUS (a CPU list such as 1 or
+// 2-3) confines every server to those CPUs and the clients to the rest,
+// so that the clients' work does not come out of the server's share of
+// a small machine. Each run prints the rate, p50 and p99, the server's
 // CPU per DELETE, and for servers that have them the gc backlog when the
 // deletes ended, the time until the info document showed the space
 // back, and log commits, writes and flushes per DELETE; then the clients'
@@ -216,12 +227,31 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if len(cfg.serverCPUs) > 0 {
+		clientCPUs, err := splitCPUs(cfg.serverCPUs)
+		if err != nil {
+			b.Fatalf("XFS3_BENCH_SERVER_CPUS: %v", err)
+		}
+		if _, err := exec.LookPath("taskset"); err != nil {
+			b.Fatalf("XFS3_BENCH_SERVER_CPUS needs taskset (util-linux): %v", err)
+		}
+		undo, err := pinSelf(clientCPUs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			if err := undo(); err != nil {
+				b.Error(err)
+			}
+		})
+		fmt.Printf("servers on CPUs %v, clients on CPUs %v\n", cfg.serverCPUs, clientCPUs)
+	}
 	var runs []deleteRun
 	for range b.N {
 		for round := range cfg.rounds {
 			for _, clients := range cfg.clients {
 				for _, side := range sides {
-					r := runHTTPDeletes(b, side, clients, cfg.objects)
+					r := runHTTPDeletes(b, side, cfg.serverCPUs, clients, cfg.objects)
 					fmt.Printf("round %d %s\n", round+1, r)
 					runs = append(runs, r)
 				}
@@ -238,7 +268,7 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 // by 8 clients at once: no prefix directory is left behind).
 func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	side := deleteBenchSide{label: "this/percpu", bin: binary, gcMode: "percpu"}
-	r := runHTTPDeletes(t, side, 8, 4*deleteBenchPrefixes)
+	r := runHTTPDeletes(t, side, nil, 8, 4*deleteBenchPrefixes)
 	if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 || r.logPerDelete["commits"] < 1 {
 		t.Errorf("implausible run: %s", r)
 	}
@@ -288,16 +318,16 @@ func TestDeleteBenchConfig(t *testing.T) {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	c, err = deleteBenchConfigFrom(env("XFS3_BENCH_BINARIES", "old=/a/x=y,new=/b", "XFS3_BENCH_CLIENTS", "8, 32",
-		"XFS3_BENCH_OBJECTS", "100000", "XFS3_BENCH_ROUNDS", "3", "XFS3_BENCH_GC_MODES", "sync"), "/self")
+		"XFS3_BENCH_OBJECTS", "100000", "XFS3_BENCH_ROUNDS", "3", "XFS3_BENCH_GC_MODES", "sync", "XFS3_BENCH_SERVER_CPUS", "1"), "/self")
 	if err != nil || !slices.Equal(c.binaries, []namedBinary{{"old", "/a/x=y"}, {"new", "/b"}}) || !slices.Equal(c.clients, []int{8, 32}) ||
-		c.objects != 100000 || c.rounds != 3 || !slices.Equal(c.gcModes, []string{"sync"}) {
+		c.objects != 100000 || c.rounds != 3 || !slices.Equal(c.gcModes, []string{"sync"}) || !slices.Equal(c.serverCPUs, []int{1}) {
 		t.Errorf("set: %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{
 		{"XFS3_BENCH_BINARIES", "old"}, {"XFS3_BENCH_BINARIES", "=/a"}, {"XFS3_BENCH_BINARIES", "old="},
 		{"XFS3_BENCH_BINARIES", "a=/x,a=/y"}, {"XFS3_BENCH_BINARIES", "a/b=/x"}, {"XFS3_BENCH_BINARIES", "a=/x,"},
 		{"XFS3_BENCH_CLIENTS", "0"}, {"XFS3_BENCH_CLIENTS", "8,x"}, {"XFS3_BENCH_OBJECTS", "-1"},
-		{"XFS3_BENCH_OBJECTS", "1,2"}, {"XFS3_BENCH_ROUNDS", "two"},
+		{"XFS3_BENCH_OBJECTS", "1,2"}, {"XFS3_BENCH_ROUNDS", "two"}, {"XFS3_BENCH_SERVER_CPUS", "1-"},
 	} {
 		if _, err := deleteBenchConfigFrom(env(bad...), "/self"); err == nil {
 			t.Errorf("%s=%q accepted", bad[0], bad[1])
@@ -308,9 +338,10 @@ func TestDeleteBenchConfig(t *testing.T) {
 	}
 }
 
-// runHTTPDeletes is one run: a fresh server of side, objects PUT, then
-// all DELETEd by clients clients. It fails tb on any unexpected answer.
-func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) deleteRun {
+// runHTTPDeletes is one run: a fresh server of side (on serverCPUs if
+// any), objects PUT, then all DELETEd by clients clients. It fails tb on
+// any unexpected answer.
+func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, clients, objects int) deleteRun {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "xfs3-delbench-")
 	if err != nil {
@@ -322,7 +353,7 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, clients, objects int) d
 		flags = append(flags, "--gc-mode", side.gcMode)
 	}
 	volMiB := max(1024, objects*4*deleteBenchObjectSize>>20)
-	s := startBinaryOn(tb, side.bin, filepath.Join(dir, "volume.xfs"), fmt.Sprintf("%dM", volMiB), flags...)
+	s := startPinnedBinaryOn(tb, serverCPUs, side.bin, filepath.Join(dir, "volume.xfs"), fmt.Sprintf("%dM", volMiB), flags...)
 	c := newBenchClient(s.URL, max(clients, deleteBenchPutClients))
 	defer c.http.CloseIdleConnections()
 	if code, body, err := c.do("PUT", "/"+deleteBenchBucket, nil); err != nil || code != http.StatusOK {

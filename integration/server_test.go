@@ -83,9 +83,20 @@ func startServerOn(t *testing.T, path, size string, flags ...string) *server {
 // line.
 func startBinaryOn(t testing.TB, bin, path, size string, flags ...string) *server {
 	t.Helper()
+	return startPinnedBinaryOn(t, nil, bin, path, size, flags...)
+}
+
+// startPinnedBinaryOn is startBinaryOn with the server restricted to cpus
+// from its start (through taskset, so that the Go runtime sizes itself
+// to them), or free to use any CPU when cpus is empty.
+func startPinnedBinaryOn(t testing.TB, cpus []int, bin, path, size string, flags ...string) *server {
+	t.Helper()
 	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json"}, flags...)
 	s.cmd = exec.Command(bin, args...)
+	if len(cpus) > 0 {
+		s.cmd = exec.Command("taskset", append([]string{"--cpu-list", cpuListString(cpus), bin}, args...)...)
+	}
 	s.cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
 	s.cmd.Stderr = s.logs
 	stdout, err := s.cmd.StdoutPipe()
