@@ -123,9 +123,12 @@ type Writer struct {
 	pass PassHooks
 
 	// window lists logged transactions in ticket order until the tail
-	// passes their start; pastTail is the newest ticket it dropped.
+	// passes their start; pastTail is the newest ticket it dropped,
+	// stored under mu and read without it: every commit asks for it, and
+	// waiting for mu there behind a leader's bookkeeping held up commits
+	// (and the cache's lock of logged blocks they hold meanwhile).
 	window   []windowEntry
-	pastTail Ticket
+	pastTail atomic.Uint64
 
 	// out holds the batch being written, laid out record after record as
 	// it goes to the device; recs describes its records. Both belong to
@@ -445,9 +448,7 @@ func (w *Writer) Durable() Ticket {
 // tail past their start. A block logged only by such transactions needs
 // no cancel item when it is freed.
 func (w *Writer) PastTail() Ticket {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.pastTail
+	return Ticket(w.pastTail.Load())
 }
 
 // leadLocked writes one batch from the front of the queue, makes it
@@ -694,7 +695,7 @@ func (w *Writer) flushLocked() error {
 	tail := w.tailLocked(head)
 	n := 0
 	for n < len(w.window) && lsnLess(w.window[n].lsn, tail) {
-		w.pastTail = w.window[n].ticket
+		w.pastTail.Store(uint64(w.window[n].ticket))
 		n++
 	}
 	w.window = w.window[n:]
