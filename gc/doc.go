@@ -271,6 +271,11 @@
 // DELETE 139 us against 159), 32 clients x3.98 against x4.16 (115 us
 // against 111), and the engine's CreateDelete100k 55-59 us of CPU per
 // delete against 67-69, delete-ratio 0.29-0.32 against 0.25-0.29.
+// Unpinned, the same three binaries half an hour later (load 2-4, the
+// machine slower: the change's server CPU per DELETE 234 us against 139
+// pinned) gave x1.59 and x1.81, the head before x1.44 and x2.02: sharing
+// the cores with the clients, the target of twice old's rate is still
+// missed at 8 clients.
 //
 // # Trim scheduler
 //
