@@ -255,7 +255,7 @@
 // passes 20, HTTP and the middleware about 40).
 //
 // The clients of that benchmark run on the same two cores as the server
-// and took 50-150 us of CPU per DELETE, so they cap any server's rate
+// and took 50-180 us of CPU per DELETE, so they cap any server's rate
 // and flatten ratios. With each server confined to CPU 1 and the clients
 // to CPU 0 (XFS3_BENCH_SERVER_CPUS=1, the same head and 6f8cc8c, three
 // rounds, 2026-12-04): 8 clients x2.46 of old's median (new 4,139-5,481

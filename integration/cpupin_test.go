@@ -2,13 +2,16 @@ package integration
 
 import (
 	"fmt"
+	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/xfs3/xfs3/xfs/oracle"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,10 +74,11 @@ func cpusOf(set unix.CPUSet) []int {
 }
 
 // pinSelf restricts every thread of this process to cpus and sets
-// GOMAXPROCS to their number; undo puts back the mask and GOMAXPROCS it
-// had. Threads the runtime starts later inherit the mask of the thread
-// that starts them, so the threads are walked until a walk finds every
-// one pinned already.
+// GOMAXPROCS to their number; undo puts back the mask, and GOMAXPROCS as
+// it was: the environment's value, or else the runtime's own default
+// (which follows the CPUs the process may use). Threads the runtime
+// starts later inherit the mask of the thread that starts them, so the
+// threads are walked until a walk finds every one pinned already.
 func pinSelf(cpus []int) (undo func() error, err error) {
 	var before unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
@@ -86,8 +90,13 @@ func pinSelf(cpus []int) (undo func() error, err error) {
 	}
 	runtime.GOMAXPROCS(len(cpus))
 	return func() error {
-		runtime.GOMAXPROCS(procs)
-		return pinThreads(before)
+		err := pinThreads(before)
+		if os.Getenv("GOMAXPROCS") == "" {
+			runtime.SetDefaultGOMAXPROCS()
+		} else {
+			runtime.GOMAXPROCS(procs)
+		}
+		return err
 	}, nil
 }
 
@@ -197,4 +206,32 @@ func TestPinSelf(t *testing.T) {
 	if err := unix.SchedGetaffinity(0, &after); err != nil || after != before || runtime.GOMAXPROCS(0) != procs {
 		t.Errorf("after undo: CPUs %v (want %v), GOMAXPROCS %d (want %d), %v", cpusOf(after), cpusOf(before), runtime.GOMAXPROCS(0), procs, err)
 	}
+}
+
+// TestPinnedServer: a server started on a CPU list runs on those CPUs
+// only, under its own process ID (taskset execs it, so the benchmark's
+// CPU accounting of that PID is the server's), and serves.
+func TestPinnedServer(t *testing.T) {
+	oracle.Require(t, "taskset")
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		t.Fatal(err)
+	}
+	all := cpusOf(allowed)
+	want := all[len(all)-1:]
+	s := startPinnedBinaryOn(t, want, binary, filepath.Join(t.TempDir(), "volume.xfs"), "1G")
+	pid := s.cmd.Process.Pid
+	var got unix.CPUSet
+	if err := unix.SchedGetaffinity(pid, &got); err != nil || !slices.Equal(cpusOf(got), want) {
+		t.Errorf("server runs on CPUs %v (%v), want %v", cpusOf(got), err, want)
+	}
+	if comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid)); err != nil || strings.TrimSpace(string(comm)) != filepath.Base(binary) {
+		t.Errorf("process %d is %q (%v), not the server", pid, comm, err)
+	}
+	c := newBenchClient(s.URL, 1)
+	defer c.http.CloseIdleConnections()
+	if code, body, err := c.do("PUT", "/pinned", nil); err != nil || code != http.StatusOK {
+		t.Errorf("create bucket on the pinned server: %d %v %s", code, err, body)
+	}
+	s.stop(t)
 }

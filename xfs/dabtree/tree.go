@@ -140,7 +140,7 @@ func (t *Tree) Lookup(hash uint32) (Path, error) {
 		if err != nil {
 			return nil, err
 		}
-		if Magic(b.B) != NodeMagic && b.view { // a root leaf
+		if Magic(b.B) != NodeMagic && b.view { // a root leaf (or damage, reported below)
 			if b, err = t.Read(blkno); err != nil {
 				return nil, err
 			}
