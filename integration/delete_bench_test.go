@@ -57,6 +57,7 @@ type deleteBenchConfig struct {
 	// serverCPUs, when set, are the CPUs each server is confined to; the
 	// clients (this process) then run on the others.
 	serverCPUs []int
+	loadGen    loadGen
 }
 
 // namedBinary is one LABEL=PATH of XFS3_BENCH_BINARIES.
@@ -92,6 +93,9 @@ func deleteBenchConfigFrom(getenv func(string) string, self string) (deleteBench
 		if c.serverCPUs, err = parseCPUList(s); err != nil {
 			return c, fmt.Errorf("XFS3_BENCH_SERVER_CPUS: %w", err)
 		}
+	}
+	if c.loadGen, err = parseLoadGen(getenv("XFS3_BENCH_LOADGEN")); err != nil {
+		return c, fmt.Errorf("XFS3_BENCH_LOADGEN: %w", err)
 	}
 	return c, nil
 }
@@ -179,10 +183,11 @@ type deleteRun struct {
 	// metrics.
 	logPerDelete map[string]float64
 	load         string // /proc/loadavg when the deletes ended
-	// clientCPUPerDelete is this process's CPU time (the clients: request
-	// signing, net/http, the loopback socket) per DELETE, -1 where /proc
-	// does not say. The clients share the machine's cores with the
-	// server, so they bound the rate any server can reach here.
+	// clientCPUPerDelete is this process's CPU time (the clients: the
+	// loopback socket, and with the nethttp generator request signing
+	// and net/http) per DELETE, -1 where /proc does not say. The clients
+	// share the machine's cores with the server, so they bound the rate
+	// any server can reach here.
 	clientCPUPerDelete time.Duration
 	// noop is a second pass of the same DELETEs, of keys now gone: each
 	// answers 204 having changed nothing (no transaction, no log force),
@@ -208,7 +213,10 @@ type deleteRun struct {
 // shape the schedule. XFS3_BENCH_SERVER_CPUS (a CPU list such as 1 or
 // 2-3) confines every server to those CPUs and the clients to the rest,
 // so that the clients' work does not come out of the server's share of
-// a small machine. Each run prints the rate, p50 and p99, the server's
+// a small machine. XFS3_BENCH_LOADGEN says how the timed DELETEs are
+// sent: presigned (the default: signed and serialised before the clock
+// starts, then one write and one read each on kept-alive connections)
+// or nethttp (signed as they go, through net/http), see loadGen. Each run prints the rate, p50 and p99, the server's
 // CPU per DELETE, and for servers that have them the gc backlog when the
 // deletes ended, the time until the info document showed the space
 // back, and log commits, writes and flushes per DELETE; then the clients'
@@ -251,7 +259,7 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 		for round := range cfg.rounds {
 			for _, clients := range cfg.clients {
 				for _, side := range sides {
-					r := runHTTPDeletes(b, side, cfg.serverCPUs, clients, cfg.objects)
+					r := runHTTPDeletes(b, side, cfg.serverCPUs, cfg.loadGen, clients, cfg.objects)
 					fmt.Printf("round %d %s\n", round+1, r)
 					runs = append(runs, r)
 				}
@@ -268,7 +276,7 @@ func BenchmarkHTTPParallelDeletes(b *testing.B) {
 // by 8 clients at once: no prefix directory is left behind).
 func TestHTTPParallelDeletesSmoke(t *testing.T) {
 	side := deleteBenchSide{label: "this/percpu", bin: binary, gcMode: "percpu"}
-	r := runHTTPDeletes(t, side, nil, 8, 4*deleteBenchPrefixes)
+	r := runHTTPDeletes(t, side, nil, loadPresigned, 8, 4*deleteBenchPrefixes)
 	if r.rate <= 0 || r.p50 <= 0 || r.p99 < r.p50 || r.spaceBack < 0 || r.backlog < 0 || r.cpuPerDelete < 0 || r.logPerDelete["commits"] < 1 {
 		t.Errorf("implausible run: %s", r)
 	}
@@ -314,20 +322,20 @@ func TestDeleteBenchConfig(t *testing.T) {
 	}
 	c, err := deleteBenchConfigFrom(env(), "/self")
 	if err != nil || !slices.Equal(c.binaries, []namedBinary{{"this", "/self"}}) || !slices.Equal(c.clients, []int{1, 2, 8, 32}) ||
-		c.objects != 20000 || c.rounds != 2 || !slices.Equal(c.gcModes, []string{"percpu", "sync", "sweep"}) {
+		c.objects != 20000 || c.rounds != 2 || !slices.Equal(c.gcModes, []string{"percpu", "sync", "sweep"}) || c.loadGen != loadPresigned {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	c, err = deleteBenchConfigFrom(env("XFS3_BENCH_BINARIES", "old=/a/x=y,new=/b", "XFS3_BENCH_CLIENTS", "8, 32",
-		"XFS3_BENCH_OBJECTS", "100000", "XFS3_BENCH_ROUNDS", "3", "XFS3_BENCH_GC_MODES", "sync", "XFS3_BENCH_SERVER_CPUS", "1"), "/self")
+		"XFS3_BENCH_OBJECTS", "100000", "XFS3_BENCH_ROUNDS", "3", "XFS3_BENCH_GC_MODES", "sync", "XFS3_BENCH_SERVER_CPUS", "1", "XFS3_BENCH_LOADGEN", "nethttp"), "/self")
 	if err != nil || !slices.Equal(c.binaries, []namedBinary{{"old", "/a/x=y"}, {"new", "/b"}}) || !slices.Equal(c.clients, []int{8, 32}) ||
-		c.objects != 100000 || c.rounds != 3 || !slices.Equal(c.gcModes, []string{"sync"}) || !slices.Equal(c.serverCPUs, []int{1}) {
+		c.objects != 100000 || c.rounds != 3 || !slices.Equal(c.gcModes, []string{"sync"}) || !slices.Equal(c.serverCPUs, []int{1}) || c.loadGen != loadNetHTTP {
 		t.Errorf("set: %+v, %v", c, err)
 	}
 	for _, bad := range [][]string{
 		{"XFS3_BENCH_BINARIES", "old"}, {"XFS3_BENCH_BINARIES", "=/a"}, {"XFS3_BENCH_BINARIES", "old="},
 		{"XFS3_BENCH_BINARIES", "a=/x,a=/y"}, {"XFS3_BENCH_BINARIES", "a/b=/x"}, {"XFS3_BENCH_BINARIES", "a=/x,"},
 		{"XFS3_BENCH_CLIENTS", "0"}, {"XFS3_BENCH_CLIENTS", "8,x"}, {"XFS3_BENCH_OBJECTS", "-1"},
-		{"XFS3_BENCH_OBJECTS", "1,2"}, {"XFS3_BENCH_ROUNDS", "two"}, {"XFS3_BENCH_SERVER_CPUS", "1-"},
+		{"XFS3_BENCH_OBJECTS", "1,2"}, {"XFS3_BENCH_ROUNDS", "two"}, {"XFS3_BENCH_SERVER_CPUS", "1-"}, {"XFS3_BENCH_LOADGEN", "curl"},
 	} {
 		if _, err := deleteBenchConfigFrom(env(bad...), "/self"); err == nil {
 			t.Errorf("%s=%q accepted", bad[0], bad[1])
@@ -339,9 +347,9 @@ func TestDeleteBenchConfig(t *testing.T) {
 }
 
 // runHTTPDeletes is one run: a fresh server of side (on serverCPUs if
-// any), objects PUT, then all DELETEd by clients clients. It fails tb on
-// any unexpected answer.
-func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, clients, objects int) deleteRun {
+// any), objects PUT, then all DELETEd by clients clients sent by lg. It
+// fails tb on any unexpected answer.
+func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, lg loadGen, clients, objects int) deleteRun {
 	tb.Helper()
 	dir, err := os.MkdirTemp("", "xfs3-delbench-")
 	if err != nil {
@@ -369,11 +377,15 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, clien
 	run.putRate = float64(objects) / time.Since(start).Seconds()
 	beforeDeletes, hasInfo := c.info(tb)
 
+	send, err := c.prepare(lg, clients, objects, "DELETE", http.StatusNoContent)
+	if err != nil {
+		tb.Fatalf("%s: preparing the DELETEs: %v", side.label, err)
+	}
 	logBefore := c.logCounters(tb)
 	cpuBefore, cpuErr := processCPU(s.cmd.Process.Pid)
 	clientBefore, clientErr := processCPU(os.Getpid())
 	start = time.Now()
-	lat, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent)
+	lat, err := send()
 	if err != nil {
 		tb.Fatalf("%s: DELETE phase: %v", side.label, err)
 	}
@@ -402,7 +414,7 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, clien
 	if code, body, err := c.do("GET", "/"+deleteBenchBucket+"?list-type=2&max-keys=1", nil); err != nil || code != http.StatusOK || bytes.Contains(body, []byte("<Contents>")) {
 		tb.Fatalf("%s: listing after the deletes: %d %v %s", side.label, code, err, body)
 	}
-	run.noopRate, run.noopCPUPerDelete = noopDeletes(tb, c, s, side, clients, objects)
+	run.noopRate, run.noopCPUPerDelete = noopDeletes(tb, c, s, side, lg, clients, objects)
 	// Every prefix directory went with its last key: a directory left
 	// behind would keep the bucket from being deleted.
 	if code, body, err := c.do("DELETE", "/"+deleteBenchBucket, nil); err != nil || code != http.StatusNoContent {
@@ -414,11 +426,15 @@ func runHTTPDeletes(tb testing.TB, side deleteBenchSide, serverCPUs []int, clien
 
 // noopDeletes DELETEs the benchmark's keys again, now that none exists,
 // and answers the rate and the server's CPU per DELETE (-1 if unknown).
-func noopDeletes(tb testing.TB, c *benchClient, s *server, side deleteBenchSide, clients, objects int) (float64, time.Duration) {
+func noopDeletes(tb testing.TB, c *benchClient, s *server, side deleteBenchSide, lg loadGen, clients, objects int) (float64, time.Duration) {
 	tb.Helper()
+	send, err := c.prepare(lg, clients, objects, "DELETE", http.StatusNoContent)
+	if err != nil {
+		tb.Fatalf("%s: preparing the DELETEs of missing keys: %v", side.label, err)
+	}
 	before, beforeErr := processCPU(s.cmd.Process.Pid)
 	start := time.Now()
-	if _, err := c.parallel(clients, objects, "DELETE", nil, http.StatusNoContent); err != nil {
+	if _, err := send(); err != nil {
 		tb.Fatalf("%s: DELETEs of missing keys: %v", side.label, err)
 	}
 	rate := float64(objects) / time.Since(start).Seconds()
@@ -539,15 +555,23 @@ func newBenchClient(url string, conns int) *benchClient {
 	}}}
 }
 
-// do sends one signed request and reads the whole answer.
-func (c *benchClient) do(method, pathQuery string, body []byte) (int, []byte, error) {
+// signed answers a request signed as it is, body and all.
+func (c *benchClient) signed(method, pathQuery string, body []byte) (*http.Request, error) {
 	req, err := http.NewRequest(method, c.url+pathQuery, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	sum := sha256.Sum256(body)
 	req.Header.Set("X-Amz-Content-Sha256", hex.EncodeToString(sum[:]))
-	req = signer.SignV4(*req, accessKey, secretKey, "", region)
+	return signer.SignV4(*req, accessKey, secretKey, "", region), nil
+}
+
+// do sends one signed request and reads the whole answer.
+func (c *benchClient) do(method, pathQuery string, body []byte) (int, []byte, error) {
+	req, err := c.signed(method, pathQuery, body)
+	if err != nil {
+		return 0, nil, err
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return 0, nil, err
@@ -563,10 +587,22 @@ func deleteBenchKey(i int) string {
 	return fmt.Sprintf("/%s/p%02d/o%07d", deleteBenchBucket, i%deleteBenchPrefixes, i)
 }
 
-// parallel sends method for objects 0..n-1 from workers goroutines taking
-// the next object as they finish one, and answers every request's
-// latency; the first request not answered want (or not sent) stops it.
+// parallel sends method for objects 0..n-1 from workers clients through
+// net/http, signing each as it goes (see fanOut).
 func (c *benchClient) parallel(workers, n int, method string, body []byte, want int) ([]time.Duration, error) {
+	send := func(i int) (int, []byte, error) { return c.do(method, deleteBenchKey(i), body) }
+	return fanOut(workers, n, want, func() (requestSender, func()) { return send, func() {} })
+}
+
+// A requestSender sends request i and answers its status and body.
+type requestSender func(i int) (code int, body []byte, err error)
+
+// fanOut sends requests 0..n-1 from workers goroutines, each sending
+// through what start gives it (and calling the stop it gives when done)
+// and taking the next request as it finishes one. It answers every
+// request's latency; the first request not answered want (or not sent)
+// stops it.
+func fanOut(workers, n, want int, start func() (requestSender, func())) ([]time.Duration, error) {
 	var next atomic.Int64
 	var mu sync.Mutex
 	var firstErr error
@@ -576,16 +612,18 @@ func (c *benchClient) parallel(workers, n int, method string, body []byte, want 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			send, stop := start()
+			defer stop()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
 					return
 				}
-				start := time.Now()
-				code, b, err := c.do(method, deleteBenchKey(i), body)
-				lat[i] = time.Since(start)
+				t := time.Now()
+				code, b, err := send(i)
+				lat[i] = time.Since(t)
 				if err == nil && code != want {
-					err = fmt.Errorf("%s %s: %d %s", method, deleteBenchKey(i), code, b)
+					err = fmt.Errorf("request %d (%s): %d %s", i, deleteBenchKey(i), code, b)
 				}
 				if err != nil {
 					mu.Lock()
