@@ -277,6 +277,25 @@
 // the cores with the clients, the target of twice old's rate is still
 // missed at 8 clients.
 //
+// About half of the clients' CPU was net/http and signing each request
+// as it went. The benchmark's clients now sign and serialise every timed
+// request before the clock starts and send it over a plain kept-alive
+// connection (XFS3_BENCH_LOADGEN, presigned by default); the server
+// verifies every signature as before. Unpinned, the same old and head
+// (three rounds each way, later on 2026-12-04, load 1.3-3.9): presigned,
+// 8 clients x1.66 of old's median (new 4,301-4,744 DELETE/s, old
+// 2,514-2,866), 32 clients x2.31 (6,739-7,725 against 3,127-4,387),
+// clients' CPU per DELETE 42-101 us; signed through net/http, x1.55 and
+// x1.99, clients 78-175 us. The server's CPU per DELETE unpinned, 174-282
+// us, is still far above the 115-139 us it takes alone on a core: a
+// system-wide profile at 8 clients (perf, 5 s of the DELETE phase) found
+// the machine idle 24% of the time, the clients 14% and the server 60%,
+// spread over HTTP outside the handler (9% of all samples), the handler
+// and store (21%, the log's write 8 of it), inactivation (8%) and Go's
+// collector (7%); 34 of the 41 KB a DELETE allocates (unlink and
+// inactivation, through the handler) are the copies of the blocks its
+// transactions change.
+//
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
