@@ -25,9 +25,11 @@ import (
 // servers. The presigned generator signs and serialises every request
 // before the clock starts (SigV4 allows the server 15 minutes of skew)
 // and sends them over plain kept-alive connections, one write and one
-// read each, so the timed phase measures the server, as clients on
-// other machines would see it. The server's work is the same either way:
-// it verifies every signature.
+// read each, which about halves the clients' CPU (42-101 us per DELETE
+// where net/http took 78-175 in the same session): the timed phase
+// measures more of the server, as clients on other machines would see
+// it. The server's work is the same either way: it verifies every
+// signature.
 type loadGen string
 
 const (
@@ -48,7 +50,7 @@ func parseLoadGen(s string) (loadGen, error) {
 // prepare readies a timed phase: method for objects 0..n-1 from workers
 // clients, the way lg says. Whatever can be done before the clock starts
 // is done; the answered function sends the requests and answers each
-// one's latency (see parallel).
+// one's latency (see fanOut).
 func (c *benchClient) prepare(lg loadGen, workers, n int, method string, want int) (func() ([]time.Duration, error), error) {
 	if lg == loadNetHTTP {
 		return func() ([]time.Duration, error) { return c.parallel(workers, n, method, nil, want) }, nil
