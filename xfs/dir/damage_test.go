@@ -1,6 +1,7 @@
 package dir_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -217,5 +218,31 @@ func TestCheckSurvivesNoise(t *testing.T) {
 		if err := dir.Check(m); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestMisalignedShortFormOffset: a short-form entry whose offset is not a
+// multiple of 8 (the kernel's short-form verifier lets it through) stays
+// readable, but turning the directory into a block fails as corruption
+// instead of building a 4-byte free region that later writes overrun.
+func TestMisalignedShortFormOffset(t *testing.T) {
+	gc := geo("4k")
+	m := buildDir(t, gc, 5, 10)
+	// The last entry: header, four 18-byte entries, then its namelen byte
+	// and its 2-byte offset.
+	p := 6 + 4*(1+2+10+1+4) + 1
+	if len(m.Data) != p+2+10+1+4 || m.Data[p-1] != 10 {
+		t.Fatalf("unexpected short-form layout: %d bytes, %x", len(m.Data), m.Data)
+	}
+	off := binary.BigEndian.Uint16(m.Data[p:])
+	binary.BigEndian.PutUint16(m.Data[p:], off+4)
+	if got := listAll(t, m); len(got) != 5 {
+		t.Fatalf("the damaged directory lists %d entries, want 5", len(got))
+	}
+	m.Begin()
+	err := dir.Add(m, bytes.Repeat([]byte("n"), 250), 5000, format.FTReg)
+	m.Commit()
+	if !errors.Is(err, format.ErrCorrupt) {
+		t.Fatalf("conversion of a misaligned entry: %v, want a corruption error", err)
 	}
 }

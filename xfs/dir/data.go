@@ -248,7 +248,8 @@ func (b dblock) makeFree(off, length int) bool {
 // useFree takes [off, off+length) out of the free region at dup
 // (xfs_dir2_data_use_free). It reports whether the table must be rebuilt.
 func (b dblock) useFree(dup, off, length int) (bool, error) {
-	if !b.isFree(dup) || off < dup || off+length > dup+b.freeLen(dup) || b.tagBefore(dup+b.freeLen(dup)) != dup {
+	if dup < dataHdrSize || dup+4 > len(b) || !b.isFree(dup) || off < dup || off+length > dup+b.freeLen(dup) ||
+		dup+b.freeLen(dup) > len(b) || b.tagBefore(dup+b.freeLen(dup)) != dup {
 		return false, format.Corrupt("dir3 data block", "", "free region at %d cannot hold %d bytes at %d", dup, length, off)
 	}
 	old := b.freeLen(dup)

@@ -49,6 +49,7 @@ const (
 	freeHdrSize = format.Dir3FreeHdrSize // 64
 	nullOff     = format.NullDirBest     // NULLDATAOFF: no such data block
 	freeTag     = format.DirDataFreeTag
+	dataAlign   = 8      // of every entry and free region in a data block
 	hashDot     = 0x2e   // xfs_da_hashname(".")
 	hashDotDot  = 0x172e // xfs_da_hashname("..")
 )
@@ -57,7 +58,7 @@ const (
 // always carry the file type byte).
 func (d *geom) entSize(n int) int { return entSize(n) }
 
-func entSize(n int) int { return (8 + 1 + n + 1 + 2 + 7) &^ 7 }
+func entSize(n int) int { return (8 + 1 + n + 1 + 2 + dataAlign - 1) &^ (dataAlign - 1) }
 
 // daOf converts a directory block number to a fork offset.
 func (d *geom) daOf(db uint32) uint32 { return db << d.dirLog }

@@ -314,6 +314,13 @@ func (o *op) sfToBlock(s *sfDir) error {
 		if e.off < off || e.off+o.d.entSize(len(e.name)) > leafStart {
 			return format.Corrupt("short-form directory", "", "entry %q offset %d does not fit", e.name, e.off)
 		}
+		// Entries and free regions are 8-byte aligned: a gap of 4 would
+		// be a free region too short to hold its own length and tag.
+		// Reads never use the offsets, and the kernel's short-form
+		// verifier does not check them, so only conversion refuses them.
+		if e.off%dataAlign != 0 {
+			return format.Corrupt("short-form directory", "", "entry %q offset %d is not a multiple of %d", e.name, e.off, dataAlign)
+		}
 		if e.off > off {
 			b.setFree(off, e.off-off)
 			b.freeInsert(off, e.off-off)
