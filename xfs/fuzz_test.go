@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -346,6 +347,7 @@ func changeVolume(v *xfs.Volume, check func(op string, err error)) {
 		check("unlink", v.Unlink(dir, "moved"))
 		check("rmdir", v.Rmdir(root, "fuzz-dir"))
 	}
+	changeExisting(v, check) // before the root's entries are renamed
 	ents, err := v.ReadDir(root)
 	check("readdir", err)
 	changed := 0
@@ -364,6 +366,69 @@ func changeVolume(v *xfs.Volume, check func(op string, err error)) {
 	check("statfs", err)
 }
 
+// The golden image's structures changeExisting changes: directories in
+// short-form, block and leaf form, attribute forks in every form, and a
+// file with a B+tree data fork.
+var (
+	existingDirs = func() (ps []string) {
+		for _, n := range oracle.Small.DirSizes {
+			ps = append(ps, oracle.FixtureDir(n))
+		}
+		return ps
+	}()
+	existingXattrs = []string{oracle.FixtureXattrSF, oracle.FixtureXattrLeaf, oracle.FixtureXattrNode, oracle.FixtureXattrLocal, oracle.FixtureXattrRmt}
+)
+
+// changeExisting changes structures the image already has, in each of
+// their forms, so that the fuzzer's damage meets the write paths too: an
+// entry added to and one removed from each of existingDirs, an attribute
+// added to and removed from each of existingXattrs, and the B+tree file
+// appended to, truncated and punched. A path the image lacks is skipped
+// (TestChangePristineGolden requires the golden image to have them all).
+func changeExisting(v *xfs.Volume, check func(op string, err error)) {
+	lookup := func(path string) (format.Ino, bool) {
+		ino, err := v.LookupPath(path, false)
+		if !errors.Is(err, xfs.ErrNotFound) {
+			check("lookup "+path, err)
+		}
+		return ino, err == nil
+	}
+	for _, path := range existingDirs {
+		d, ok := lookup(path)
+		if !ok {
+			continue
+		}
+		_, err := v.Create(d, "fuzz-added", xfs.Attrs{Mode: 0o644})
+		check("create in "+path, err)
+		ents, err := v.ReadDir(d)
+		check("readdir "+path, err)
+		for _, e := range ents {
+			if e.Type == format.FTReg && e.Name != "fuzz-added" {
+				check("unlink in "+path, v.Unlink(d, e.Name))
+				break
+			}
+		}
+	}
+	for _, path := range existingXattrs {
+		ino, ok := lookup(path)
+		if !ok {
+			continue
+		}
+		check("setxattr on "+path, v.SetXattr(ino, "user.fuzz-added", bytes.Repeat([]byte("a"), 100), 0))
+		check("removexattr on "+path, v.RemoveXattr(ino, "user.fuzz-added"))
+	}
+	if ino, ok := lookup(oracle.FixtureBtreeFile); ok {
+		st, err := v.Stat(ino)
+		check("stat "+oracle.FixtureBtreeFile, err)
+		if err == nil {
+			_, err = v.WriteAt(ino, bytes.Repeat([]byte("b"), 3*4096), st.Size+4096)
+			check("append to "+oracle.FixtureBtreeFile, err)
+			check("truncate "+oracle.FixtureBtreeFile, v.Truncate(ino, st.Size/2))
+			check("punch "+oracle.FixtureBtreeFile, v.PunchHole(ino, 8192, 5*4096))
+		}
+	}
+}
+
 // TestChangePristineGolden: the changes FuzzWritableVolume makes all work
 // on the undamaged image, and leave it clean for xfs_repair, so that the
 // fuzzer's errors come from its damage.
@@ -373,6 +438,11 @@ func TestChangePristineGolden(t *testing.T) {
 	v, err := xfs.OpenDevice(o, xfs.Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, path := range slices.Concat(existingDirs, existingXattrs, []string{oracle.FixtureBtreeFile}) {
+		if _, err := v.LookupPath(path, false); err != nil {
+			t.Errorf("the golden image lacks %s, which the fuzzer changes: %v", path, err)
+		}
 	}
 	changeAndRepair(t, v, base.im.b, o)
 }
