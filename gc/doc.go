@@ -286,7 +286,7 @@
 // 8 clients x1.66 of old's median (new 4,301-4,744 DELETE/s, old
 // 2,514-2,866), 32 clients x2.31 (6,739-7,725 against 3,127-4,387),
 // clients' CPU per DELETE 42-101 us; signed through net/http, x1.55 and
-// x1.99, clients 78-175 us. The server's CPU per DELETE unpinned, 174-282
+// x1.99, clients 76-175 us. The server's CPU per DELETE unpinned, 174-282
 // us, is still far above the 115-139 us it takes alone on a core: a
 // system-wide profile at 8 clients (perf, 5 s of the DELETE phase) found
 // the machine idle 24% of the time, the clients 14% and the server 60%,

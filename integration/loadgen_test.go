@@ -26,7 +26,7 @@ import (
 // before the clock starts (SigV4 allows the server 15 minutes of skew)
 // and sends them over plain kept-alive connections, one write and one
 // read each, which about halves the clients' CPU (42-101 us per DELETE
-// where net/http took 78-175 in the same session): the timed phase
+// where net/http took 76-175 in the same session): the timed phase
 // measures more of the server, as clients on other machines would see
 // it. The server's work is the same either way: it verifies every
 // signature.
