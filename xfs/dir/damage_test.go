@@ -241,8 +241,15 @@ func TestMisalignedShortFormOffset(t *testing.T) {
 	}
 	m.Begin()
 	err := dir.Add(m, bytes.Repeat([]byte("n"), 250), 5000, format.FTReg)
-	m.Commit()
+	if err == nil {
+		m.Commit()
+	} else {
+		m.Cancel() // as the engine cancels the failed transaction
+	}
 	if !errors.Is(err, format.ErrCorrupt) {
 		t.Fatalf("conversion of a misaligned entry: %v, want a corruption error", err)
+	}
+	if got := listAll(t, m); len(got) != 5 {
+		t.Errorf("after the refused add the directory lists %d entries, want its 5", len(got))
 	}
 }
