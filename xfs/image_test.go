@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"sync"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs"
@@ -186,10 +187,13 @@ func (im *image) leafDa() format.FileOff {
 // overlay is a copy-on-write dev.Device over a pristine image: writes go
 // to private copies of 4 KiB pages, so each test or fuzz input patches
 // the image without copying all of it. A device may be declared larger
-// than its image; the rest reads as zeros.
+// than its image; the rest reads as zeros. Like a file, it takes reads
+// and writes from several goroutines at once: the log's writer and the
+// write-back run beside the caller's transactions.
 type overlay struct {
 	base  []byte
 	size  int64
+	mu    sync.Mutex // guards pages and their bytes
 	pages map[int64][]byte
 }
 
@@ -233,6 +237,8 @@ func (o *overlay) ReadAt(p []byte, off int64) (int, error) {
 	if err := o.check(len(p), off); err != nil {
 		return 0, err
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	for n := 0; n < len(p); {
 		pos := off + int64(n)
 		n += copy(p[n:], o.page(pos/overlayPage, false)[pos%overlayPage:])
@@ -244,6 +250,8 @@ func (o *overlay) WriteAt(p []byte, off int64) (int, error) {
 	if err := o.check(len(p), off); err != nil {
 		return 0, err
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	for n := 0; n < len(p); {
 		pos := off + int64(n)
 		n += copy(o.page(pos/overlayPage, true)[pos%overlayPage:], p[n:])

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -99,12 +100,17 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 // device's optional interfaces, so the log writes then syncs.
 type failingWrite struct {
 	dev.Device
-	at, writes int
+	at     int
+	mu     sync.Mutex // guards writes: the log writes from its own goroutine
+	writes int
 }
 
 func (d *failingWrite) WriteAt(p []byte, off int64) (int, error) {
+	d.mu.Lock()
 	d.writes++
-	if d.writes == d.at {
+	fail := d.writes == d.at
+	d.mu.Unlock()
+	if fail {
 		return 0, syscall.EIO
 	}
 	return d.Device.WriteAt(p, off)
