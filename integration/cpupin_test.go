@@ -75,8 +75,9 @@ func cpusOf(set unix.CPUSet) []int {
 
 // pinSelf restricts every thread of this process to cpus and sets
 // GOMAXPROCS to their number; undo puts back the mask, and GOMAXPROCS as
-// it was: the environment's value, or else the runtime's own default
-// (which follows the CPUs the process may use). Threads the runtime
+// it was. It goes back to the runtime's default (the environment's value,
+// or one that follows the CPUs the process may use) when that is the old
+// value, and is set explicitly otherwise (go test -cpu). Threads the runtime
 // starts later inherit the mask of the thread that starts them, so the
 // threads are walked until a walk finds every one pinned already.
 func pinSelf(cpus []int) (undo func() error, err error) {
@@ -91,9 +92,8 @@ func pinSelf(cpus []int) (undo func() error, err error) {
 	runtime.GOMAXPROCS(len(cpus))
 	return func() error {
 		err := pinThreads(before)
-		if os.Getenv("GOMAXPROCS") == "" {
-			runtime.SetDefaultGOMAXPROCS()
-		} else {
+		runtime.SetDefaultGOMAXPROCS()
+		if runtime.GOMAXPROCS(0) != procs {
 			runtime.GOMAXPROCS(procs)
 		}
 		return err
