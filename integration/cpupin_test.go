@@ -92,12 +92,19 @@ func pinSelf(cpus []int) (undo func() error, err error) {
 	runtime.GOMAXPROCS(len(cpus))
 	return func() error {
 		err := pinThreads(before)
-		runtime.SetDefaultGOMAXPROCS()
-		if runtime.GOMAXPROCS(0) != procs {
-			runtime.GOMAXPROCS(procs)
-		}
+		restoreGOMAXPROCS(procs)
 		return err
 	}, nil
+}
+
+// restoreGOMAXPROCS sets GOMAXPROCS back to procs: as the runtime's
+// default when that is procs, so that it keeps following the CPUs the
+// process may use, and explicitly otherwise.
+func restoreGOMAXPROCS(procs int) {
+	runtime.SetDefaultGOMAXPROCS()
+	if runtime.GOMAXPROCS(0) != procs {
+		runtime.GOMAXPROCS(procs)
+	}
 }
 
 func pinThreads(set unix.CPUSet) error {
@@ -167,7 +174,8 @@ func TestParseCPUList(t *testing.T) {
 }
 
 // TestPinSelf: every thread of the process ends on the CPUs asked for,
-// GOMAXPROCS follows, and undo puts both back.
+// GOMAXPROCS follows, and undo puts both back, a GOMAXPROCS set
+// explicitly (as go test -cpu does) included.
 func TestPinSelf(t *testing.T) {
 	var before unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &before); err != nil {
@@ -205,6 +213,19 @@ func TestPinSelf(t *testing.T) {
 	var after unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &after); err != nil || after != before || runtime.GOMAXPROCS(0) != procs {
 		t.Errorf("after undo: CPUs %v (want %v), GOMAXPROCS %d (want %d), %v", cpusOf(after), cpusOf(before), runtime.GOMAXPROCS(0), procs, err)
+	}
+
+	explicit := procs + 1
+	runtime.GOMAXPROCS(explicit)
+	defer restoreGOMAXPROCS(procs)
+	if undo, err = pinSelf([]int{last}); err != nil {
+		t.Fatal(err)
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	if got := runtime.GOMAXPROCS(0); got != explicit {
+		t.Errorf("after undo: GOMAXPROCS %d, want the %d set explicitly before pinning", got, explicit)
 	}
 }
 

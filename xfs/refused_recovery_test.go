@@ -116,6 +116,13 @@ func (d *failingWrite) WriteAt(p []byte, off int64) (int, error) {
 	return d.Device.WriteAt(p, off)
 }
 
+// count is the number of writes so far.
+func (d *failingWrite) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writes
+}
+
 // TestCrashedOpenAndCloseWithFailedWrite: the writable open and the close
 // of a crashed volume (a replay, then files on the unlinked lists to free)
 // meet one failed write, at each of their writes in turn. A refused open
@@ -185,8 +192,8 @@ func TestCrashedOpenAndCloseWithFailedWrite(t *testing.T) {
 			}
 		} else if err := v.Close(); err != nil {
 			closeFailed++
-		} else if fd.writes < at {
-			t.Logf("an open and close of the crashed volume make %d writes; %d failures refused the open, %d the close", fd.writes, refused, closeFailed)
+		} else if n := fd.count(); n < at {
+			t.Logf("an open and close of the crashed volume make %d writes; %d failures refused the open, %d the close", n, refused, closeFailed)
 			if refused == 0 || closeFailed == 0 {
 				t.Fatal("the failures did not reach both the open and the close")
 			}
