@@ -331,7 +331,8 @@ func (g *InodeGC) inactivateBatch(st *queueStats, b BatchInactivator, inos []uin
 func (g *InodeGC) count(st *queueStats, err error) {
 	if err != nil {
 		st.errors.Add(1)
-		g.firstErr.CompareAndSwap(nil, &err)
+		first := err // taking err's own address would move every call's err to the heap
+		g.firstErr.CompareAndSwap(nil, &first)
 		return
 	}
 	st.inactivated.Add(1)

@@ -163,6 +163,16 @@ func (c *inodeChange) maxInodeExtents(f Fork) int { return len(c.forkBytes(f)) /
 // mapping returns the transaction's extent list of fork f (a copy the
 // caller may edit and hand to setMapping).
 func (c *inodeChange) mapping(f Fork) ([]format.Extent, error) {
+	ext, err := c.extentsOf(f)
+	if err != nil {
+		return nil, err
+	}
+	return append([]format.Extent(nil), ext...), nil
+}
+
+// extentsOf returns the transaction's extent list of fork f, read-only:
+// for lookups, which need no copy of it.
+func (c *inodeChange) extentsOf(f Fork) ([]format.Extent, error) {
 	if !c.extLoaded[f] {
 		switch c.forkFormat(f) {
 		case format.FmtExtents, format.FmtBtree:
@@ -177,7 +187,7 @@ func (c *inodeChange) mapping(f Fork) ([]format.Extent, error) {
 		}
 		c.extLoaded[f] = true
 	}
-	return append([]format.Extent(nil), c.ext[f]...), nil
+	return c.ext[f], nil
 }
 
 // bmbt returns the fork's btree, its blocks allocated near the inode and

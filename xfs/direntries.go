@@ -28,7 +28,7 @@ func (v *Volume) ReadDirVersion(ino format.Ino) ([]DirEntry, Version, error) {
 		return nil, Version{}, err
 	}
 	out, err := v.readDirLocked(ip)
-	return out, versionOf(ip.core), err
+	return out, versionOf(&ip.core), err
 }
 
 // EntryInode is an inode reached through a directory entry by
@@ -75,7 +75,7 @@ func (v *Volume) ReadEntryInodes(dir format.Ino, at Version, inos []format.Ino, 
 	if err != nil {
 		return false, err
 	}
-	if versionOf(dp.core) != at {
+	if versionOf(&dp.core) != at {
 		return false, nil
 	}
 	e := &EntryInode{v: v}

@@ -134,7 +134,7 @@ func (d dataFork) SetInline(b []byte) error {
 	if len(b) > len(fork) {
 		return fmt.Errorf("xfs: internal error: %d inline bytes in a %d-byte fork", len(b), len(fork))
 	}
-	if ext, err := d.c.mapping(DataFork); err != nil {
+	if ext, err := d.c.extentsOf(DataFork); err != nil {
 		return err
 	} else if len(ext) > 0 {
 		return fmt.Errorf("xfs: internal error: local fork with %d extents still mapped", len(ext))
@@ -176,7 +176,7 @@ func (d dataFork) Free(off format.FileOff, count int) error {
 
 // mapped lists the mapped ranges of fork f.
 func (c *inodeChange) mapped(f Fork) ([][2]format.FileOff, error) {
-	ext, err := c.mapping(f)
+	ext, err := c.extentsOf(f)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (c *inodeChange) mapped(f Fork) ([][2]format.FileOff, error) {
 // must be mapped to consecutive disk blocks (metadata buffers are one
 // contiguous run).
 func (c *inodeChange) diskRun(f Fork, off format.FileOff, count int) (format.Daddr, error) {
-	ext, err := c.mapping(f)
+	ext, err := c.extentsOf(f)
 	if err != nil {
 		return 0, err
 	}

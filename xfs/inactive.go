@@ -246,7 +246,7 @@ func (v *Volume) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.A
 // frees the inode: most objects' last step then costs one transaction,
 // not two.
 func freeAtOnce(ip *inode) bool {
-	c := ip.core
+	c := &ip.core
 	small := func(kind int8, extents uint64) bool {
 		return kind != format.FmtBtree && !(kind == format.FmtExtents && extents > maxFreePerTx/2)
 	}
@@ -390,7 +390,7 @@ func (v *Volume) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino,
 			}
 			freed = uint64(len(free))
 		}
-		*c.core = *ialloc.FreeInodeCore(&v.geo, ino)
+		c.core = *ialloc.FreeInodeCore(&v.geo, ino)
 		clear(c.raw[format.InodeCoreSize:])
 		t.OnCommit(func() { u.Removed(agino, next) })
 		return nil

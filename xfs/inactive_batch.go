@@ -121,7 +121,7 @@ func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool
 			if err := t.ialloc.Free(m.ino); err != nil {
 				return err
 			}
-			*c.core = *ialloc.FreeInodeCore(&v.geo, m.ino)
+			c.core = *ialloc.FreeInodeCore(&v.geo, m.ino)
 			clear(c.raw[format.InodeCoreSize:])
 		}
 		// The AGF's changes after every AGI change: AGI before AGF.

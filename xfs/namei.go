@@ -231,7 +231,7 @@ func (f *fileContent) reserve(v *Volume) int64 {
 
 // fill writes the content into the new file ino of t.
 func (f *fileContent) fill(t *txn, ino format.Ino) error {
-	c := t.inodes[ino]
+	c := t.inodes.get(ino)
 	if len(f.data) > 0 {
 		last := format.FileOff((int64(len(f.data)) - 1) >> t.v.geo.BlockLog)
 		if err := t.v.writeChunkTx(t, c.h, ino, f.data, 0, 0, last); err != nil {
@@ -316,7 +316,7 @@ func (v *Volume) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 	if isDir {
 		nlink = 2
 	}
-	v.initInodeCore(c.core, newInodeAttrs{Mode: mode, UID: a.UID, GID: a.GID, ProjID: a.ProjID, Nlink: nlink, Now: time.Now()}, pc.core)
+	v.initInodeCore(&c.core, newInodeAttrs{Mode: mode, UID: a.UID, GID: a.GID, ProjID: a.ProjID, Nlink: nlink, Now: time.Now()}, &pc.core)
 	clear(c.forkBytes(DataFork))
 	switch {
 	case isDir:

@@ -156,7 +156,7 @@ func (v *Volume) makeQuotaInode() error {
 		c := t.track(h, free)
 		t.OnCommit(func() { v.icache.release(h) })
 		t.OnCancel(func() { v.icache.release(h) })
-		v.initInodeCore(c.core, newInodeAttrs{Mode: format.SIFREG, Nlink: 1, Now: time.Now()}, nil)
+		v.initInodeCore(&c.core, newInodeAttrs{Mode: format.SIFREG, Nlink: 1, Now: time.Now()}, nil)
 		clear(c.forkBytes(DataFork))
 		sector, err := t.Read(0, v.geo.SectSize, &superblockOps)
 		if err != nil {

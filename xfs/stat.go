@@ -52,7 +52,7 @@ func (v *Volume) Stat(ino format.Ino) (Stat, error) {
 
 // statOf describes one committed version of an inode.
 func (v *Volume) statOf(ip *inode) Stat {
-	c := ip.core
+	c := &ip.core
 	s := Stat{
 		Ino: ip.ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
 		Blocks: c.NBlocks, BlockSize: v.geo.BlockSize,

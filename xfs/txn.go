@@ -1,9 +1,10 @@
 package xfs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -16,7 +17,7 @@ import (
 type txn struct {
 	*trans.Tx
 	v      *Volume
-	inodes map[format.Ino]*inodeChange
+	inodes inodeChanges
 	alloc  *alloc.Tx  // the AGFs this transaction holds
 	ialloc *ialloc.Tx // the AGIs this transaction holds
 	// res is the number of blocks reserved from the free count; used is
@@ -56,11 +57,12 @@ func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
 		v.unreserveBlocks(blocks)
 		return nil, err
 	}
-	t := &txn{Tx: tx, v: v, inodes: make(map[format.Ino]*inodeChange), res: blocks, freeing: freeing}
+	t := &txn{Tx: tx, v: v, res: blocks, freeing: freeing}
+	t.inodes.list = t.inodes.space[:0]
 	t.alloc = v.w.space.Begin(tx, t)
 	t.ialloc = v.w.inodes.Begin(t.alloc)
 	tx.OnPrepare(t.flushInodes)
-	tx.OnCommit(func() { v.unreserveBlocks(t.res - t.used) })
+	tx.OnCommit(t.committed) // first: later hooks act on the new inode versions
 	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
 	return t, nil
 }
@@ -84,6 +86,15 @@ func (t *txn) UseBlocks(n int64) error {
 	return nil
 }
 
+// committed publishes the transaction's inode versions and returns the
+// blocks it reserved but did not use.
+func (t *txn) committed() {
+	for _, c := range t.inodes.list {
+		c.h.cur.Store(c.committed())
+	}
+	t.v.unreserveBlocks(t.res - t.used)
+}
+
 // FreeBlocks returns n freed blocks to the free count when t commits.
 func (t *txn) FreeBlocks(n int64) { t.OnCommit(func() { t.v.unreserveBlocks(n) }) }
 
@@ -93,9 +104,9 @@ type inodeChange struct {
 	t    *txn
 	h    *inodeHandle
 	ino  format.Ino
-	base *inode         // the committed version the change started from
-	core *format.Dinode // edited freely; encoded into raw at commit
-	raw  []byte         // the whole inode; forks are edited here
+	base *inode        // the committed version the change started from
+	core format.Dinode // edited freely; encoded into raw at commit
+	raw  []byte        // the whole inode; forks are edited here
 
 	// The transaction's extent lists, once loaded or changed; handed to
 	// the committed version so it need not walk its bmbt again.
@@ -103,9 +114,27 @@ type inodeChange struct {
 	extLoaded [2]bool
 }
 
+// inodeChanges are the inodes a transaction changes: one to three for
+// most, maxInactiveBatch at most, so a scan finds them faster than a map.
+type inodeChanges struct {
+	list  []*inodeChange
+	space [4]*inodeChange // list's first backing array
+}
+
+func (s *inodeChanges) get(ino format.Ino) *inodeChange {
+	for _, c := range s.list {
+		if c.ino == ino {
+			return c
+		}
+	}
+	return nil
+}
+
+func (s *inodeChanges) add(c *inodeChange) { s.list = append(s.list, c) }
+
 // modify returns the transaction's copy of the in-use inode ino.
 func (t *txn) modify(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
-	if c, ok := t.inodes[ino]; ok {
+	if c := t.inodes.get(ino); c != nil {
 		return c, nil
 	}
 	cur, err := t.v.igetHeld(h, ino)
@@ -131,21 +160,16 @@ func (t *txn) modifyFile(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
 // track starts a change from a known version (also a free inode being
 // allocated, which iget would refuse).
 func (t *txn) track(h *inodeHandle, cur *inode) *inodeChange {
-	core := *cur.core
-	c := &inodeChange{t: t, h: h, ino: cur.ino, base: cur, core: &core, raw: append([]byte(nil), cur.raw...)}
-	t.inodes[cur.ino] = c
-	t.OnCommit(func() { h.cur.Store(c.committed()) })
+	c := &inodeChange{t: t, h: h, ino: cur.ino, base: cur, core: cur.core, raw: append([]byte(nil), cur.raw...)}
+	t.inodes.add(c)
 	return c
 }
 
 // flushInodes copies every changed inode into its block, in block order
 // so that concurrent commits lock inode blocks in the same order.
 func (t *txn) flushInodes() error {
-	changes := make([]*inodeChange, 0, len(t.inodes))
-	for _, c := range t.inodes {
-		changes = append(changes, c)
-	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].ino < changes[j].ino })
+	changes := t.inodes.list
+	slices.SortFunc(changes, func(a, b *inodeChange) int { return cmp.Compare(a.ino, b.ino) })
 	for _, c := range changes {
 		if err := c.flush(); err != nil {
 			return err

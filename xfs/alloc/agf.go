@@ -99,7 +99,7 @@ func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
 func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
 	g := t.Geo()
 	d := g.AgHeaderDaddr(ag, 1)
-	ops := AgfOps(g, ag)
+	ops := t.Space.agHeaders(ag).agf
 	var buf []byte
 	var err error
 	if try {

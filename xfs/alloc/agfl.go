@@ -15,7 +15,7 @@ func (a *AG) agfl() ([]byte, error) {
 		return a.fl, nil
 	}
 	g := a.t.Geo()
-	b, err := a.t.Read(g.AgHeaderDaddr(a.ag, 3), g.SectSize, agflOps(g, a.ag))
+	b, err := a.t.Read(g.AgHeaderDaddr(a.ag, 3), g.SectSize, a.t.Space.agHeaders(a.ag).agfl)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("AG %d AGFL", a.ag))
 	}

@@ -21,6 +21,7 @@ type Space struct {
 	busy      *trans.Busy      // has its own lock
 	maxLevels uint32           // tallest a free-space tree can get; immutable
 	treeOps   sync.Map         // treeOpsKey -> *trans.Ops; safe for concurrent use
+	headerOps []agHeaderOps    // per AG; immutable
 	untrimmed *untrimmed       // freed since trimmed; has its own lock
 	neverFree []trans.Extent   // the internal log; set before sharing
 }
@@ -28,7 +29,29 @@ type Space struct {
 // NewSpace returns the allocator of a volume whose transactions record
 // freed extents in busy.
 func NewSpace(geo *format.Geometry, busy *trans.Busy) *Space {
-	return &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo), untrimmed: newUntrimmed(geo)}
+	s := &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo), untrimmed: newUntrimmed(geo)}
+	s.headerOps = make([]agHeaderOps, geo.AgCount)
+	for ag := range s.headerOps {
+		s.headerOps[ag] = newAgHeaderOps(geo, format.AgNumber(ag))
+	}
+	return s
+}
+
+// agHeaderOps are the buffer ops of an AG's AGF and AGFL: one value each
+// per volume, so that locking a header neither allocates ops nor changes
+// the kind its buffer records.
+type agHeaderOps struct{ agf, agfl *trans.Ops }
+
+func newAgHeaderOps(g *format.Geometry, ag format.AgNumber) agHeaderOps {
+	return agHeaderOps{AgfOps(g, ag), agflOps(g, ag)}
+}
+
+// agHeaders returns AG ag's header ops.
+func (s *Space) agHeaders(ag format.AgNumber) agHeaderOps {
+	if int(ag) < len(s.headerOps) {
+		return s.headerOps[ag]
+	}
+	return newAgHeaderOps(s.geo, ag) // an AG past the end fails its check on read
 }
 
 // maxLevels is the tallest a free-space tree can get in an AG.

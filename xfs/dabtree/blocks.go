@@ -3,6 +3,7 @@ package dabtree
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -30,8 +31,17 @@ type Blocks struct {
 	R    fork.Reader
 	W    fork.Writer // nil for read-only use
 	Fsbs int         // filesystem blocks per block
-	bufs map[uint32]*Buf
-	dirt []*Buf // dirty buffers in the order they were first dirtied
+	// bufs are the blocks read or allocated so far; index finds them once
+	// there are more than a scan is worth. Most operations touch a few
+	// blocks, whose state lives in first and dirtSpace without an
+	// allocation each.
+	bufs      []*Buf
+	index     map[uint32]*Buf
+	bufSpace  [4]*Buf
+	first     [4]Buf
+	firstUsed int
+	dirt      []*Buf // dirty buffers in the order they were first dirtied
+	dirtSpace [4]*Buf
 	// mapping caches R.Mapped between this cache's own Allocs and Frees
 	// (nil: ask the fork).
 	mapping [][2]format.FileOff
@@ -43,19 +53,27 @@ var ErrReadOnly = errors.New("dabtree: change through a read-only fork")
 // NewBlocks returns a cache of fsbs-block units over r. Changes need r to
 // be a fork.Writer.
 func NewBlocks(r fork.Reader, fsbs int) *Blocks {
-	c := &Blocks{R: r, Fsbs: fsbs, bufs: make(map[uint32]*Buf)}
+	c := new(Blocks)
+	c.Init(r, fsbs)
+	return c
+}
+
+// Init makes c an empty cache over r, as NewBlocks does, for a Blocks
+// held inside another value. c must not be copied afterwards.
+func (c *Blocks) Init(r fork.Reader, fsbs int) {
+	*c = Blocks{R: r, Fsbs: fsbs}
+	c.bufs, c.dirt = c.bufSpace[:0], c.dirtSpace[:0]
 	if w, ok := r.(fork.Writer); ok {
 		c.W = w
 	}
-	return c
 }
 
 // Read returns the block at fork offset blkno, verified by ops when it is
 // first read, for the caller to change. A block viewed before becomes a
 // private copy: the same Buf, with a new B.
 func (c *Blocks) Read(blkno uint32, ops *trans.Ops) (*Buf, error) {
-	b, ok := c.bufs[blkno]
-	if ok && !b.view {
+	b := c.find(blkno)
+	if b != nil && !b.view {
 		return b, nil
 	}
 	data, daddr, err := c.R.Read(format.FileOff(blkno), c.Fsbs, ops)
@@ -70,7 +88,7 @@ func (c *Blocks) Read(blkno uint32, ops *trans.Ops) (*Buf, error) {
 // copy. Lookups view the nodes they only pass through; whatever changes a
 // block must Read it first (Tree does so for the paths it changes).
 func (c *Blocks) View(blkno uint32, ops *trans.Ops) (*Buf, error) {
-	if b, ok := c.bufs[blkno]; ok {
+	if b := c.find(blkno); b != nil {
 		return b, nil
 	}
 	v, ok := c.R.(fork.Viewer)
@@ -90,11 +108,61 @@ func (c *Blocks) keep(b *Buf, blkno uint32, data []byte, daddr format.Daddr, vie
 		return nil, fmt.Errorf("fork block %d: read %d bytes, want %d", blkno, len(data), want)
 	}
 	if b == nil {
-		b = &Buf{Blkno: blkno}
-		c.bufs[blkno] = b
+		b = c.add(blkno)
 	}
 	b.Daddr, b.B, b.view = daddr, data, view
 	return b, nil
+}
+
+// blocksScan is how many blocks a Blocks finds by a scan before it
+// builds an index.
+const blocksScan = 16
+
+// find returns the state of the block at blkno, if c has it.
+func (c *Blocks) find(blkno uint32) *Buf {
+	if c.index != nil {
+		return c.index[blkno]
+	}
+	for _, b := range c.bufs {
+		if b.Blkno == blkno {
+			return b
+		}
+	}
+	return nil
+}
+
+// add returns a new state for the block at blkno.
+func (c *Blocks) add(blkno uint32) *Buf {
+	var b *Buf
+	if c.firstUsed < len(c.first) {
+		b = &c.first[c.firstUsed]
+		c.firstUsed++
+	} else {
+		b = new(Buf)
+	}
+	b.Blkno = blkno
+	c.bufs = append(c.bufs, b)
+	switch {
+	case c.index != nil:
+		c.index[blkno] = b
+	case len(c.bufs) > blocksScan:
+		c.index = make(map[uint32]*Buf, 2*len(c.bufs))
+		for _, b := range c.bufs {
+			c.index[b.Blkno] = b
+		}
+	}
+	return b
+}
+
+// drop forgets the block at blkno and returns its state, if c had it.
+func (c *Blocks) drop(blkno uint32) *Buf {
+	b := c.find(blkno)
+	if b == nil {
+		return nil
+	}
+	c.bufs = slices.DeleteFunc(c.bufs, func(x *Buf) bool { return x == b })
+	delete(c.index, blkno)
+	return b
 }
 
 // Alloc maps a new zeroed block at blkno. It fails with the fork's error
@@ -103,7 +171,7 @@ func (c *Blocks) Alloc(blkno uint32, ops *trans.Ops) (*Buf, error) {
 	if c.W == nil {
 		return nil, ErrReadOnly
 	}
-	if _, ok := c.bufs[blkno]; ok {
+	if c.find(blkno) != nil {
 		return nil, format.Corrupt("fork", fmt.Sprintf("fork block %d", blkno), "allocating a block that is in use")
 	}
 	c.mapping = nil
@@ -111,8 +179,8 @@ func (c *Blocks) Alloc(blkno uint32, ops *trans.Ops) (*Buf, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Buf{Blkno: blkno, Daddr: daddr, B: data}
-	c.bufs[blkno] = b
+	b := c.add(blkno)
+	b.Daddr, b.B = daddr, data
 	c.Dirty(b)
 	return b, nil
 }
@@ -139,16 +207,9 @@ func (c *Blocks) Free(blkno uint32) error {
 	if err := c.W.Free(format.FileOff(blkno), c.Fsbs); err != nil {
 		return err
 	}
-	b, ok := c.bufs[blkno]
-	delete(c.bufs, blkno)
-	if ok && b.dirty {
+	if b := c.drop(blkno); b != nil && b.dirty {
 		b.dirty = false
-		for i, d := range c.dirt {
-			if d == b {
-				c.dirt = append(c.dirt[:i], c.dirt[i+1:]...)
-				break
-			}
-		}
+		c.dirt = slices.DeleteFunc(c.dirt, func(d *Buf) bool { return d == b })
 	}
 	return nil
 }

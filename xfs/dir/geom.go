@@ -20,12 +20,12 @@ type geom struct {
 	emptyFree int    // longest free region of an empty data block
 }
 
-func newGeom(g *format.Geometry) *geom {
+func newGeom(g *format.Geometry) geom {
 	blk := g.DirBlkSize
 	if blk == 0 {
 		blk = g.BlockSize << g.DirBlkLog
 	}
-	d := &geom{
+	d := geom{
 		blk:      blk,
 		blkLog:   g.BlockLog + g.DirBlkLog,
 		fsbs:     1 << g.DirBlkLog,

@@ -39,9 +39,13 @@ type op struct {
 	r     fork.Reader
 	w     fork.Writer // nil when reading
 	g     *format.Geometry
-	d     *geom
-	c     *dabtree.Blocks
+	d     *geom           // &geom
+	c     *dabtree.Blocks // &blocks
 	owner format.Ino
+
+	// The op's own geometry and block cache, in one allocation with it.
+	geom   geom
+	blocks dabtree.Blocks
 }
 
 // errNoFType refuses filesystems whose directory entries have no file
@@ -53,9 +57,11 @@ func newOp(r fork.Reader) (*op, error) {
 	if !g.FType {
 		return nil, errNoFType
 	}
-	d := newGeom(g)
-	c := dabtree.NewBlocks(r, d.fsbs)
-	return &op{r: r, w: c.W, g: g, d: d, c: c, owner: r.Owner()}, nil
+	o := &op{r: r, g: g, geom: newGeom(g), owner: r.Owner()}
+	o.d, o.c = &o.geom, &o.blocks
+	o.c.Init(r, o.d.fsbs)
+	o.w = o.c.W
+	return o, nil
 }
 
 // form tells the directory's format without reading more than needed: a

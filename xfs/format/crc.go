@@ -7,11 +7,15 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// zeroCRC stands for the CRC field while the CRC is computed; a local
+// array would escape through crc32's function values, an allocation per
+// call.
+var zeroCRC [4]byte
+
 // ComputeCRC returns the CRC32c of buf as if the 4 bytes at crcOff were zero.
 func ComputeCRC(buf []byte, crcOff int) uint32 {
-	var zero [4]byte
 	c := crc32.Update(0, castagnoli, buf[:crcOff])
-	c = crc32.Update(c, castagnoli, zero[:])
+	c = crc32.Update(c, castagnoli, zeroCRC[:])
 	return crc32.Update(c, castagnoli, buf[crcOff+4:])
 }
 

@@ -27,13 +27,30 @@ type Inodes struct {
 
 	unlinkedMu sync.Mutex                    // guards unlinked
 	unlinked   map[format.AgNumber]*Unlinked // see Unlinked
+
+	// agiOps are each AG's AGI ops, one value per volume (see
+	// alloc.Space's header ops); immutable.
+	agiOps []*trans.Ops
 }
 
 // New returns the inode allocator of the volume whose superblock is sb.
 // icount and ifree are the in-core counters it keeps up to date.
 func New(g *format.Geometry, sb *format.Superblock, read alloc.Reader, icount, ifree *atomic.Int64) *Inodes {
-	return &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
+	in := &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
 		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*Unlinked)}
+	in.agiOps = make([]*trans.Ops, g.AgCount)
+	for ag := range in.agiOps {
+		in.agiOps[ag] = AgiOps(g, format.AgNumber(ag))
+	}
+	return in
+}
+
+// opsOf returns AG ag's AGI ops.
+func (in *Inodes) opsOf(ag format.AgNumber) *trans.Ops {
+	if int(ag) < len(in.agiOps) {
+		return in.agiOps[ag]
+	}
+	return AgiOps(in.geo, ag) // an AG past the end fails its check on read
 }
 
 // MaxInodes is the imax_pct limit in inodes (0: none).
@@ -62,9 +79,10 @@ type AGI struct {
 	t     *Tx
 	ag    format.AgNumber
 	daddr format.Daddr
-	buf   []byte      // the transaction's copy of the AGI sector
-	h     *format.Agi // decoded buf; log() encodes it back
-	agf   *alloc.AG   // the same AG's free space, locked on first need
+	buf   []byte         // the transaction's copy of the AGI sector
+	h     *format.Agi    // decoded buf; log() encodes it back
+	agf   *alloc.AG      // the same AG's free space, locked on first need
+	tree  [2]*btree.Tree // the inobt and the finobt, made on first use
 }
 
 // AgiOps verifies AG ag's AGI on read and sets its CRC on write.
@@ -99,7 +117,7 @@ func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
 	}
 	g := t.Geo()
 	d := g.AgHeaderDaddr(ag, 2)
-	buf, err := t.Read(d, g.SectSize, AgiOps(g, ag))
+	buf, err := t.Read(d, g.SectSize, t.in.opsOf(ag))
 	if err != nil {
 		return nil, locateAgi(err, ag, d)
 	}
@@ -136,6 +154,19 @@ func (a *AGI) freeSpace() (*alloc.AG, error) {
 // blocks are ordinary allocations from the AG, counted in agi_iblocks and
 // agi_fblocks.
 func (a *AGI) Tree(free bool) *btree.Tree {
+	i := 0
+	if free {
+		i = 1
+	}
+	if a.tree[i] == nil {
+		a.tree[i] = a.newTree(free)
+	}
+	return a.tree[i]
+}
+
+// newTree makes the tree Tree returns; its root changes go straight to
+// the AGI, so one value serves the whole transaction.
+func (a *AGI) newTree(free bool) *btree.Tree {
 	kind, root, levels, count := btree.Inobt, &a.h.Root, &a.h.Level, &a.h.IBlocks
 	if free {
 		kind, root, levels, count = btree.Finobt, &a.h.FreeRoot, &a.h.FreeLevel, &a.h.FBlocks

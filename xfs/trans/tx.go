@@ -38,7 +38,15 @@ type Tx struct {
 	onCancel     []func()
 	late         []LateItem
 	done         bool
+	// The first hooks, without an allocation each (an engine transaction
+	// registers two or three of each kind).
+	prepareSpace [hooksInline]func() error
+	commitSpace  [hooksInline]func()
+	cancelSpace  [hooksInline]func()
 }
+
+// hooksInline is how many hooks of a kind a transaction keeps inline.
+const hooksInline = 4
 
 // A LateItem is logged with a transaction but formatted only at the
 // moment the transaction takes its place in the log, under the lock that
@@ -100,6 +108,7 @@ func (c *Cache) Begin() (*Tx, error) {
 	}
 	tx := &Tx{c: c}
 	tx.held = tx.heldSpace[:0]
+	tx.onPrepare, tx.onCommit, tx.onCancel = tx.prepareSpace[:0], tx.commitSpace[:0], tx.cancelSpace[:0]
 	return tx, nil
 }
 

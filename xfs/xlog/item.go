@@ -51,9 +51,14 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 		return Item{}, false
 	}
 	f := format.BufLogFormatOf(daddr, len(data), blft, runs, dataMap)
-	hdr := make([]byte, f.EncodedLen())
+	var hdr []byte
+	if n := f.EncodedLen(); runs < len(smallBufItem{}.regions) && n <= len(smallBufItem{}.hdr) {
+		sp := new(smallBufItem)
+		it.Regions, hdr = sp.regions[:0], sp.hdr[:n]
+	} else {
+		it.Regions, hdr = make([][]byte, 0, 1+runs), make([]byte, n)
+	}
 	f.Encode(hdr)
-	it.Regions = make([][]byte, 0, 1+runs)
 	it.Regions = append(it.Regions, hdr)
 	for c := 0; c < chunks; {
 		if dataMap[c/32]&(1<<(c%32)) == 0 {
@@ -67,6 +72,14 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 		it.Regions = append(it.Regions, data[start*format.BlfChunk:min(c*format.BlfChunk, len(data))])
 	}
 	return it, true
+}
+
+// smallBufItem holds the regions and the format header of an item of a
+// few runs over a block of up to 4 KiB, the common case, in one
+// allocation.
+type smallBufItem struct {
+	regions [4][]byte
+	hdr     [format.BlfHeaderSize + 4]byte
 }
 
 // wholeImage reports whether blocks of log type blft are always logged
