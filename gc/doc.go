@@ -305,9 +305,11 @@
 // with the commit before: 46.7 and 47.8 us of CPU per delete against
 // 56.9 and 51.5, 27,000-29,000 deletes/s against 23,000-25,300 (the
 // kernel 74,000-88,000; delete-ratio 0.31-0.36). Through the binary,
-// unpinned and presigned, three rounds against 6f8cc8c: 8 clients x1.97
-// of old's median (pairs x1.67-1.97), 32 clients x1.94 (pairs
-// x1.77-2.23), server CPU per DELETE 185-247 us against 424-459. A perf
+// unpinned and presigned, two runs of three rounds against 6f8cc8c: 8
+// clients x1.97 and x2.06 of old's median (round pairs x1.67-2.30; over
+// all six rounds x1.89), 32 clients x1.94 and x2.12 (pairs x1.77-2.39;
+// x2.08), server CPU per DELETE 179-247 us against 360-504: at twice
+// old's rate within the rounds' noise, not clearly past it. A perf
 // profile of the server at 8 clients: log forces 16% of its samples
 // (the durable pwritev2 is a buffered write and a sync on this ext4),
 // Go's collector 11%, inactivation 10%, HTTP's response write 7%.
