@@ -98,8 +98,15 @@ var CheckDirFreeBlocks = checkDirFreeBlocks
 func SkipWriteback(v *Volume) { v.cache.SkipWriteback() }
 
 // Abandon drops v without writing anything more (no superblock, no
-// unmount record): a crash as far as the volume can tell.
-func Abandon(v *Volume) error { return v.dev.Close() }
+// unmount record): a crash as far as the volume can tell. The log's
+// background write-back pass, if one runs, ends first: closing the
+// device under it would race with its writes.
+func Abandon(v *Volume) error {
+	if log := v.cache.Log(); log != nil {
+		log.Halt()
+	}
+	return v.dev.Close()
+}
 
 // CloseKeepingUnlinked closes v cleanly but leaves the inodes on its
 // unlinked lists there, as another writer might.

@@ -551,6 +551,26 @@ func (w *Writer) pushBacklog() {
 	_ = w.writeBacklogLocked()
 }
 
+// ErrHalted is what a halted writer answers every later force with.
+var ErrHalted = errors.New("xlog: writer halted")
+
+// Halt stops the writer as a crash would, for tests that abandon a
+// volume: it waits for the batch and the write-back pass under way (a
+// crash may come after them), then drops the write-backs not yet begun
+// and refuses every later write, so that nothing reaches the device once
+// the caller closes it.
+func (w *Writer) Halt() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.busy || w.pushing || w.pushStarted {
+		w.cond.Wait()
+	}
+	w.backlog, w.backlogBytes = nil, 0
+	if w.err == nil {
+		w.err = ErrHalted
+	}
+}
+
 // markWrittenLocked notes that the commit at lsn has been written in
 // place: the next flush retires it.
 func (w *Writer) markWrittenLocked(lsn format.LSN) {

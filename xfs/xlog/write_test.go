@@ -821,3 +821,53 @@ func TestPassHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestHalt: Halt waits for the background pass under way, then refuses
+// every later write, so that an abandoned volume's device can be closed
+// with nothing writing to it.
+func TestHalt(t *testing.T) {
+	_, _, w := newTestLog(t, 1<<14)
+	w.SetIdleWriteBack(0)
+	release := make(chan struct{})
+	var passEnded atomic.Bool
+	w.OnPass(PassHooks{End: func() error {
+		<-release
+		passEnded.Store(true)
+		return nil
+	}})
+	items := randomTrans(rand.New(rand.NewSource(1)))[:1]
+	// One commit past the limit but within twice it: the leader hands
+	// the pass to a goroutine of its own and returns.
+	w.SetBacklogLimit(transBytesMax(items) - 1)
+	var written atomic.Int32
+	writeBack := func(own, durable Ticket) error { written.Add(1); return nil }
+	tk, err := w.Queue(items, writeBack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Force(tk); err != nil {
+		t.Fatal(err)
+	}
+	halted := make(chan struct{})
+	go func() { w.Halt(); close(halted) }()
+	select {
+	case <-halted:
+		t.Fatal("Halt returned while a write-back pass was running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-halted
+	if !passEnded.Load() || written.Load() != 1 {
+		t.Fatalf("after Halt: pass ended %v, %d of 1 write-backs ran", passEnded.Load(), written.Load())
+	}
+	tk, err = w.Queue(items, writeBack)
+	if err == nil {
+		err = w.Force(tk)
+	}
+	if !errors.Is(err, ErrHalted) {
+		t.Fatalf("a commit after Halt: %v, want ErrHalted", err)
+	}
+	if written.Load() != 1 {
+		t.Fatalf("%d write-backs ran, one of them after Halt", written.Load())
+	}
+}
