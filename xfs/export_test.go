@@ -101,7 +101,9 @@ func SkipWriteback(v *Volume) { v.cache.SkipWriteback() }
 // unmount record): a crash as far as the volume can tell. The log's
 // background write-back pass, if one runs, ends first: closing the
 // device under it would race with its writes.
-func Abandon(v *Volume) error {
+func Abandon(v *Volume) error { return v.abandon() }
+
+func (v *Volume) abandon() error {
 	if log := v.cache.Log(); log != nil {
 		log.Halt()
 	}

@@ -154,7 +154,7 @@ func efiCrashImage(t *testing.T, stale bool) efiCrash {
 	if err := lw.ForceAll(); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.dev.Close(); err != nil {
+	if err := v.abandon(); err != nil {
 		t.Fatal(err)
 	}
 	return x

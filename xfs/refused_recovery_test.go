@@ -71,7 +71,7 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 		if err := v.Force(); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.dev.Close(); err != nil {
+		if err := v.abandon(); err != nil {
 			t.Fatal(err)
 		}
 		restore := oracle.DamageUnlinkedBucket(t, img)
@@ -167,7 +167,7 @@ func TestCrashedOpenAndCloseWithFailedWrite(t *testing.T) {
 	if err := v.Force(); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.dev.Close(); err != nil {
+	if err := v.abandon(); err != nil {
 		t.Fatal(err)
 	}
 
