@@ -129,3 +129,9 @@ func DquotCache(v *Volume) (cached, evicted int64) { return v.w.quota.Cached() }
 // LockOrderRetries returns how many changes ran again to take an AGF in
 // ascending order.
 func LockOrderRetries(v *Volume) int64 { return v.w.lockOrderRetries.Load() }
+
+// LogRange is the byte range of v's internal log.
+func LogRange(v *Volume) (off, n int64) {
+	l := v.logRegion()
+	return l.Start, int64(l.Blocks) * format.BBSize
+}

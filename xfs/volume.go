@@ -136,6 +136,9 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 	// replayed is cached stale.
 	v.cache = trans.NewCache(d, int(budget-budget/4))
 	if !o.ReadOnly {
+		if err := v.fillLogHoles(); err != nil {
+			return nil, err
+		}
 		if err := v.openWrite(o); err != nil {
 			return nil, err
 		}
@@ -240,6 +243,34 @@ func (v *Volume) checkLog() error {
 			return fmt.Errorf("%w (%v): open it read-write (or mount it with the kernel) to replay the log", ErrNeedsRecovery, err)
 		}
 		return fmt.Errorf("read log: %w", err)
+	}
+	return nil
+}
+
+// fillLogHoles writes zeros over the holes of the log's region in a
+// volume file (our mkfs leaves the log a hole): a log write into a hole
+// makes the host filesystem allocate blocks, and the force that follows
+// commits the host's journal too, on every log write of the first pass
+// through the log. Measured on 2026-12-04 on this project's ext4 machines,
+// 8 KiB writes each followed by fdatasync: 250-340 µs (74-124 µs of CPU)
+// into a hole or fallocated space, 185-195 µs (61 µs) into written
+// blocks. Zeros over a hole change nothing recovery reads. A full host
+// leaves the rest as holes: the log works as before, only slower.
+func (v *Volume) fillLogHoles() error {
+	f, ok := v.dev.(interface {
+		FillHoles(off, n int64) (int64, error)
+	})
+	if !ok {
+		return nil
+	}
+	l := v.logRegion()
+	filled, err := f.FillHoles(l.Start, int64(l.Blocks)*format.BBSize)
+	if err != nil && !errors.Is(err, dev.ErrHostFull) {
+		return err
+	}
+	if filled > 0 {
+		// Once now, not in the first commit's flush.
+		return v.dev.Sync()
 	}
 	return nil
 }

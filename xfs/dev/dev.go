@@ -19,6 +19,10 @@
 // WriteVAt (vector_linux.go) writes several buffers, one after another,
 // in one pwritev: a run of adjacent blocks without joining them first.
 //
+// FillHoles (holes_linux.go) writes zeros into a volume file's holes, so
+// that later writes there find their blocks allocated: the engine fills
+// the log's region when it opens a volume for writing.
+//
 // Fault (fault.go) is a test device with a volatile write cache: a power
 // cut drops every write not yet flushed, optionally tearing one.
 package dev
@@ -44,6 +48,10 @@ type Device interface {
 
 // ErrReadOnly is returned by writes to a device opened read-only.
 var ErrReadOnly = errors.New("device is read-only")
+
+// ErrHostFull is returned when the filesystem that holds a volume file
+// has no space left for blocks the volume file needs allocated.
+var ErrHostFull = errors.New("the volume file's filesystem is full")
 
 // ErrInUse is returned when another process has the volume open for writing.
 var ErrInUse = errors.New("volume is open for writing by another process")
