@@ -59,6 +59,7 @@ var ErrInUse = errors.New("volume is open for writing by another process")
 // File is a Device backed by an *os.File (a volume file or a block device).
 type File struct {
 	f        *os.File
+	rc       syscall.RawConn // f's descriptor, held open by withFd
 	size     int64
 	readOnly bool
 	blockDev bool  // a block device (discard is BLKDISCARD), not a file
@@ -92,8 +93,13 @@ func Open(path string, readOnly bool) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: size: %w", path, err)
 	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	blockDev, gran := probeDiscard(f)
-	return &File{f: f, size: size, readOnly: readOnly, blockDev: blockDev, gran: gran}, nil
+	return &File{f: f, rc: rc, size: size, readOnly: readOnly, blockDev: blockDev, gran: gran}, nil
 }
 
 // WriterActive reports whether a process has the volume open for writing
@@ -157,7 +163,7 @@ func (d *File) Sync() error {
 		return nil
 	}
 	for {
-		err := syscall.Fdatasync(int(d.f.Fd()))
+		err := d.withFd(syscall.Fdatasync)
 		if err != syscall.EINTR {
 			if err != nil {
 				return &os.PathError{Op: "fdatasync", Path: d.f.Name(), Err: err}
@@ -167,8 +173,25 @@ func (d *File) Sync() error {
 	}
 }
 
-// Close closes the file.
+// Close closes the file. The descriptor itself is closed once a write,
+// flush or discard under way in another goroutine has ended (withFd);
+// later ones fail.
 func (d *File) Close() error { return d.f.Close() }
+
+// withFd runs fn with the file's descriptor held open: a Close meanwhile
+// leaves the descriptor open until fn returns, so its number cannot be
+// reused by another file under fn, and once the file is closed fn does
+// not run (the error is os.ErrClosed). Every call made on the raw
+// descriptor goes through it.
+func (d *File) withFd(fn func(fd int) error) error {
+	var fnErr error
+	if err := d.rc.Control(func(fd uintptr) { fnErr = fn(int(fd)) }); err != nil {
+		// The descriptor could not be held: the file is closed (the
+		// error is the poller's, not yet os.ErrClosed).
+		return os.ErrClosed
+	}
+	return fnErr
+}
 
 // Fd exposes the descriptor for hole punching and similar file-only calls.
 func (d *File) Fd() uintptr { return d.f.Fd() }

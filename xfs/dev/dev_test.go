@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestExclusiveWriter(t *testing.T) {
@@ -121,4 +123,53 @@ func newWritableFile(t *testing.T, size int) (string, *File) {
 		t.Fatal(err)
 	}
 	return path, d
+}
+
+// TestCloseUnderWrites: a Close while other goroutines write, flush and
+// discard is safe (the race detector watches the descriptor), each call
+// either succeeds or fails with os.ErrClosed, and none runs after Close.
+func TestCloseUnderWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vol")
+	if err := os.WriteFile(path, make([]byte, 1<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(path, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	calls := []func(i int) error{
+		func(i int) error { _, err := d.WriteVAt([][]byte{buf}, int64(i%256)*4096); return err },
+		func(i int) error { _, err := d.WriteAtDurable(buf, int64(i%256)*4096); return err },
+		func(int) error { return d.Sync() },
+		func(i int) error {
+			if err := d.Discard(int64(i%256)*4096, 4096); err != nil && !errors.Is(err, ErrDiscardUnsupported) {
+				return err
+			}
+			return nil
+		},
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, call := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := 0; ; i++ {
+				if err := call(i); err != nil {
+					if !errors.Is(err, os.ErrClosed) {
+						t.Errorf("a call beside Close: %v, want success or os.ErrClosed", err)
+					}
+					return
+				}
+			}
+		}()
+	}
+	close(start)
+	time.Sleep(20 * time.Millisecond)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
 }

@@ -27,15 +27,16 @@ func (d *File) Discard(off, n int64) error {
 		return fmt.Errorf("discard of %d bytes at %d: %w (device has %d bytes)", n, off, io.ErrUnexpectedEOF, d.size)
 	}
 	for {
-		var err error
-		if d.blockDev {
-			r := [2]uint64{uint64(off), uint64(n)}
-			if _, _, e := unix.Syscall(unix.SYS_IOCTL, d.f.Fd(), unix.BLKDISCARD, uintptr(unsafe.Pointer(&r[0]))); e != 0 {
-				err = e
+		err := d.withFd(func(fd int) error {
+			if d.blockDev {
+				r := [2]uint64{uint64(off), uint64(n)}
+				if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.BLKDISCARD, uintptr(unsafe.Pointer(&r[0]))); e != 0 {
+					return e
+				}
+				return nil
 			}
-		} else {
-			err = unix.Fallocate(int(d.f.Fd()), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
-		}
+			return unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, off, n)
+		})
 		if err != unix.EINTR {
 			return discardError(d.f.Name(), err)
 		}

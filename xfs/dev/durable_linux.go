@@ -17,7 +17,11 @@ func (d *File) WriteAtDurable(p []byte, off int64) (int, error) {
 	}
 	done := 0
 	for done < len(p) {
-		n, err := unix.Pwritev2(int(d.f.Fd()), [][]byte{p[done:]}, off+int64(done), unix.RWF_DSYNC)
+		var n int
+		err := d.withFd(func(fd int) (err error) {
+			n, err = unix.Pwritev2(fd, [][]byte{p[done:]}, off+int64(done), unix.RWF_DSYNC)
+			return err
+		})
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

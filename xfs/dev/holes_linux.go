@@ -24,11 +24,10 @@ func (d *File) FillHoles(off, n int64) (int64, error) {
 		return 0, nil
 	}
 	end := min(off+n, d.size)
-	fd := int(d.f.Fd())
 	var zeros []byte
 	filled := int64(0)
 	for pos := off; pos < end; {
-		hole, err := unix.Seek(fd, pos, unix.SEEK_HOLE)
+		hole, err := d.seek(pos, unix.SEEK_HOLE)
 		if err != nil {
 			if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENXIO) {
 				return filled, nil // no hole reporting, or pos at the end
@@ -38,7 +37,7 @@ func (d *File) FillHoles(off, n int64) (int64, error) {
 		if hole >= end {
 			break
 		}
-		data, err := unix.Seek(fd, hole, unix.SEEK_DATA)
+		data, err := d.seek(hole, unix.SEEK_DATA)
 		if err != nil {
 			if !errors.Is(err, unix.ENXIO) {
 				return filled, fmt.Errorf("%s: find data: %w", d.f.Name(), err)
@@ -63,4 +62,13 @@ func (d *File) FillHoles(off, n int64) (int64, error) {
 		pos = data
 	}
 	return filled, nil
+}
+
+// seek is lseek(2) on the descriptor: the next hole or data from off.
+func (d *File) seek(off int64, whence int) (pos int64, err error) {
+	err = d.withFd(func(fd int) error {
+		pos, err = unix.Seek(fd, off, whence)
+		return err
+	})
+	return pos, err
 }

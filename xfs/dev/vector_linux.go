@@ -20,7 +20,11 @@ func (d *File) WriteVAt(bufs [][]byte, off int64) (int, error) {
 	}
 	done := 0
 	for len(bufs) > 0 {
-		n, err := unix.Pwritev(int(d.f.Fd()), bufs[:min(len(bufs), maxIovecs)], off+int64(done))
+		var n int
+		err := d.withFd(func(fd int) (err error) {
+			n, err = unix.Pwritev(fd, bufs[:min(len(bufs), maxIovecs)], off+int64(done))
+			return err
+		})
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
