@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
+	"golang.org/x/sys/unix"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // TestDeleteFreesSpaceThroughBinary: in every --gc-mode, objects deleted
@@ -49,6 +54,29 @@ func TestDeleteFreesSpaceThroughBinary(t *testing.T) {
 				t.Errorf("no gc counters in the shutdown log")
 			}
 			s.checkKernelView(t, view)
+			checkLogFilled(t, s.Volume)
 		})
+	}
+}
+
+// checkLogFilled: the server's first open filled the log's region of its
+// fresh volume file, as the README says (no hole left in it).
+func checkLogFilled(t *testing.T, path string) {
+	t.Helper()
+	v, err := xfs.Open(path, xfs.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, g := v.Superblock(), v.Geometry()
+	v.Close()
+	off := format.DaddrToByte(g.FsbToDaddr(sb.LogStart))
+	end := off + int64(sb.LogBlocks)<<g.BlockLog
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if hole, err := f.Seek(off, unix.SEEK_HOLE); err != nil || hole < end {
+		t.Errorf("the volume's log [%d, %d) still has a hole at %d (%v)", off, end, hole, err)
 	}
 }

@@ -254,8 +254,9 @@ func (v *Volume) checkLog() error {
 // through the log. Measured on 2026-12-04 on this project's ext4 machines,
 // 8 KiB writes each followed by fdatasync: 250-340 µs (74-124 µs of CPU)
 // into a hole or fallocated space, 185-195 µs (61 µs) into written
-// blocks. Zeros over a hole change nothing recovery reads. A full host
-// leaves the rest as holes: the log works as before, only slower.
+// blocks. Zeros over a hole change nothing recovery reads. A host short
+// of space keeps the holes (dev.ErrHostFull): the log works as before,
+// only slower, and a later open fills them.
 func (v *Volume) fillLogHoles() error {
 	f, ok := v.dev.(interface {
 		FillHoles(off, n int64) (int64, error)

@@ -172,4 +172,9 @@ func TestCloseUnderWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
+	for i, call := range calls {
+		if err := call(0); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("call %d after Close: %v, want os.ErrClosed", i, err)
+		}
+	}
 }
