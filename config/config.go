@@ -66,6 +66,11 @@ type Config struct {
 	// written.
 	LogSample     int    `json:"-"`
 	LogSampleText string `json:"log_sample"`
+	// LogFlush is the longest a log line waits in memory to be written
+	// with others (0: each line at once); warnings and errors never wait.
+	// LogFlushText is it as written.
+	LogFlush     time.Duration `json:"-"`
+	LogFlushText string        `json:"log_flush"`
 	// MetricsAuth is who may scrape /minio/metrics/v3: MetricsRoot (the
 	// default: the root credentials' bearer token or a SigV4 signature),
 	// MetricsPublic (anyone) or MetricsOff (no metrics kept).
@@ -121,7 +126,11 @@ func Defaults() Config {
 		TrimPassText:     "4G",
 		LogLevel:         "info",
 		LogSampleText:    "1",
-		MetricsAuth:      MetricsRoot,
+		// A tenth of a second: a line per request costs a write each
+		// without it, while a person tailing the log sees no delay and a
+		// process killed outright loses at most that much of it.
+		LogFlushText: "100ms",
+		MetricsAuth:  MetricsRoot,
 		// The engine's own default (xfs.DefaultCacheBytes, which says
 		// what it holds): small enough for a server in a 512 MiB
 		// container, large enough for the directory blocks of millions
@@ -146,6 +155,7 @@ var envNames = map[string]string{
 
 	"log_level":    "XFS3_LOG_LEVEL",
 	"log_sample":   "XFS3_LOG_SAMPLE",
+	"log_flush":    "XFS3_LOG_FLUSH",
 	"metrics_auth": "XFS3_METRICS_AUTH",
 	"cache_size":   "XFS3_CACHE_SIZE",
 }
@@ -177,6 +187,8 @@ func (c *Config) field(name string) *string {
 		return &c.LogLevel
 	case "log_sample":
 		return &c.LogSampleText
+	case "log_flush":
+		return &c.LogFlushText
 	case "metrics_auth":
 		return &c.MetricsAuth
 	case "cache_size":
@@ -206,6 +218,7 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 
 		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
 		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
+		"log_flush":    fs.String("log-flush", "", "longest a log line waits to be written in a batch, 0 for none (XFS3_LOG_FLUSH; default "+c.LogFlushText+")"),
 		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
 		"cache_size":   fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
 	}
@@ -307,6 +320,11 @@ func (c *Config) Validate() error {
 		bad("log sample: %q is not a whole number of 1 or more (1 logs every request)", c.LogSampleText)
 	} else {
 		c.LogSample = n
+	}
+	if d, err := time.ParseDuration(c.LogFlushText); err != nil || d < 0 || d > time.Minute {
+		bad("log flush: %q is not a duration from 0 to 1m, such as 100ms or 0 (each line at once)", c.LogFlushText)
+	} else {
+		c.LogFlush = d
 	}
 	switch c.MetricsAuth {
 	case MetricsRoot, MetricsPublic, MetricsOff:

@@ -73,6 +73,10 @@ Logging:
   --log-sample N      log one in N successful requests (default 1: all);
                       failed requests are always logged
                       (XFS3_LOG_SAMPLE, "log_sample")
+  --log-flush DURATION  longest a line waits in memory before it is
+                      written, in batches (default 100ms; 0: each line at
+                      once); warnings and errors are written at once
+                      (XFS3_LOG_FLUSH, "log_flush")
 The first log line names the version, VCS revision and Go version.
 
 Metrics: GET /minio/metrics/v3, the Prometheus text format (series listed
@@ -134,7 +138,9 @@ func runServe(args []string, e *env) int {
 // serve runs the S3 server described by cfg until ctx is cancelled, then
 // shuts it down gracefully and closes the volume.
 func serve(ctx context.Context, cfg config.Config, e *env) error {
-	log := newLogger(cfg.LogFormat, cfg.LogLevel, e.stderr)
+	logs := newLogBuffer(e.stderr, cfg.LogFlush)
+	defer logs.Flush() // before finish reports serve's error
+	log := newLogger(cfg.LogFormat, cfg.LogLevel, logs)
 	version := buildVersion()
 	log.Info().Str("version", version.Version).Str("revision", version.Revision).Str("revision_time", version.RevisionTime).
 		Bool("modified", version.Modified).Str("go", version.Go).Msg("xfs3 starting")
@@ -212,6 +218,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		fmt.Fprintf(e.stdout, "xfs3: credentials from %s (access key %s)\n", credentialsPath(cfg), creds.AccessKey)
 	}
 	fmt.Fprintf(e.stdout, "xfs3: serving S3 on http://%s\n", ln.Addr())
+	// The start's lines (version, volume, quotas) are out before the
+	// listener is announced, whatever the flush interval.
+	logs.Flush()
 	if err := e.stdout.Flush(); err != nil {
 		ln.Close()
 		closeStore()
@@ -337,16 +346,18 @@ func logQuotas(log zerolog.Logger, st *store.Store) {
 }
 
 // newLogger writes request and server logs at level (a config.LogLevels
-// name, validated) and above to w.
-func newLogger(format, level string, w io.Writer) zerolog.Logger {
+// name, validated) and above into buf, which writes warnings and errors
+// at once and batches the rest.
+func newLogger(format, level string, buf *logBuffer) zerolog.Logger {
+	var w io.Writer = buf
 	if format == "console" {
-		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.RFC3339, NoColor: !isTerminal(w)}
+		w = zerolog.ConsoleWriter{Out: buf, TimeFormat: time.RFC3339, NoColor: !isTerminal(buf.w)}
 	}
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
 		lvl = zerolog.InfoLevel
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
+	return zerolog.New(levelFlusher{w, buf}).Level(lvl).With().Timestamp().Logger()
 }
 
 // isTerminal reports whether w is a character device, where colours help;
