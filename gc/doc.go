@@ -323,6 +323,29 @@
 // several DELETEs, the two were within noise (x1.84 and x1.72 of 6f8cc8c
 // at 8 clients, x2.11 and x2.07 at 32).
 //
+// Later on 2026-12-05 (another machine of the same kind): a perf profile
+// of the server over the DELETE phase at 8 clients put the unlink
+// transaction at 16% of its samples, the log's durable write at 15%
+// (of which the virtual disk's doorbell alone 4%), Go's collector 12%
+// (gctrace: a cycle every 0.28 s of about 20 ms, 36 MB live, the 127 MB
+// goal the heap floor sets), inactivation 9%, the write-back pass 6%,
+// signature checks 5% and the request log's write system call 4%. With
+// request lines logged one in a million, a no-op DELETE cost the server
+// 37-41 us instead of 53-57 and the benchmark's own process (which reads
+// the server's stderr) 41-44 us per DELETE instead of 58-64. So log
+// lines are now written in batches (config log_flush, 100 ms; strace: 19
+// writes to stderr in 2 s of DELETEs instead of one a request). Five
+// rounds of old (6f8cc8c) against that head: 8 clients x1.95 of old's
+// median (6,940 against 3,565 DELETE/s, rounds 6,036-7,234 against
+// 3,148-3,667), 32 clients x2.29 (9,992 against 4,359), server CPU per
+// DELETE 155 and 129 us against 342 and 300. The machine is idle about a
+// quarter of the time at 8 clients: each DELETE waits for a log write,
+// and a commit that arrives during one waits for it and then its own.
+// Two log writes in flight (as the kernel's in-core logs allow, with
+// recovery taking the head at the first record that did not land) is
+// the next lever there; it changes the log writer and both recoveries'
+// view of a torn head, so it is left for its own change.
+//
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)

@@ -28,7 +28,6 @@ type logBuffer struct {
 	mu    sync.Mutex
 	buf   []byte
 	timer *time.Timer // armed while lines wait
-	err   error       // the first failed write; later lines are dropped
 }
 
 // newLogBuffer buffers lines for w; an interval of 0 or less writes each
@@ -41,9 +40,6 @@ func newLogBuffer(w io.Writer, interval time.Duration) *logBuffer {
 func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.err != nil {
-		return 0, b.err
-	}
 	if b.interval <= 0 {
 		return b.writeLocked(p)
 	}
@@ -59,7 +55,9 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush writes every waiting line now.
+// Flush writes every waiting line now. Lines whose write fails are
+// dropped, as an unbuffered logger drops a line it cannot write; the
+// next batch is tried afresh (a reader of the log may come back).
 func (b *logBuffer) Flush() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -71,8 +69,8 @@ func (b *logBuffer) flushLocked() error {
 		b.timer.Stop()
 		b.timer = nil
 	}
-	if len(b.buf) == 0 || b.err != nil {
-		return b.err
+	if len(b.buf) == 0 {
+		return nil
 	}
 	_, err := b.writeLocked(b.buf)
 	// A buffer grown by a burst is not kept: the next one starts small.
@@ -87,9 +85,6 @@ func (b *logBuffer) writeLocked(p []byte) (int, error) {
 	n, err := b.w.Write(p)
 	if err == nil && n < len(p) {
 		err = io.ErrShortWrite
-	}
-	if err != nil {
-		b.err = err
 	}
 	return n, err
 }
