@@ -29,6 +29,18 @@ func firstHole(t *testing.T, path string, off int64) int64 {
 	return hole
 }
 
+// emptySparseFile creates path as a file of size bytes with no data: one
+// hole where the filesystem reports holes.
+func emptySparseFile(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // freshLogVolume makes a 1 GiB volume in dir and returns its path and its
 // log's byte range (64 MiB), found by a read-only open.
 func freshLogVolume(t *testing.T, dir string) (img string, off, n int64) {
@@ -53,12 +65,7 @@ func freshLogVolume(t *testing.T, dir string) (img string, off, n int64) {
 func TestLogHolesFilled(t *testing.T) {
 	dir := t.TempDir()
 	probe := filepath.Join(dir, "probe")
-	if err := os.WriteFile(probe, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(probe, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	emptySparseFile(t, probe, 1<<20)
 	if hole := firstHole(t, probe, 0); hole != 0 {
 		t.Skipf("the temporary directory's filesystem reports no holes (first hole of a sparse file at %d)", hole)
 	}

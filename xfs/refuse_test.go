@@ -102,12 +102,7 @@ func TestRefuseRealtime(t *testing.T) {
 	t.Run("mkfs", func(t *testing.T) {
 		dir := t.TempDir()
 		rt := filepath.Join(dir, "rt.img")
-		if err := os.WriteFile(rt, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(rt, 32<<20); err != nil {
-			t.Fatal(err)
-		}
+		emptySparseFile(t, rt, 32<<20)
 		img := filepath.Join(dir, "data.img")
 		oracle.Mkfs(t, img, 64<<20, "-r", "rtdev="+rt+",size=16m")
 		requireRefusal(t, img, xfs.ErrUnsupported, "realtime device")
@@ -122,12 +117,7 @@ func TestRefuseRealtime(t *testing.T) {
 func TestRefuseExternalLog(t *testing.T) {
 	dir := t.TempDir()
 	logdev := filepath.Join(dir, "log.img")
-	if err := os.WriteFile(logdev, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(logdev, 32<<20); err != nil {
-		t.Fatal(err)
-	}
+	emptySparseFile(t, logdev, 32<<20)
 	img := filepath.Join(dir, "data.img")
 	oracle.Mkfs(t, img, 64<<20, "-l", "logdev="+logdev+",size=10m")
 	requireRefusal(t, img, xfs.ErrUnsupported, "external log")
