@@ -100,8 +100,11 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 			req := ts.rawRequest(t, "PUT", "/safe/k", payload, nil)
 			req = signer.StreamingSignV4(req, testAccessKey, testSecretKey, "", testRegion, int64(len(payload)), time.Now().UTC(), newSHAHasher())
 			wire, _ := io.ReadAll(req.Body)
-			i := bytes.Index(wire, []byte("0123"))
-			wire[i] = 'X'
+			// The first chunk's data starts after its header line. Searching
+			// for payload bytes instead could land in the header's hex
+			// signature, which is then malformed rather than wrong.
+			i := bytes.Index(wire, []byte("\r\n")) + len("\r\n")
+			wire[i] ^= 1
 			req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(wire)), int64(len(wire))
 			return req
 		}, 403, "SignatureDoesNotMatch"},
