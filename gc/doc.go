@@ -341,10 +341,36 @@
 // DELETE 155 and 129 us against 342 and 300. The machine is idle about a
 // quarter of the time at 8 clients: each DELETE waits for a log write,
 // and a commit that arrives during one waits for it and then its own.
-// Two log writes in flight (as the kernel's in-core logs allow, with
-// recovery taking the head at the first record that did not land) is
-// the next lever there; it changes the log writer and both recoveries'
-// view of a torn head, so it is left for its own change.
+//
+// That wait was taken for the next lever, and on 2026-12-05 it was
+// measured instead: each variant against the same head, one run of three
+// rounds at 8 clients, 20,000 objects.
+//   - No wait at all (--durability within-1s, passed by a wrapper):
+//     10,537-11,443 DELETE/s against 6,272-8,457 (medians x1.64),
+//     server CPU per DELETE 104-116 us against 116-178 (medians 115 and
+//     157), log writes per DELETE 0.02-0.03 against 0.27-0.28. Waiting
+//     for durability costs about 40% of the rate here.
+//   - Fewer, fuller log writes (the leader sleeps 100 or 250 us after
+//     its yield when its last batch held more than one commit): writes
+//     per DELETE fell from 0.29-0.30 to 0.19-0.20 and 0.14-0.15, CPU per
+//     DELETE hardly moved (143-174 and 126-160 us against 158-162), and
+//     DELETE/s fell (x0.95 and x0.69 of the median).
+//   - Yielding up to four times while the queue still grows: writes per
+//     DELETE unchanged (0.27-0.29), DELETE/s x1.02.
+//   - Forcers woken through a closed channel and an atomic ticket, so
+//     that none queues on the writer's mutex after the leader's wake-up:
+//     x1.06 at 8 clients and x1.02 at 32, within the rounds' noise, and
+//     BenchmarkWriterCommit unchanged; not kept.
+//
+// So the price of the wait is not the log write's own work (dd: 43 us of
+// system time per 8 KiB dsync write on this disk) but the request's
+// sleep and wake-up on a virtual machine: in a perf profile the largest
+// single kernel cost is interrupts-off time in wake-ups (a socket write
+// waking the client, the scheduler's task switch, the virtio request),
+// spread over every request. Two log writes in flight would shorten the
+// wait but add writes and wake-ups, so it is dropped as a lever; at 8
+// clients on two shared cores the gap closes only with less CPU per
+// request, the transaction redesign that target 2 needs too.
 //
 // # Trim scheduler
 //
