@@ -363,14 +363,17 @@
 //     BenchmarkWriterCommit unchanged; not kept.
 //
 // So the price of the wait is not the log write's own work (dd: 43 us of
-// system time per 8 KiB dsync write on this disk) but the request's
-// sleep and wake-up on a virtual machine: in a perf profile the largest
-// single kernel cost is interrupts-off time in wake-ups (a socket write
-// waking the client, the scheduler's task switch, the virtio request),
-// spread over every request. Two log writes in flight would shorten the
-// wait but add writes and wake-ups, so it is dropped as a lever; at 8
-// clients on two shared cores the gap closes only with less CPU per
-// request, the transaction redesign that target 2 needs too.
+// system time per 8 KiB dsync write on this disk); the measurements point
+// to the request's sleep and wake-up on a virtual machine instead. In a
+// perf profile of the server over the DELETE phase, 12% of its samples
+// land where the kernel turns interrupts back on (this VM charges
+// interrupts-off time there), more than any other symbol, and most of
+// them in system calls that wake or switch tasks: socket writes waking
+// the client, reads, the log write's task switch. Two log writes in
+// flight would shorten the wait but add writes and wake-ups, so they are
+// dropped as a lever; at 8 clients on two shared cores the gap closes
+// only with less CPU per request, the transaction redesign that the
+// engine's own delete rate (against the kernel's rm) needs too.
 //
 // # Trim scheduler
 //

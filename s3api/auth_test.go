@@ -104,6 +104,9 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 			// for payload bytes instead could land in the header's hex
 			// signature, which is then malformed rather than wrong.
 			i := bytes.Index(wire, []byte("\r\n")) + len("\r\n")
+			if !bytes.HasPrefix(wire[i:], payload[:64]) {
+				t.Fatalf("the wire does not start with a chunk header line: %q", wire[:min(len(wire), 200)])
+			}
 			wire[i] ^= 1
 			req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(wire)), int64(len(wire))
 			return req
