@@ -64,66 +64,26 @@ func processCPU(b *testing.B) time.Duration {
 // The engine runs as xfs3 serve does, with per-CPU inode gc: like the
 // kernel's inodegc, an unlink returns once the inode is on the unlinked
 // list, and background workers free it (a producer more than a backlog
-// ahead of its worker waits). "delete-ratio" compares the unlink loops
-// (each ended by a sync); "space-back-ratio" compares the times until
-// every inode and block is free too: the engine's Close drains its gc
-// queues, the kernel's unmount its inodegc. The engine's CPU time per
+// ahead of its worker waits). It deletes the files twice over, on two
+// volumes: by one Unlink per file ("delete-ratio" compares that loop,
+// ended by a sync, with the kernel's unlink loop), and by UnlinkFiles
+// with each directory's names in calls of 1,000, as S3's DeleteObjects
+// sends them ("bulk-delete-ratio"; the kernel has no such call, so its
+// side is the same unlink loop). "space-back-ratio" compares the times
+// until every inode and block is free too: the engine's Close drains its
+// gc queues, the kernel's unmount its inodegc. The engine's CPU time per
 // operation (garbage collection and inode gc included) is reported too.
 func BenchmarkCreateDelete100k(b *testing.B) {
 	oracle.Require(b, oracle.ToolMount)
-	var eCreate, eDelete, eBack, kCreate, kDelete, kBack time.Duration
-	var eCreateCPU, eDeleteCPU time.Duration
+	var one, bulk engineCreateDelete
+	var kCreate, kDelete, kBack time.Duration
 	for i := 0; i < b.N; i++ {
-		img := newBenchImage(b, 4<<30)
-		v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
-		if err != nil {
-			b.Fatal(err)
-		}
-		collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
-		if err != nil {
-			b.Fatal(err)
-		}
-		start, startCPU := time.Now(), processCPU(b)
-		dirs := make([]format.Ino, benchDirs)
-		for d := range dirs {
-			if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
-				b.Fatal(err)
-			}
-			for f := 0; f < benchFiles; f++ {
-				if _, err := v.Create(dirs[d], fmt.Sprintf("object-%06d", f), xfs.Attrs{Mode: 0o644}); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		if err := v.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		eCreate += time.Since(start)
-		eCreateCPU += processCPU(b) - startCPU
-		start, startCPU = time.Now(), processCPU(b)
-		for d := range dirs {
-			for f := 0; f < benchFiles; f++ {
-				if err := v.Unlink(dirs[d], fmt.Sprintf("object-%06d", f)); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		if err := v.Sync(); err != nil {
-			b.Fatal(err)
-		}
-		eDelete += time.Since(start)
-		if err := collector.Close(); err != nil {
-			b.Fatal(err)
-		}
-		if err := v.Close(); err != nil {
-			b.Fatal(err)
-		}
-		eBack += time.Since(start)
-		eDeleteCPU += processCPU(b) - startCPU
+		one.run(b, false)
+		bulk.run(b, true)
 
 		kimg := newBenchImage(b, 4<<30)
 		mnt := oracle.Mount(b, kimg, false)
-		start = time.Now()
+		start := time.Now()
 		for d := 0; d < benchDirs; d++ {
 			dir := filepath.Join(mnt, fmt.Sprintf("d%03d", d))
 			if err := os.Mkdir(dir, 0o755); err != nil {
@@ -152,19 +112,93 @@ func BenchmarkCreateDelete100k(b *testing.B) {
 		kDelete += time.Since(start)
 		oracle.Unmount(b, mnt)
 		kBack += time.Since(start)
-		os.Remove(img)
 		os.Remove(kimg)
 	}
 	n := float64(b.N * benchDirs * benchFiles)
-	b.ReportMetric(n/eCreate.Seconds(), "engine-creates/s")
+	b.ReportMetric(n/one.create.Seconds(), "engine-creates/s")
 	b.ReportMetric(n/kCreate.Seconds(), "kernel-creates/s")
-	b.ReportMetric(kCreate.Seconds()/eCreate.Seconds(), "create-ratio")
-	b.ReportMetric(n/eDelete.Seconds(), "engine-deletes/s")
+	b.ReportMetric(kCreate.Seconds()/one.create.Seconds(), "create-ratio")
+	b.ReportMetric(n/one.delete.Seconds(), "engine-deletes/s")
+	b.ReportMetric(n/bulk.delete.Seconds(), "engine-bulk-deletes/s")
 	b.ReportMetric(n/kDelete.Seconds(), "kernel-deletes/s")
-	b.ReportMetric(kDelete.Seconds()/eDelete.Seconds(), "delete-ratio")
-	b.ReportMetric(kBack.Seconds()/eBack.Seconds(), "space-back-ratio")
-	b.ReportMetric(float64(eCreateCPU.Microseconds())/n, "engine-cpu-us/create")
-	b.ReportMetric(float64(eDeleteCPU.Microseconds())/n, "engine-cpu-us/delete")
+	b.ReportMetric(kDelete.Seconds()/one.delete.Seconds(), "delete-ratio")
+	b.ReportMetric(kDelete.Seconds()/bulk.delete.Seconds(), "bulk-delete-ratio")
+	b.ReportMetric(kBack.Seconds()/one.back.Seconds(), "space-back-ratio")
+	b.ReportMetric(kBack.Seconds()/bulk.back.Seconds(), "bulk-space-back-ratio")
+	b.ReportMetric(float64(one.createCPU.Microseconds())/n, "engine-cpu-us/create")
+	b.ReportMetric(float64(one.deleteCPU.Microseconds())/n, "engine-cpu-us/delete")
+	b.ReportMetric(float64(bulk.deleteCPU.Microseconds())/n, "engine-cpu-us/bulk-delete")
+}
+
+// engineCreateDelete sums the engine's side of CreateDelete100k over its
+// runs: wall and CPU times of the create and delete phases, and the time
+// from the first delete until everything is free.
+type engineCreateDelete struct {
+	create, delete, back, createCPU, deleteCPU time.Duration
+}
+
+// run creates the files on a new volume and deletes them, one Unlink per
+// file or, with bulk, by UnlinkFiles over each directory's names.
+func (e *engineCreateDelete) run(b *testing.B, bulk bool) {
+	img := newBenchImage(b, 4<<30)
+	defer os.Remove(img)
+	v, err := xfs.Open(img, xfs.Options{LazyCommits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
+	if err != nil {
+		b.Fatal(err)
+	}
+	start, startCPU := time.Now(), processCPU(b)
+	dirs := make([]format.Ino, benchDirs)
+	names := make([]string, benchFiles)
+	for f := range names {
+		names[f] = fmt.Sprintf("object-%06d", f)
+	}
+	for d := range dirs {
+		if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+			b.Fatal(err)
+		}
+		for _, name := range names {
+			if _, err := v.Create(dirs[d], name, xfs.Attrs{Mode: 0o644}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := v.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	e.create += time.Since(start)
+	e.createCPU += processCPU(b) - startCPU
+	start, startCPU = time.Now(), processCPU(b)
+	for _, d := range dirs {
+		if bulk {
+			for i, err := range v.UnlinkFiles(d, names) {
+				if err != nil {
+					b.Fatalf("%s: %v", names[i], err)
+				}
+			}
+			continue
+		}
+		for _, name := range names {
+			if err := v.Unlink(d, name); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := v.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	e.delete += time.Since(start)
+	if err := collector.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := v.Close(); err != nil {
+		b.Fatal(err)
+	}
+	e.back += time.Since(start)
+	e.deleteCPU += processCPU(b) - startCPU
 }
 
 // BenchmarkUnlink times the engine's foreground unlink alone: b.N empty
@@ -173,7 +207,14 @@ func BenchmarkCreateDelete100k(b *testing.B) {
 // allocations and CPU profile are where the unlink's cost is looked for:
 //
 //	go test -run '^$' -bench Unlink -benchtime 100000x -memprofile mem.out ./xfs/
-func BenchmarkUnlink(b *testing.B) {
+func BenchmarkUnlink(b *testing.B) { benchUnlinks(b, false) }
+
+// BenchmarkUnlinkFiles is BenchmarkUnlink through UnlinkFiles: each
+// directory's names go in calls of up to 1,000 (S3's DeleteObjects
+// limit), as a bulk delete sends them.
+func BenchmarkUnlinkFiles(b *testing.B) { benchUnlinks(b, true) }
+
+func benchUnlinks(b *testing.B, bulk bool) {
 	v, err := xfs.Open(newBenchImage(b, 4<<30), xfs.Options{LazyCommits: true})
 	if err != nil {
 		b.Fatal(err)
@@ -188,11 +229,13 @@ func BenchmarkUnlink(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	name := func(i int) string { return fmt.Sprintf("object-%08d", i) }
+	names := make([][]string, benchDirs) // by directory, in creation order
 	for i := 0; i < b.N; i++ {
-		if _, err := v.Create(dirs[i%benchDirs], name(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		name := fmt.Sprintf("object-%08d", i)
+		if _, err := v.Create(dirs[i%benchDirs], name, xfs.Attrs{Mode: 0o644}); err != nil {
 			b.Fatal(err)
 		}
+		names[i%benchDirs] = append(names[i%benchDirs], name)
 	}
 	if err := v.Sync(); err != nil {
 		b.Fatal(err)
@@ -200,9 +243,23 @@ func BenchmarkUnlink(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := processCPU(b)
-	for i := 0; i < b.N; i++ {
-		if err := v.Unlink(dirs[i%benchDirs], name(i)); err != nil {
-			b.Fatal(err)
+	if bulk {
+		for d, dirNames := range names {
+			for len(dirNames) > 0 {
+				n := min(len(dirNames), 1000)
+				for i, err := range v.UnlinkFiles(dirs[d], dirNames[:n]) {
+					if err != nil {
+						b.Fatalf("%s: %v", dirNames[i], err)
+					}
+				}
+				dirNames = dirNames[n:]
+			}
+		}
+	} else {
+		for i := 0; i < b.N; i++ {
+			if err := v.Unlink(dirs[i%benchDirs], names[i%benchDirs][i/benchDirs]); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	b.StopTimer()

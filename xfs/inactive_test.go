@@ -79,6 +79,23 @@ func spaceCheck(t *testing.T, v *xfs.Volume) uint64 {
 	return st.FreeBlocks + st.Inodes*uint64(g.InodeSize)/uint64(g.BlockSize)
 }
 
+// checkLeft checks what a test left on v: inodes more inodes in use than
+// st0 counted, and blocks fewer free blocks than base, spaceCheck's value
+// when st0 was taken.
+func checkLeft(t *testing.T, v *xfs.Volume, st0 xfs.Statfs, base, inodes, blocks uint64) {
+	t.Helper()
+	st, err := v.Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if used, want := st.Inodes-st.FreeInodes, st0.Inodes-st0.FreeInodes+inodes; used != want {
+		t.Errorf("%d inodes in use, want %d", used, want)
+	}
+	if got := spaceCheck(t, v); got != base-blocks {
+		t.Errorf("%d free blocks and inode chunk blocks, want %d", got, base-blocks)
+	}
+}
+
 // writeFile creates name in dir with n bytes written in chunks of chunk,
 // interleaved with another file's so the data lands in several extents.
 func writeFile(t *testing.T, v *xfs.Volume, dir format.Ino, name string, n, chunk int, seed byte) format.Ino {
@@ -641,17 +658,8 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := v.Statfs()
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Only "kept" is left of what the test made: one inode and two blocks.
-	if used := st.Inodes - st.FreeInodes; used != st0.Inodes-st0.FreeInodes+1 {
-		t.Errorf("%d inodes in use, want %d", used, st0.Inodes-st0.FreeInodes+1)
-	}
-	if got := spaceCheck(t, v); got != base-2 {
-		t.Errorf("%d free blocks and inode chunk blocks, want %d", got, base-2)
-	}
+	checkLeft(t, v, st0, base, 1, 2)
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,9 @@ type model struct {
 	// onFail, when set, sees an operation's error first (the power-cut
 	// test turns errors after the cut into a panic it recovers).
 	onFail func(err error)
+	// bulk holds the names (parent inode/name) the operation under way
+	// removes in one UnlinkFiles call; nil for any other operation.
+	bulk map[string]bool
 }
 
 func envInt(name string, def int) int {
@@ -206,6 +209,7 @@ func (m *model) fail(what string, err error) {
 }
 
 func (m *model) step() {
+	m.bulk = nil
 	d, dp := m.pickDir()
 	a := xfs.Attrs{Mode: 0o644}
 	switch k := m.rng.Intn(100); {
@@ -281,6 +285,10 @@ func (m *model) step() {
 		}
 		d.dir[name] = &mnode{ino: ino, target: target, mode: 0o777, nlink: 1}
 	case k < 60: // remove something
+		if m.rng.Intn(6) == 0 {
+			m.unlinkFiles(d)
+			return
+		}
 		name, n := m.pickEntry(d)
 		if n == nil {
 			return
@@ -457,6 +465,59 @@ func (m *model) step() {
 
 // wholeFile is the content of a file CreateFile makes: up to 40,000
 // bytes and up to three attributes of every namespace, some remote.
+// unlinkFiles removes a random share of d's entries in one UnlinkFiles
+// call, with a name that is not there and one named twice among them:
+// files go, anything else stays and reports its kind, the missing and
+// the repeated name ErrNotFound.
+func (m *model) unlinkFiles(d *mnode) {
+	var names []string
+	for name := range d.dir {
+		if m.rng.Intn(2) == 0 {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	m.rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	missing := m.name()
+	if _, exists := d.dir[missing]; !exists {
+		names = append(names, missing)
+	}
+	if len(names) > 0 {
+		names = append(names, names[m.rng.Intn(len(names))])
+	}
+	m.bulk = map[string]bool{}
+	for _, name := range names {
+		m.bulk[fmt.Sprintf("%d/%s", d.ino, name)] = true
+	}
+	errs := m.v.UnlinkFiles(d.ino, names)
+	if len(errs) != len(names) {
+		m.t.Fatalf("op %d UnlinkFiles: %d outcomes for %d names", m.op, len(errs), len(names))
+	}
+	for i, name := range names {
+		n, err := d.dir[name], errs[i]
+		var want error
+		switch {
+		case n == nil:
+			want = xfs.ErrNotFound // missing, or removed earlier in the call
+		case n.typ() == oracle.TypeDir:
+			want = xfs.ErrIsDir
+		case n.typ() == oracle.TypeSymlink:
+			want = xfs.ErrInvalid
+		}
+		if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+			kind := "missing name"
+			if n != nil {
+				kind = n.typ()
+			}
+			m.fail(fmt.Sprintf("UnlinkFiles of %q (%s; want %v)", name, kind, want), err)
+		}
+		if want == nil {
+			n.nlink--
+			delete(d.dir, name)
+		}
+	}
+}
+
 func (m *model) wholeFile() *mnode {
 	n := &mnode{data: make([]byte, m.rng.Intn(40000)), xattrs: map[string]string{}}
 	m.rng.Read(n.data)
