@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -763,11 +764,37 @@ func (s *Store) DeleteObject(bucket, key string) (err error) {
 
 // DeleteObjects deletes several keys of a bucket, each as DeleteObject
 // would, and returns one error per key (nil for success). They are made
-// durable together, with one log force for the lot.
+// durable together, with one log force for the lot. Keys that share a
+// directory (a prefix up to the last "/") find it once and leave it
+// together (xfs.Volume.UnlinkFiles: a transaction for up to about thirty
+// of them), and the directory is pruned once after.
 func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	errs := make([]error, len(keys))
+	done := make([]bool, len(keys))
+	groups := map[string][]int{}
+	var order []string
+	kps := make([]keyPath, len(keys))
 	for i, k := range keys {
-		errs[i] = s.deleteObject(bucket, k)
+		kp, err := parseKey(k)
+		if err != nil || kp.folder {
+			continue // one by one: it reports the error, or clears the marker
+		}
+		kps[i] = kp
+		dir := strings.Join(kp.dirs, "/")
+		if groups[dir] == nil {
+			order = append(order, dir)
+		}
+		groups[dir] = append(groups[dir], i)
+	}
+	for _, dir := range order {
+		if idx := groups[dir]; len(idx) > 1 {
+			s.deleteLeaves(bucket, kps, idx, errs, done)
+		}
+	}
+	for i, k := range keys {
+		if !done[i] {
+			errs[i] = s.deleteObject(bucket, k)
+		}
 	}
 	var err error
 	s.settle(&err)
@@ -804,6 +831,68 @@ func (s *Store) deleteObject(bucket, key string) error {
 	return s.prune(kp, path)
 }
 
+// deleteLeaves deletes the objects at idx, whose keys share their
+// directories, as deleteObject would each, and marks done those it
+// settled. A key whose name turns out to be no object file of its own
+// (a directory or something else by that name) gets unlinkLeaf's second
+// look, beside the directory; one whose path fails to resolve is left
+// to deleteObject, which reports why.
+func (s *Store) deleteLeaves(bucket string, kps []keyPath, idx []int, errs []error, done []bool) {
+	b, err := s.openBucket(bucket)
+	if err != nil {
+		return
+	}
+	kp := kps[idx[0]]
+	path, err := s.resolveDirs(b, kp, false)
+	defer path.close()
+	if errors.Is(err, ErrNoSuchKey) {
+		for _, i := range idx {
+			done[i] = true // no directory, so no such key: nothing to do
+		}
+		return
+	}
+	if err != nil {
+		return
+	}
+	dir := path.last()
+	var removed []int
+	func() {
+		defer s.locks.lock(dir)()
+		names := make([]string, len(idx))
+		for j, i := range idx {
+			names[j] = entryName(kps[i].leaf)
+		}
+		for j, err := range s.v.UnlinkFiles(dir, names) {
+			i := idx[j]
+			if notObjectFile(err) {
+				err = s.v.UnlinkFile(dir, besideName(kps[i].leaf))
+				if notObjectFile(err) {
+					done[i] = true // no such key
+					continue
+				}
+			}
+			errs[i], done[i] = err, true
+			if err == nil {
+				removed = append(removed, i)
+			}
+		}
+	}()
+	if len(removed) == 0 {
+		return
+	}
+	if err := s.prune(kp, path); err != nil {
+		for _, i := range removed {
+			errs[i] = err
+		}
+	}
+}
+
+// notObjectFile tells whether an unlink found no object file at its name:
+// nothing there, a directory or an inode of another kind.
+func notObjectFile(err error) bool {
+	return errors.Is(err, xfs.ErrNotFound) || errors.Is(err, xfs.ErrIsDir) || errors.Is(err, xfs.ErrInvalid)
+}
+
 // removeLeaf is deleteObject's step under the directory's lock; removed
 // tells whether something went that may leave directories to prune.
 func (s *Store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error) {
@@ -828,7 +917,7 @@ func (s *Store) unlinkLeaf(kp keyPath, dir format.Ino) (found bool, err error) {
 		switch {
 		case err == nil:
 			return true, nil
-		case !errors.Is(err, xfs.ErrNotFound) && !errors.Is(err, xfs.ErrIsDir) && !errors.Is(err, xfs.ErrInvalid):
+		case !notObjectFile(err):
 			return false, err
 		}
 	}

@@ -276,7 +276,23 @@ func (s *Store) removeTree(dir format.Ino, name string) error {
 	if err != nil {
 		return err
 	}
+	// Regular files (an upload's parts, up to 10,000) leave together;
+	// anything else, or a file UnlinkFiles leaves, is removed on its own.
+	var files []string
+	var rest []xfs.DirEntry
 	for _, e := range ents {
+		if e.Type == format.FTReg {
+			files = append(files, e.Name)
+		} else {
+			rest = append(rest, e)
+		}
+	}
+	for i, err := range s.v.UnlinkFiles(ino, files) {
+		if err != nil {
+			rest = append(rest, xfs.DirEntry{Name: files[i]})
+		}
+	}
+	for _, e := range rest {
 		if err := s.removeTree(ino, e.Name); err != nil {
 			return err
 		}

@@ -120,7 +120,22 @@ func (w *writer) emptyDir(ino format.Ino, path string, seen map[format.Ino]bool)
 	if err != nil {
 		return w.fail(path, err)
 	}
+	// Regular files leave together, sharing transactions.
+	var files []string
 	for _, d := range ents {
+		if d.Type == format.FTReg {
+			files = append(files, d.Name)
+		}
+	}
+	for i, err := range w.v.UnlinkFiles(ino, files) {
+		if err != nil {
+			return w.fail(joinPath(path, files[i]), err)
+		}
+	}
+	for _, d := range ents {
+		if d.Type == format.FTReg {
+			continue
+		}
 		child := joinPath(path, d.Name)
 		isDir := d.Type == format.FTDir
 		if d.Type == format.FTUnknown {
