@@ -21,7 +21,8 @@ import (
 // keys of a directory together, leaves exactly what DeleteObject key by
 // key leaves, with the same outcome for every key. Two stores get the
 // same objects, keys chosen to collide (an object and a prefix of one
-// name, folder markers, escaped and hashed components); then random
+// name, folder markers, empty, escaped and hashed components, so that
+// "/x" and "x" differ only in an empty directory name); then random
 // batches, with missing, repeated and invalid keys among them, go to one
 // store in one call and to the other one key at a time. After each batch
 // the listings and the directory trees (pruning included) must agree;
@@ -38,13 +39,14 @@ func deleteObjectsMatch(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	bulk, bulkImg := newHeldGCStore(t)
 	one, oneImg := newHeldGCStore(t)
-	comps := []string{"a", "b", "c", ".xfs3.x", strings.Repeat("l", 300)}
+	comps := []string{"a", "b", "c", "", ".", ".xfs3.x", strings.Repeat("l", 300)}
 	var leaves []string
 	for i := range 15 {
 		leaves = append(leaves, fmt.Sprintf("k%d", i))
 	}
 	leaves = append(leaves, comps...)
-	randomKey := func() string {
+	var randomKey func() string
+	randomKey = func() string {
 		parts := make([]string, rng.Intn(3))
 		for i := range parts {
 			parts[i] = comps[rng.Intn(len(comps))]
@@ -52,6 +54,9 @@ func deleteObjectsMatch(t *testing.T, seed int64) {
 		k := strings.Join(append(parts, leaves[rng.Intn(len(leaves))]), "/")
 		if rng.Intn(8) == 0 {
 			k += "/" // a folder marker
+		}
+		if k == "" {
+			return randomKey() // the one invalid key; deletes get it on purpose
 		}
 		return k
 	}

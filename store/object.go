@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -780,7 +779,9 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 			continue // one by one: it reports the error, or clears the marker
 		}
 		kps[i] = kp
-		dir := strings.Join(kp.dirs, "/")
+		// The key up to its last "/" names its directory; joining the
+		// components would not ("/x" and "x" both have "" before x).
+		dir := kp.key[:len(kp.key)-len(kp.leaf)]
 		if groups[dir] == nil {
 			order = append(order, dir)
 		}

@@ -554,8 +554,12 @@ func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name strin
 // dropLink takes one name away from c (a directory loses all of its links,
 // and its parent pc the one its ".." held); at zero links the inode goes on
 // its AG's unlinked list and the caller releases it (lastLinkGone) once
-// its locks are dropped.
+// its locks are dropped. An inode a name leads to without a link is
+// damage (a link count would wrap around), reported as such.
 func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
+	if c.core.Nlink == 0 {
+		return false, format.Corrupt("inode", fmt.Sprintf("inode %d", c.ino), "a name leads to it, but it has no link")
+	}
 	if c.core.Mode&format.SIFMT == format.SIFDIR {
 		c.core.Nlink = 0
 		if pc != nil {

@@ -15,6 +15,10 @@ import (
 // the most a transaction's short list of them is meant for.
 const maxUnlinkBatch = maxInactiveBatch - 1
 
+// unlinkChunk is how many names UnlinkFiles handles under one hold of
+// the directory's lock: a few shared transactions' worth.
+const unlinkChunk = 8 * maxUnlinkBatch
+
 // UnlinkFiles removes each of names from directory dir as UnlinkFile
 // would (a name of a directory gives ErrIsDir, of any other kind of inode
 // but a regular file ErrInvalid, and leaves the name); errs[i] is the
@@ -44,8 +48,14 @@ func (v *Volume) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
 		return errs
 	}
 	done := make([]bool, len(names))
-	for _, m := range v.unlinkTogether(dirIno, names, errs, done) {
-		errs[m.i] = v.lastLinkGone(m.ino)
+	// The directory's lock is held for a share of the names at a time, so
+	// that its other changes wait for a few batches, never for the whole
+	// call.
+	for lo := 0; lo < len(names); lo += unlinkChunk {
+		hi := min(lo+unlinkChunk, len(names))
+		for _, m := range v.unlinkTogether(dirIno, names[lo:hi], errs[lo:hi], done[lo:hi]) {
+			errs[lo+m.i] = v.lastLinkGone(m.ino)
+		}
 	}
 	for i, name := range names {
 		if done[i] {
@@ -173,9 +183,6 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 			}
 			if kindErrs[k] = removeFile.check(names[m.i], c.core.Mode); kindErrs[k] != nil {
 				continue
-			}
-			if c.core.Nlink == 0 {
-				return format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q names inode %d, which has no link", names[m.i], m.ino)
 			}
 			if lost[k], err = t.dropLink(pc, c); err != nil {
 				return err
