@@ -26,8 +26,8 @@ import (
 // batches, with missing, repeated and invalid keys among them, go to one
 // store in one call and to the other one key at a time. After each batch
 // the listings and the directory trees (pruning included) must agree;
-// at the end xfs_repair must find both volumes clean.
-// TestDeleteObjectsSharesCommits counts the commits saved.
+// at the end xfs_repair must find both volumes clean (the commits it saves
+// are counted by TestDeleteObjectsSharesCommits).
 func TestDeleteObjectsMatchesDeleteObject(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
 	for _, seed := range []int64{1, 2, 3} {

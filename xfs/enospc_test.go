@@ -3,9 +3,11 @@ package xfs_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -17,7 +19,7 @@ import (
 
 // TestFillToFull fills a small volume with files, directories and
 // attributes until every kind of allocation fails with ErrNoSpace, deletes
-// half, fills again, and requires xfs_repair to be clean and the free
+// half (one by one and in bulk), fills again, and requires xfs_repair to be clean and the free
 // space to equal what xfs_db counts.
 func TestFillToFull(t *testing.T) {
 	for _, bs := range []int{4096, 1024} {
@@ -82,10 +84,25 @@ func fillToFull(t *testing.T, bs int) {
 	st, _ := v.Statfs()
 	t.Logf("first fill: %d files, %d free blocks of %d, %d free inodes", n, st.FreeBlocks, st.Blocks, st.FreeInodes)
 	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+	// Half of the half goes one by one, the rest directory by directory
+	// in bulk (UnlinkFiles), both on the full volume.
 	half := files[:len(files)/2]
-	for _, f := range half {
+	bulk := map[format.Ino][]string{}
+	for i, f := range half {
+		if i%2 == 0 {
+			bulk[f.dir] = append(bulk[f.dir], f.name)
+			continue
+		}
 		if err := v.Unlink(f.dir, f.name); err != nil {
 			t.Fatalf("unlink %s: %v", f.name, err)
+		}
+	}
+	for _, dir := range slices.Sorted(maps.Keys(bulk)) {
+		names := bulk[dir]
+		for i, err := range v.UnlinkFiles(dir, names) {
+			if err != nil {
+				t.Fatalf("UnlinkFiles %s: %v", names[i], err)
+			}
 		}
 	}
 	files = files[len(files)/2:]

@@ -52,11 +52,12 @@ func Repair(t testing.TB, img string) {
 // ("resetting quota flags"); only a mount with quotas on replays them. So
 // a dquot record whose newest state only the log held (one a cut
 // recovery tore, say) keeps a bad CRC, and xfs_repair reports it. Those
-// reports alone pass, logged; any other finding fails the test as Repair
-// does.
+// reports alone pass, logged, and only while the superblock's quota flags
+// are 0 (the mount did run without quotas); any other finding fails the
+// test as Repair does.
 func RepairAfterQuotalessReplay(t testing.TB, img string) {
 	t.Helper()
-	Require(t, ToolRepair)
+	Require(t, ToolRepair, ToolDB)
 	out, err := RepairOutput(img)
 	if err == nil {
 		return
@@ -64,6 +65,10 @@ func RepairAfterQuotalessReplay(t testing.TB, img string) {
 	quota, only := dquotCRCFindings(out)
 	if !only {
 		t.Fatalf("xfs_repair -n %s: %v\n%s", img, err, out)
+	}
+	// Only a replay without quotas leaves them: that mount reset the flags.
+	if flags := ParseFields(DB(t, img, "sb 0", "print qflags"))["qflags"]; flags != "0" {
+		t.Fatalf("xfs_repair -n %s finds bad dquot CRCs, yet the quota flags are %s: the kernel ran with quotas and replayed them\n%s", img, flags, out)
 	}
 	t.Logf("xfs_repair -n after a replay without quotas reports only dquot CRCs (the kernel skipped the log's dquot items):\n%s", strings.Join(quota, "\n"))
 }
