@@ -91,6 +91,7 @@ func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool
 	err = v.runTx(2*v.bmbtReserve(), true, func(t *txn) error {
 		extents = 0
 		var free []format.Extent
+		freed := make([]format.Ino, 0, len(plan))
 		for _, m := range plan {
 			c, err := t.modify(m.h, m.ino)
 			if err != nil {
@@ -118,11 +119,12 @@ func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool
 			if err := t.ialloc.RemoveUnlinked(m.ino, m.prev, m.after); err != nil {
 				return err
 			}
-			if err := t.ialloc.Free(m.ino); err != nil {
-				return err
-			}
 			c.core = *ialloc.FreeInodeCore(&v.geo, m.ino)
 			clear(c.raw[format.InodeCoreSize:])
+			freed = append(freed, m.ino)
+		}
+		if err := t.ialloc.FreeInodes(freed); err != nil {
+			return err
 		}
 		// The AGF's changes after every AGI change: AGI before AGF.
 		if len(free) > 0 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/btree"
@@ -131,33 +132,69 @@ func (a *AGI) takeFree(parent format.Ino) (format.Ino, error) {
 // kernel's ikeep; returning empty chunks to free space comes with
 // inodegc.
 func (t *Tx) Free(ino format.Ino) error {
+	ag, agino := t.Geo().InoToAg(ino)
+	return t.freeInChunk(ag, agino&^(format.InodesPerChunk-1), 1<<(agino%format.InodesPerChunk))
+}
+
+// FreeInodes is Free for each of inos, in any order: the inodes of one
+// chunk share one lookup and one record update in each inode tree.
+func (t *Tx) FreeInodes(inos []format.Ino) error {
 	g := t.Geo()
-	ag, agino := g.InoToAg(ino)
+	sorted := slices.Clone(inos)
+	slices.Sort(sorted)
+	for i := 0; i < len(sorted); {
+		ag, agino := g.InoToAg(sorted[i])
+		start := agino &^ (format.InodesPerChunk - 1)
+		var mask uint64
+		for ; i < len(sorted); i++ {
+			a, n := g.InoToAg(sorted[i])
+			if a != ag || n&^(format.InodesPerChunk-1) != start {
+				break
+			}
+			bit := uint64(1) << (n % format.InodesPerChunk)
+			if mask&bit != 0 { // as a second Free of it would find it
+				return format.Corrupt("inobt", fmt.Sprintf("AG %d chunk %d", ag, start), "inode %d is already free", sorted[i])
+			}
+			mask |= bit
+		}
+		if err := t.freeInChunk(ag, start, mask); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// freeInChunk marks free the inodes of mask in the chunk of AG ag that
+// starts at inode start, updating its inobt and finobt records once.
+func (t *Tx) freeInChunk(ag format.AgNumber, start format.AgIno, mask uint64) error {
 	a, err := t.Lock(ag)
 	if err != nil {
 		return err
 	}
-	key := encodeRec(format.InobtRec{StartIno: agino &^ (format.InodesPerChunk - 1)})
+	key := encodeRec(format.InobtRec{StartIno: start})
 	c := a.Tree(false).NewCursor()
 	found, err := c.Lookup(btree.EQ, key)
 	if err != nil {
 		return err
 	}
 	if !found {
-		return format.Corrupt("inobt", fmt.Sprintf("AG %d", ag), "no chunk holds inode %d", ino)
+		return format.Corrupt("inobt", fmt.Sprintf("AG %d", ag), "no chunk holds inode %d", start+format.AgIno(bits.TrailingZeros64(mask)))
 	}
 	rec := decodeRec(c)
-	idx := int(agino - rec.StartIno)
-	if rec.Free&(1<<idx) != 0 || !rec.Present(idx) {
-		return format.Corrupt("inobt", fmt.Sprintf("AG %d chunk %d", ag, rec.StartIno), "inode %d is already free", ino)
+	for m := mask; m != 0; m &= m - 1 {
+		idx := bits.TrailingZeros64(m)
+		if rec.Free&(1<<idx) != 0 || !rec.Present(idx) {
+			return format.Corrupt("inobt", fmt.Sprintf("AG %d chunk %d", ag, rec.StartIno), "inode %d is already free", rec.StartIno+format.AgIno(idx))
+		}
 	}
+	n := bits.OnesCount64(mask)
 	updated := rec
-	updated.Free |= 1 << idx
-	updated.FreeCount++
+	updated.Free |= mask
+	updated.FreeCount += uint8(n)
 	if err := c.Update(encodeRec(updated)); err != nil {
 		return err
 	}
-	if g.Finobt {
+	if t.Geo().Finobt {
 		fc := a.Tree(true).NewCursor()
 		found, err := fc.Lookup(btree.EQ, key)
 		if err != nil {
@@ -172,9 +209,9 @@ func (t *Tx) Free(ino format.Ino) error {
 			return err
 		}
 	}
-	a.h.FreeCount++
+	a.h.FreeCount += uint32(n)
 	a.log()
 	in := t.in
-	t.OnCommit(func() { in.ifree.Add(1) })
+	t.OnCommit(func() { in.ifree.Add(int64(n)) })
 	return nil
 }

@@ -40,9 +40,13 @@ func committedAgi(t *testing.T, h *harness, ag format.AgNumber) *format.Agi {
 func TestInodeAlloc(t *testing.T) {
 	const all = -1 // setup: take every free inode of AG 0
 	for _, c := range []struct {
-		name    string
-		take    int    // inodes allocated next to the root first (all: every free one)
-		action  string // "file", "dir", "free-last" (the last taken), "free-free" (a free one)
+		name string
+		take int // inodes allocated next to the root first (all: every free one)
+		// action: "file", "dir", "free-last" (the last taken),
+		// "free-free" (a free one), "free-together" (the last taken and
+		// a free one of its chunk, by FreeInodes), "free-repeated" (the
+		// last taken twice, by FreeInodes)
+		action  string
 		err     error
 		ag      format.AgNumber // AG of the inode allocated by the action
 		sameAs  string          // "root-chunk", "new-chunk" or "last-taken"
@@ -62,6 +66,10 @@ func TestInodeAlloc(t *testing.T) {
 		{name: "directories rotate through the AGs", take: 0, action: "dir",
 			ag: 1, free: 63, finobt: 1, inodes: 64},
 		{name: "freeing a free inode is corruption", take: 0, action: "free-free",
+			err: format.ErrCorrupt},
+		{name: "freeing a free inode among others is corruption", take: 1, action: "free-together",
+			err: format.ErrCorrupt},
+		{name: "freeing an inode twice at once is corruption", take: 1, action: "free-repeated",
 			err: format.ErrCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,6 +106,10 @@ func TestInodeAlloc(t *testing.T) {
 				}
 			case "free-free":
 				err = tx.Free(rootChunk + format.InodesPerChunk - 1)
+			case "free-together":
+				err = tx.FreeInodes([]format.Ino{last, rootChunk + format.InodesPerChunk - 1})
+			case "free-repeated":
+				err = tx.FreeInodes([]format.Ino{last, last})
 			}
 			if c.err != nil || err != nil {
 				tx.Cancel()

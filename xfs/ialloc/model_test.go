@@ -11,7 +11,8 @@ import (
 
 // TestInodeAllocFree allocates thousands of inodes (new chunks, inobt and
 // finobt splits), frees a random half, allocates again, frees everything,
-// and requires the counters and xfs_repair to agree.
+// and requires the counters and xfs_repair to agree. Frees go one by one
+// (Free) or by the transaction (FreeInodes).
 func TestInodeAllocFree(t *testing.T) {
 	h := newHarness(t, 256<<20, mkfs.Options{BlockSize: 1024})
 	count0, free0 := h.agiCounts()
@@ -37,16 +38,30 @@ func TestInodeAllocFree(t *testing.T) {
 			done += batch
 		}
 	}
+	// release frees inos in transactions of up to 100, each by Free
+	// calls or by one FreeInodes call, at random.
 	release := func(inos []format.Ino) {
-		tx := h.begin()
-		for _, ino := range inos {
-			h.setInode(tx, ino, false)
-			if err := tx.Free(ino); err != nil {
-				t.Fatal(err)
+		for len(inos) > 0 {
+			batch := inos[:min(len(inos), 1+rng.Intn(100))]
+			inos = inos[len(batch):]
+			tx := h.begin()
+			together := rng.Intn(2) == 0
+			for _, ino := range batch {
+				h.setInode(tx, ino, false)
+				delete(live, ino)
+				if !together {
+					if err := tx.Free(ino); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
-			delete(live, ino)
+			if together {
+				if err := tx.FreeInodes(batch); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.commit(tx)
 		}
-		h.commit(tx)
 	}
 	alloc(3000)
 	var half []format.Ino
