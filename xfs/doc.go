@@ -74,7 +74,10 @@
 //	   Waiting for inactivation (InactiveQueue.Flush, a throttled Queue)
 //	   happens with neither an unlinked inode's lock nor this mutex held:
 //	   a released inode is handed over after its change drops every lock,
-//	   and only allocating changes flush and retry on ENOSPC.
+//	   and only allocating changes flush and retry on ENOSPC. A shared
+//	   inactivation (InactivateBatch) holds this mutex while it picks
+//	   its inodes: it only tries their locks (and their neighbours'),
+//	   never waiting for one under it.
 //	4. Buffers, which a transaction holds until it commits or cancels:
 //	   a. AGIs before any AGF (an inode's AGI first, then the AGF of the
 //	      same AG for its chunk and inode-tree blocks, or any AG's AGF for

@@ -193,9 +193,13 @@ func (v *Volume) Inactivate(ino format.Ino) (extents uint64, err error) {
 // list, without handles. The caller holds the inode's lock.
 func (v *Volume) freeable(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
 	u.Lock()
-	_, listed := u.Prev(agino)
-	u.Unlock()
-	if !listed {
+	defer u.Unlock()
+	return v.freeableListed(u, h, ino, agino)
+}
+
+// freeableListed is freeable for a caller that holds u's lock too.
+func (v *Volume) freeableListed(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
+	if _, listed := u.Prev(agino); !listed {
 		return false, nil
 	}
 	h.shard.Mu.Lock()

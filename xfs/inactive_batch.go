@@ -71,15 +71,18 @@ type batchMember struct {
 // already freed. With fewer than two to share a transaction it leaves
 // them to Inactivate.
 func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) (extents uint64, err error) {
+	// u's lock is taken once for the whole batch: taken for each
+	// member, it would wait for each transaction of an unlink in this AG
+	// that is under way meanwhile, not for one.
 	u := v.w.inodes.Unlinked(ag)
+	u.Lock()
+	defer u.Unlock()
 	members := v.lockMembers(u, ag, inos, done)
 	defer func() {
 		for _, m := range members {
 			m.unlock()
 		}
 	}()
-	u.Lock()
-	defer u.Unlock()
 	plan := v.planRemovals(u, ag, &members)
 	if len(plan) < 2 {
 		return 0, nil
@@ -153,9 +156,9 @@ func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool
 // lockMembers locks, newest first (from the end of inos), up to
 // maxInactiveBatch inodes of AG ag that can share a transaction: on an
 // unlinked list, without handles or links, small enough to free at once,
-// with at most maxFreePerTx extents among them. It only tries each lock,
-// so it never waits while holding one. Inodes no longer listed (already
-// freed) are marked done.
+// with at most maxFreePerTx extents among them. It only tries each inode
+// lock, so it never waits while holding one. Inodes no longer listed
+// (already freed) are marked done. The caller holds u's lock.
 func (v *Volume) lockMembers(u *ialloc.Unlinked, ag format.AgNumber, inos []format.Ino, done []bool) []*batchMember {
 	var members []*batchMember
 	var extents uint64
@@ -174,7 +177,7 @@ func (v *Volume) lockMembers(u *ialloc.Unlinked, ag format.AgNumber, inos []form
 			h.lock.Unlock()
 			v.icache.release(h)
 		}
-		ok, err := v.freeable(u, h, ino, agino)
+		ok, err := v.freeableListed(u, h, ino, agino)
 		if err == nil && !ok {
 			done[i] = true
 		}
