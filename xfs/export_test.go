@@ -135,3 +135,21 @@ func LogRange(v *Volume) (off, n int64) {
 	l := v.logRegion()
 	return l.Start, int64(l.Blocks) * format.BBSize
 }
+
+// HeldInodes is the number of cached inode handles something still holds
+// a reference on: none once every call has returned and every Handle is
+// closed, or the cache could never evict them.
+func HeldInodes(v *Volume) int {
+	held := 0
+	for i := range v.icache.shards {
+		s := &v.icache.shards[i]
+		s.Mu.Lock()
+		s.Each(func(_ format.Ino, h *inodeHandle) {
+			if h.refs > 0 {
+				held++
+			}
+		})
+		s.Mu.Unlock()
+	}
+	return held
+}

@@ -142,6 +142,11 @@ func (hd *Handle) Close() error {
 func (v *Volume) lastLinkGone(ino format.Ino) error {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
+	return v.lastLinkGoneHeld(h, ino)
+}
+
+// lastLinkGoneHeld is lastLinkGone for a caller that holds ino's handle.
+func (v *Volume) lastLinkGoneHeld(h *inodeHandle, ino format.Ino) error {
 	h.shard.Mu.Lock()
 	if h.opens > 0 {
 		h.doomed = true

@@ -54,7 +54,8 @@ func (v *Volume) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
 	for lo := 0; lo < len(names); lo += unlinkChunk {
 		hi := min(lo+unlinkChunk, len(names))
 		for _, m := range v.unlinkTogether(dirIno, names[lo:hi], errs[lo:hi], done[lo:hi]) {
-			errs[lo+m.i] = v.lastLinkGone(m.ino)
+			errs[lo+m.i] = v.lastLinkGoneHeld(m.h, m.ino)
+			v.icache.release(m.h)
 		}
 	}
 	for i, name := range names {
@@ -80,16 +81,16 @@ var errNothingRemoved = errors.New("no name of the batch is a regular file")
 
 // unlinkMember is a name of a shared unlink and its inode, locked.
 type unlinkMember struct {
-	i      int // index in UnlinkFiles' names
-	ino    format.Ino
-	h      *inodeHandle
-	unlock func()
+	i   int // index in UnlinkFiles' names
+	ino format.Ino
+	h   *inodeHandle
 }
 
 // unlinkTogether removes, under the directory's lock, the names it can in
 // shared transactions, one AG at a time, marks them done with their
 // outcome in errs, and returns the names whose inodes lost their last
-// link, to be released once every lock is dropped. A name it cannot look
+// link, to be released once every lock is dropped; their handles are
+// still held, for the caller to release after. A name it cannot look
 // up is done only when it is not there (ErrNotFound); any other trouble
 // is left to the caller's one-by-one path, which reports it.
 func (v *Volume) unlinkTogether(dirIno format.Ino, names []string, errs []error, done []bool) (gone []unlinkMember) {
@@ -135,12 +136,17 @@ func (v *Volume) unlinkTogether(dirIno format.Ino, names []string, errs []error,
 // unlinkShared removes the names at idx, whose inodes are all in AG ag,
 // in one transaction, taking each inode's lock only if it is free (so it
 // never waits for one while holding others). A transaction that fails
-// changes nothing and leaves its names undone.
+// changes nothing and leaves its names undone. The handles of the inodes
+// it returns (those that lost their last link) stay held.
 func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNumber, names []string, inos []format.Ino, idx []int, errs []error, done []bool) (gone []unlinkMember) {
 	members := make([]unlinkMember, 0, len(idx))
+	var lost []bool
 	defer func() {
-		for _, m := range members {
-			m.unlock()
+		for k, m := range members {
+			m.h.lock.Unlock()
+			if lost == nil || !lost[k] {
+				v.icache.release(m.h)
+			}
 		}
 	}()
 	for _, i := range idx {
@@ -149,10 +155,7 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 			v.icache.release(h)
 			continue
 		}
-		members = append(members, unlinkMember{i: i, ino: inos[i], h: h, unlock: func() {
-			h.lock.Unlock()
-			v.icache.release(h)
-		}})
+		members = append(members, unlinkMember{i: i, ino: inos[i], h: h})
 	}
 	if len(members) < 2 {
 		return nil // one name gains nothing from sharing
@@ -164,10 +167,10 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 	u.Lock()
 	defer u.Unlock()
 	kindErrs := make([]error, len(members))
-	lost := make([]bool, len(members))
+	lostInTx := make([]bool, len(members))
 	err := v.runTx(v.dirChangeReserve(), true, func(t *txn) error {
 		clear(kindErrs)
-		clear(lost)
+		clear(lostInTx)
 		pc, err := t.modifyDir(hd, dirIno)
 		if err != nil {
 			return err
@@ -184,7 +187,7 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 			if kindErrs[k] = removeFile.check(names[m.i], c.core.Mode); kindErrs[k] != nil {
 				continue
 			}
-			if lost[k], err = t.dropLink(pc, c); err != nil {
+			if lostInTx[k], err = t.dropLink(pc, c); err != nil {
 				return err
 			}
 			removed++
@@ -205,6 +208,7 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 	if err != nil {
 		return nil
 	}
+	lost = lostInTx
 	for k, m := range members {
 		errs[m.i], done[m.i] = kindErrs[k], true
 		if lost[k] {

@@ -137,6 +137,9 @@ func TestUnlinkFiles(t *testing.T) {
 	if n := v.Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
 	}
+	if n := xfs.HeldInodes(v); n != 0 {
+		t.Errorf("%d inode handles still held", n)
+	}
 	// Left of what the test made: d, sub, ln and kept (7000 bytes, two
 	// blocks; sub and the symlink live in their inodes, and d keeps the
 	// blocks a directory that held 300 names does not give back).
@@ -229,6 +232,9 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 	}
 	if n := v.Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
+	}
+	if n := xfs.HeldInodes(v); n != 0 {
+		t.Errorf("%d inode handles still held", n)
 	}
 	engine := engineSnapshot(t, v)
 	if err := v.Close(); err != nil {
