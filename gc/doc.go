@@ -413,7 +413,7 @@
 // cores): UnlinkFiles 0.88 s, inactivation 0.86 s, the collector 0.40 s;
 // the inode cache's handles for inodes no longer cached, the inode
 // btrees' lookups of each freed inode and copying inodes into their
-// blocks are its largest parts.
+// blocks were its largest parts.
 //
 // Single DELETEs are unchanged by all this. HTTPParallelDeletes the same
 // afternoon (three rounds, 20,000 objects, against 6f8cc8c, the machine
@@ -422,6 +422,40 @@
 // 1,929-2,119), 32 clients x1.99 (4,529-5,496 against 2,405-2,795),
 // server CPU per DELETE x0.49 at both. The morning's run of the head
 // before: x1.91 and x1.78 of old's rounds at 8 clients.
+//
+// Then three of those parts were cut (2026-12-05, evening): a shared
+// inactivation frees the inodes of one chunk with one lookup and update
+// in each inode btree (ialloc.Tx.FreeInodes; 0.20 s of that profile's
+// samples became 0.08), takes its AG's unlinked-list mutex once instead
+// of once per inode (an execution trace of the bulk phase: the gc's time
+// blocked on locks 347 ms -> 138 ms), and UnlinkFiles hands inodes to
+// the queue through the handles it already holds. CreateDelete100k, five
+// runs on the new head: bulk-delete-ratio 0.95, 0.87, 0.94, 1.01 and
+// 0.82 (the kernel's side 53,400-74,000 unlinks/s in those runs),
+// bulk-space-back-ratio 0.90-1.12, CPU 24-28 us a name: still parity
+// within the machine's noise, not above it. HTTPParallelDeletes the same
+// hour: x1.79 at 8 clients and x1.99 at 32 in one run, x1.68 and x1.85
+// in the next (old's medians 2,207 and 2,595 DELETE/s at 8 clients).
+//
+// The largest cost left in a single unlink is the log's bytes: 14.0 KB
+// per unlink, of which 12 KB are three whole directory blocks (data,
+// leaf and free index: xfs_logprint -t), logged whole because our blocks
+// keep LSN 0 on disk, so the kernel's recovery would lay an older,
+// partial image over a newer block and fail its verifier (xlog's
+// wholeImage). A prototype that logged directory blocks by changed
+// chunks, which is not crash-safe for the kernel's replay and was not
+// kept, measured what they cost: 2.5 KB of log per unlink; the engine's
+// single-unlink delete-ratio 0.37-0.41 against 0.27 and CPU per unlink
+// 51-53 us against 67; bulk-delete-ratio 1.20-1.41 against 0.97-1.11;
+// and through the binary, in one run of three rounds against 6f8cc8c,
+// x1.94 at 8 clients and x2.14 at 32 against x1.68 and x1.85 for the
+// head. Making it safe means stamping each directory block written in
+// place with the LSN of the commit whose image it is (the kernel then
+// skips the older items, xfs-facts 7.5) and our recovery stamping what
+// it replays; the price is that a write of such a block torn by a power
+// cut, replayed by the kernel rather than by us, is skipped and shows as
+// a CRC error instead of being repaired, which today's power-cut tests
+// (torn writes, kernel replay) would have to allow for.
 //
 // # Trim scheduler
 //
