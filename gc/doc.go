@@ -451,11 +451,14 @@
 // x1.94 at 8 clients and x2.14 at 32 against x1.68 and x1.85 for the
 // head. Making it safe means stamping each directory block written in
 // place with the LSN of the commit whose image it is (the kernel then
-// skips the older items, xfs-facts 7.5) and our recovery stamping what
-// it replays; the price is that a write of such a block torn by a power
-// cut, replayed by the kernel rather than by us, is skipped and shows as
-// a CRC error instead of being repaired, which today's power-cut tests
-// (torn writes, kernel replay) would have to allow for.
+// skips the older items, xfs-facts 7.5). Stamped alone, a write of such
+// a block torn by a power cut (new header, old sectors behind it) would
+// make the kernel skip the items that repair it, which the power-cut
+// tests (torn writes, kernel replay) rightly refuse. Two more rules keep
+// that repair: the block's header sector goes to disk only after the
+// rest of it is durable, and the first item logged for a block after a
+// write-back of it has begun is its whole image. A torn write then leaves
+// the older LSN, and the replay starts from a whole image.
 //
 // # Trim scheduler
 //
