@@ -454,11 +454,14 @@
 // skips the older items, xfs-facts 7.5). Stamped alone, a write of such
 // a block torn by a power cut (new header, old sectors behind it) would
 // make the kernel skip the items that repair it, which the power-cut
-// tests (torn writes, kernel replay) rightly refuse. Two more rules keep
-// that repair: the block's header sector goes to disk only after the
-// rest of it is durable, and the first item logged for a block after a
-// write-back of it has begun is its whole image. A torn write then leaves
-// the older LSN, and the replay starts from a whole image.
+// tests (torn writes, kernel replay) rightly refuse. Keeping that repair
+// needs more, for instance: the block's header sector goes to disk only
+// after the rest of it is durable (a torn write then leaves the older
+// LSN), and the first item the replay would apply after the image last
+// written in place is a whole image (so the write-back may write only
+// the newest queued image of a block, and the next commit to change it
+// logs it whole). Whether a block changed without pause can then still
+// be written back in time is the open question.
 //
 // # Trim scheduler
 //
