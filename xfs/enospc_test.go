@@ -19,8 +19,8 @@ import (
 
 // TestFillToFull fills a small volume with files, directories and
 // attributes until every kind of allocation fails with ErrNoSpace, deletes
-// half (one by one and in bulk), fills again, and requires xfs_repair to be clean and the free
-// space to equal what xfs_db counts.
+// half (one by one and in bulk), fills again, and requires xfs_repair to
+// be clean and the free space to equal what xfs_db counts.
 func TestFillToFull(t *testing.T) {
 	for _, bs := range []int{4096, 1024} {
 		t.Run(fmt.Sprintf("bs%d", bs), func(t *testing.T) { fillToFull(t, bs) })

@@ -140,11 +140,12 @@ func (v *Volume) unlinkTogether(dirIno format.Ino, names []string, errs []error,
 // it returns (those that lost their last link) stay held.
 func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNumber, names []string, inos []format.Ino, idx []int, errs []error, done []bool) (gone []unlinkMember) {
 	members := make([]unlinkMember, 0, len(idx))
-	var lost []bool
+	var lost []bool    // by member, once the transaction has committed
+	committed := false // then the handles of lost members stay held
 	defer func() {
 		for k, m := range members {
 			m.h.lock.Unlock()
-			if lost == nil || !lost[k] {
+			if !committed || !lost[k] {
 				v.icache.release(m.h)
 			}
 		}
@@ -167,10 +168,10 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 	u.Lock()
 	defer u.Unlock()
 	kindErrs := make([]error, len(members))
-	lostInTx := make([]bool, len(members))
+	lost = make([]bool, len(members))
 	err := v.runTx(v.dirChangeReserve(), true, func(t *txn) error {
 		clear(kindErrs)
-		clear(lostInTx)
+		clear(lost)
 		pc, err := t.modifyDir(hd, dirIno)
 		if err != nil {
 			return err
@@ -187,7 +188,7 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 			if kindErrs[k] = removeFile.check(names[m.i], c.core.Mode); kindErrs[k] != nil {
 				continue
 			}
-			if lostInTx[k], err = t.dropLink(pc, c); err != nil {
+			if lost[k], err = t.dropLink(pc, c); err != nil {
 				return err
 			}
 			removed++
@@ -208,7 +209,7 @@ func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNu
 	if err != nil {
 		return nil
 	}
-	lost = lostInTx
+	committed = true
 	for k, m := range members {
 		errs[m.i], done[m.i] = kindErrs[k], true
 		if lost[k] {
