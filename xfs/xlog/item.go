@@ -9,26 +9,58 @@ import (
 // Item is one log item: its format region first, then its data regions.
 type Item struct {
 	Regions [][]byte
+
+	// An image item (a directory or attribute block, see wholeImage) is
+	// logged whole the first time in an epoch and by its changed chunks
+	// (partial, nil if it has no older copy) after that; a cancel item
+	// makes the next image of its block whole again. block is the
+	// block's address for both.
+	partial [][]byte
+	block   format.Daddr
+	kind    itemKind
 }
+
+type itemKind uint8
+
+const (
+	plainItem itemKind = iota
+	imageItem
+	cancelItem
+)
 
 // BufItem logs the block data at daddr. When old (the block's previous
 // content, same length) is given, only the 128-byte chunks that differ are
-// logged, except in the blocks wholeImage names; otherwise the whole
-// block. The buffer type comes from the block's magic, so recovery (ours
-// and the kernel's) knows how to verify it. ok is false when nothing
-// changed.
+// logged; otherwise the whole block. Blocks that wholeImage names carry
+// both forms, and the writer logs them whole once an epoch (see Writer).
+// The buffer type comes from the block's magic, so recovery (ours and the
+// kernel's) knows how to verify it. ok is false when nothing changed.
 func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
-	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	blft, _, _ := format.BlockLogInfo(data)
 	if old != nil && len(old) != len(data) {
 		old = nil
 	}
-	if old != nil && wholeImage(blft) {
-		if bytes.Equal(data, old) {
-			return Item{}, false
-		}
-		old = nil
+	it, ok = bufItem(daddr, data, old, blft)
+	if !ok || !wholeImage(blft) {
+		return it, ok
 	}
+	it.block, it.kind = daddr, imageItem
+	if old != nil {
+		it.partial = it.Regions
+		it.Regions = mustBufItem(daddr, data, blft).Regions
+	}
+	return it, true
+}
+
+// mustBufItem is the item that logs all of data.
+func mustBufItem(daddr format.Daddr, data []byte, blft uint16) Item {
+	it, _ := bufItem(daddr, data, nil, blft)
+	return it
+}
+
+// bufItem logs the chunks of data that differ from old (all of them
+// without old).
+func bufItem(daddr format.Daddr, data, old []byte, blft uint16) (it Item, ok bool) {
+	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	// The bitmap of a 64 KiB block (the largest) fits on the stack.
 	var mapSpace [(64<<10/format.BlfChunk + 31) / 32]uint32
 	var dataMap []uint32
@@ -82,17 +114,20 @@ type smallBufItem struct {
 	hdr     [format.BlfHeaderSize + 4]byte
 }
 
-// wholeImage reports whether blocks of log type blft are always logged
-// whole. The kernel's recovery writes the blocks replayed from one record
-// (one LSN), through their write verifiers, before it replays the next;
-// and since our blocks keep LSN 0 on disk it replays every item of the
-// window, also onto a block written in place at a later state (by our own
-// recovery cut short, TestKernelReplaysAfterCutRecovery). Part of an older
-// image over a newer block makes a block no transaction committed:
-// harmless where the verifier checks fields one by one (AG headers, btree
-// and inode blocks), but a failed mount where it checks the block as a
-// whole (a directory's free-space table against its entries, hash order,
-// stale counts). A whole image makes every step a state once committed.
+// wholeImage reports whether blocks of log type blft are image items:
+// logged whole the first time in each epoch of the log (see Writer). The
+// kernel's recovery writes the blocks replayed from one transaction,
+// through their write verifiers, before it replays the next; and since
+// our blocks keep LSN 0 on disk it replays every item of the window, also
+// onto a block written in place at a later state or torn by a power cut.
+// Part of an older image over such a block makes a block no transaction
+// committed: harmless where the verifier checks fields one by one (AG
+// headers, btree and inode blocks), but a failed mount where it checks
+// the block as a whole (a directory's free-space table against its
+// entries, hash order, stale counts). Since the log's tail only ever
+// sits at an epoch's start, the first item of such a block that any
+// recovery replays is whole, whatever the block on disk holds, and every
+// later one changes a state recovery has just rebuilt.
 func wholeImage(blft uint16) bool {
 	switch blft {
 	case format.BlftDir3Block, format.BlftDir3Data, format.BlftDir3Free, format.BlftDir3Leaf1,
@@ -115,7 +150,7 @@ func CancelItem(daddr format.Daddr, n int) Item {
 	f.Flags |= format.BlfCancel
 	hdr := make([]byte, f.EncodedLen())
 	f.Encode(hdr)
-	return Item{Regions: [][]byte{hdr}}
+	return Item{Regions: [][]byte{hdr}, block: daddr, kind: cancelItem}
 }
 
 // DquotItem logs one dquot record: f says where it lives, rec is the

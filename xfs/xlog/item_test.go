@@ -10,8 +10,10 @@ import (
 )
 
 // TestBufItemLogsDirectoryBlocksWhole: a change to one chunk of a
-// directory or attribute block logs the whole block (see wholeImage), an
-// unchanged one logs nothing, and a btree block still logs the one chunk.
+// directory or attribute block makes an image item, logged whole unless
+// its epoch has logged the block whole already (see wholeImage), with the
+// changed chunk as its partial form; an unchanged one logs nothing; a
+// btree block logs the one chunk, always.
 func TestBufItemLogsDirectoryBlocksWhole(t *testing.T) {
 	be := binary.BigEndian
 	blocks := map[string]func(b []byte){
@@ -24,6 +26,15 @@ func TestBufItemLogsDirectoryBlocksWhole(t *testing.T) {
 		"attr3 leaf": func(b []byte) { be.PutUint16(b[8:], format.Attr3LeafMagic) },
 		"bnobt":      func(b []byte) { be.PutUint32(b, format.BnobtMagic) },
 	}
+	runsOf := func(regions [][]byte) [][2]int {
+		f, err := format.DecodeBufLogFormat(regions[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Runs()
+	}
+	chunk := [2]int{3000 / format.BlfChunk, 3000/format.BlfChunk + 1}
+	all := [2]int{0, 4096 / format.BlfChunk}
 	for name, stamp := range blocks {
 		old := make([]byte, 4096)
 		stamp(old)
@@ -36,16 +47,25 @@ func TestBufItemLogsDirectoryBlocksWhole(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: a changed block was not logged", name)
 		}
-		f, err := format.DecodeBufLogFormat(it.Regions[0])
-		if err != nil {
-			t.Fatal(err)
+		image := name != "bnobt"
+		if got, want := it.kind == imageItem, image; got != want {
+			t.Fatalf("%s: image item %v, want %v", name, got, want)
 		}
-		want := [][2]int{{0, 4096 / format.BlfChunk}}
-		if name == "bnobt" {
-			want = [][2]int{{3000 / format.BlfChunk, 3000/format.BlfChunk + 1}}
+		want := all
+		if !image {
+			want = chunk
 		}
-		if got := f.Runs(); len(got) != 1 || got[0] != want[0] {
+		if got := runsOf(it.Regions); len(got) != 1 || got[0] != want {
 			t.Errorf("%s: logged runs %v, want %v", name, got, want)
+		}
+		if !image {
+			continue
+		}
+		if got := runsOf(it.partial); len(got) != 1 || got[0] != chunk || it.block != 64 {
+			t.Errorf("%s: partial form logs runs %v of block %d, want %v of 64", name, got, it.block, chunk)
+		}
+		if fresh, _ := BufItem(64, data, nil); fresh.partial != nil {
+			t.Errorf("%s: a block without an older copy has a partial form", name)
 		}
 	}
 }

@@ -65,8 +65,22 @@ type Ticket uint64
 //
 // Tail: a transaction's log space is needed until its write-back has run
 // and a later flush has made those in-place writes durable. Each record's
-// h_tail_lsn is the oldest such transaction, and a batch that would overrun
-// it first flushes the device to retire them.
+// h_tail_lsn is the start of the epoch that holds the oldest such
+// transaction, and a batch that would overrun it first flushes the device
+// to retire them.
+//
+// Epochs: the log is cut into epochs, each beginning with a batch, and
+// the tail only ever sits at an epoch's start. A directory or attribute
+// block (an image item, see wholeImage) is logged whole the first time an
+// epoch logs it and by its changed chunks after that, so whatever a
+// recovery finds such a block holding in place, newer or torn, the first
+// item of it that the recovery replays is whole. An epoch begins with a
+// batch that finds an eighth of the log (epochBytes) behind the head
+// since the epoch under way began, and with the first batch after Sync;
+// the tail can then move to that batch once everything before it is
+// retired. A block changed
+// every commit is logged whole about once an eighth of the log rather
+// than once a commit.
 type Writer struct {
 	dev    Device
 	start  int64  // byte offset of the log
@@ -130,6 +144,14 @@ type Writer struct {
 	window   []windowEntry
 	pastTail atomic.Uint64
 
+	// Epochs (see the Writer doc): epochStarts holds the LSN where each
+	// epoch began, oldest first, from the one the tail is in (or before
+	// it); newEpoch asks for one to begin with the next batch;
+	// wholeLogged holds the image blocks logged whole in the current one.
+	epochStarts []format.LSN
+	newEpoch    bool
+	wholeLogged map[format.Daddr]struct{}
+
 	// out holds the batch being written, laid out record after record as
 	// it goes to the device; recs describes its records. Both belong to
 	// the leader and are reused from batch to batch, so a commit costs no
@@ -172,7 +194,7 @@ type Stats struct {
 // unmount record).
 func NewWriter(d Device, l *Log, uuid [16]byte, cycle, block uint32, prev int32) *Writer {
 	w := &Writer{dev: d, start: l.Start, blocks: l.Blocks, uuid: uuid, cycle: cycle, block: block, prevBlock: prev,
-		live: make(map[format.LSN]*liveCounts)}
+		live: make(map[format.LSN]*liveCounts), newEpoch: true, wholeLogged: make(map[format.Daddr]struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	w.backlogLimit = w.backlogMax()
 	w.idleAfter = IdleWriteBack
@@ -636,15 +658,34 @@ func (w *Writer) writeBacklogLocked() error {
 // records of the next batch are written only after it is flushed.
 func (w *Writer) DataWritten() { w.dataGen.Add(1) }
 
-// tailLocked is the oldest LSN recovery may still need, or head if none.
+// tailLocked is where recovery must begin: the start of the epoch of the
+// oldest LSN it may still need (head if none).
 func (w *Writer) tailLocked(head format.LSN) format.LSN {
+	oldest := head
 	for len(w.liveOrder) > 0 {
 		if _, ok := w.live[w.liveOrder[0]]; ok {
-			return w.liveOrder[0]
+			oldest = w.liveOrder[0]
+			break
 		}
 		w.liveOrder = w.liveOrder[1:]
 	}
-	return head
+	if oldest == head && w.newEpoch {
+		// Nothing is live and the next batch begins an epoch: every
+		// record from now on names a tail at or past head.
+		return head
+	}
+	// The newest epoch start at or before oldest; the ones before it are
+	// never needed again. Before any epoch (nothing written since the
+	// log was clean) there is nothing to replay.
+	i := 0
+	for i+1 < len(w.epochStarts) && !lsnLess(oldest, w.epochStarts[i+1]) {
+		i++
+	}
+	w.epochStarts = w.epochStarts[i:]
+	if len(w.epochStarts) == 0 || lsnLess(oldest, w.epochStarts[0]) {
+		return oldest
+	}
+	return w.epochStarts[0]
 }
 
 // addLiveLocked counts one more unwritten commit at lsn.
@@ -680,9 +721,12 @@ func lsnLess(a, b format.LSN) bool {
 
 // usedLocked is the number of BBs between the tail and the head.
 func (w *Writer) usedLocked() uint32 {
-	head := format.MakeLSN(w.cycle, w.block)
-	tail := w.tailLocked(head)
-	return (w.cycle-tail.Cycle())*w.blocks + w.block - tail.Block()
+	return w.sinceLocked(w.tailLocked(format.MakeLSN(w.cycle, w.block)))
+}
+
+// sinceLocked is the number of BBs from lsn to the head.
+func (w *Writer) sinceLocked(lsn format.LSN) uint32 {
+	return (w.cycle-lsn.Cycle())*w.blocks + w.block - lsn.Block()
 }
 
 // flushLocked makes every in-place write reported so far durable and
@@ -750,6 +794,9 @@ func (w *Writer) writeBackAllLocked() error {
 	if w.failed != nil {
 		return w.failed
 	}
+	// Everything is retired by the flush: let the tail move to the next
+	// batch.
+	w.newEpoch = true
 	return w.flushLocked()
 }
 
@@ -795,9 +842,26 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		}
 		w.block, w.cycle = 0, w.cycle+1
 	}
+	if !w.newEpoch {
+		// An eighth of the log since the epoch under way began: let the
+		// tail move to this batch once everything before it is retired.
+		upper := 0
+		for _, p := range batch {
+			upper += p.size
+		}
+		w.newEpoch = len(w.epochStarts) == 0 ||
+			int(w.sinceLocked(w.epochStarts[len(w.epochStarts)-1]))*format.BBSize+upper >= w.epochBytes()
+	}
+	if w.newEpoch {
+		clear(w.wholeLogged)
+	}
 	recs, total, err := w.layout(batch)
 	if err != nil {
 		return err
+	}
+	if w.newEpoch {
+		w.epochStarts = append(w.epochStarts, format.MakeLSN(recs[0].cycle, recs[0].block))
+		w.newEpoch = false
 	}
 	// Keep a record's worth of slack so the head never lands on the tail.
 	for w.usedLocked()+total+2*(recPayloadMax/format.BBSize+1) >= w.blocks {
@@ -991,7 +1055,7 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: tid, NumItems: uint32(len(p.items))}).Encode(th[:])
 		addOp(tid, 0, th[:])
 		for _, it := range p.items {
-			for _, r := range it.Regions {
+			for _, r := range w.epochRegions(it) {
 				addOp(tid, 0, r)
 			}
 		}
@@ -1007,6 +1071,32 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		return nil, 0, fmt.Errorf("%w: %d blocks in a log of %d", ErrLogFull, total, w.blocks)
 	}
 	return recs, total, nil
+}
+
+// epochBytes is the log an epoch spans before the next batch begins a
+// new one: an eighth of it. The tail waits for the commits before an
+// epoch to retire, which the flush once the log is a quarter full does
+// (see writeBatchLocked), and then moves to that epoch, at most an eighth
+// behind the head: commits keep making their records durable by
+// themselves most of the time. An image block changed all the time is
+// logged whole once an epoch.
+func (w *Writer) epochBytes() int { return int(w.blocks) * format.BBSize / 8 }
+
+// epochRegions returns the regions that log it in the current epoch: an
+// image item whole if the epoch has not logged its block whole yet, by
+// its changed chunks otherwise; a cancel item makes the next image of
+// its block whole again.
+func (w *Writer) epochRegions(it Item) [][]byte {
+	switch it.kind {
+	case imageItem:
+		if _, ok := w.wholeLogged[it.block]; ok && it.partial != nil {
+			return it.partial
+		}
+		w.wholeLogged[it.block] = struct{}{}
+	case cancelItem:
+		delete(w.wholeLogged, it.block)
+	}
+	return it.Regions
 }
 
 // Unmount writes the unmount record that marks the log clean. Every
