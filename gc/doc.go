@@ -437,32 +437,30 @@
 // hour: x1.79 at 8 clients and x1.99 at 32 in one run, x1.68 and x1.85
 // in the next (old's medians 2,207 and 2,595 DELETE/s at 8 clients).
 //
-// The largest cost left in a single unlink is the log's bytes: 14.0 KB
-// per unlink, of which 12 KB are three whole directory blocks (data,
-// leaf and free index: xfs_logprint -t), logged whole because our blocks
-// keep LSN 0 on disk, so the kernel's recovery would lay an older,
-// partial image over a newer block and fail its verifier (xlog's
-// wholeImage). A prototype that logged directory blocks by changed
-// chunks, which is not crash-safe for the kernel's replay and was not
-// kept, measured what they cost: 2.5 KB of log per unlink; the engine's
-// single-unlink delete-ratio 0.37-0.41 against 0.27 and CPU per unlink
-// 51-53 us against 67; bulk-delete-ratio 1.20-1.41 against 0.97-1.11;
-// and through the binary, in one run of three rounds against 6f8cc8c,
-// x1.94 at 8 clients and x2.14 at 32 against x1.68 and x1.85 for the
-// head. Making it safe means stamping each directory block written in
-// place with the LSN of the commit whose image it is (the kernel then
-// skips the older items, xfs-facts 7.5). Stamped alone, a write of such
-// a block torn by a power cut (new header, old sectors behind it) would
-// make the kernel skip the items that repair it, which the power-cut
-// tests (torn writes, kernel replay) rightly refuse. Keeping that repair
-// needs more, for instance: the block's header sector goes to disk only
-// after the rest of it is durable (a torn write then leaves the older
-// LSN), and the first item the replay would apply after the image last
-// written in place is a whole image (so the write-back may write only
-// the newest queued image of a block, and the next commit to change it
-// logs it whole). Whether a block changed without pause can then still
-// be written back in time is the open question.
-//
+// The log's bytes were the next suspect: 14.0 KB per unlink, 12 KB of
+// them three whole directory blocks (data, leaf and free index:
+// xfs_logprint -t), logged whole because our blocks keep LSN 0 on disk,
+// so the kernel's recovery would lay an older, partial image over a
+// newer block and fail its verifier. A prototype that logged directory
+// blocks by changed chunks (not crash-safe, not kept) seemed to gain
+// x1.94 and x2.14 against x1.68 and x1.85 in one run. The safe version
+// (xlog's epochs, 2026-12-05, evening: the tail only sits at an epoch's
+// start and each epoch logs such a block whole once, so the first item
+// of it any recovery replays is whole; no LSN stamps, no write ordering)
+// cut BenchmarkUnlink's log bytes from 9,569 to 2,480 an unlink, but
+// moved nothing else measurably: CPU per unlink 64-81 against 66-78 us
+// in three alternating runs of each, CreateDelete100k's ratios within
+// noise, and HTTPParallelDeletes in one run of three rounds against
+// 6f8cc8c (2,745 DELETE/s at 8 clients, 3,137 at 32): the head x1.81 and
+// x2.50, the epochs x1.82 and x2.55. At about 3.3 DELETEs a log write,
+// a durable write's cost is its round trip, not its bytes; the
+// prototype's gain was this machine's noise. A server CPU profile of the
+// 8-client DELETE phase (60,000 objects) shows where the time goes: the
+// unlink transaction 16%, the log force 12% (the write system call 7%),
+// inactivation 12%, Go's collector 14%, request signature checks 5%,
+// HTTP reading and writing most of the rest; the server used 1.1 of the
+// 2 cores, the load generator and its client about 0.3 more.
+
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
