@@ -459,7 +459,7 @@
 // 6,185 DELETE/s, and a control that could not differ in what it does
 // (zeros written over the log at format time, which the engine's first
 // open does anyway, fillLogHoles) came out 6-14% ahead in three runs
-// and 38% in one. A server CPU profile of the
+// and 30% in one (medians of three rounds). A server CPU profile of the
 // 8-client DELETE phase (60,000 objects) shows where the time goes: the
 // unlink transaction 16%, the log force 12% (the write system call 7%),
 // inactivation 12%, Go's collector 14%, request signature checks 5%,
