@@ -21,7 +21,8 @@ import (
 const bulkDeleteKeys = 1000
 
 // BenchmarkHTTPBulkDeletes measures what a recursive delete costs through
-// the real binary: per round, each side in turn starts on a fresh volume,
+// the real binary: per round, each side in turn (in an order that rotates
+// from round to round, roundOrder) starts on a fresh volume,
 // takes XFS3_BENCH_OBJECTS 4 KiB PUTs over 100 prefixes (as
 // HTTPParallelDeletes does), then removes them all with DeleteObjects
 // requests of 1,000 keys in listing order, from each client count of
@@ -48,7 +49,8 @@ func BenchmarkHTTPBulkDeletes(b *testing.B) {
 	for range b.N {
 		for round := 1; round <= cfg.rounds; round++ {
 			for _, clients := range cfg.clients {
-				for _, nb := range cfg.binaries {
+				for _, i := range roundOrder(len(cfg.binaries), round-1) {
+					nb := cfg.binaries[i]
 					rate, cpu := runBulkDeletes(b, nb.path, clients, cfg.objects)
 					label := fmt.Sprintf("%s clients=%d", nb.label, clients)
 					rates[label] = append(rates[label], rate)
