@@ -450,22 +450,22 @@
 // cut BenchmarkUnlink's log bytes from 9,569 to 2,480 an unlink, but
 // moved nothing else measurably: CPU per unlink 64-81 against 66-78 us
 // in three alternating runs of each, CreateDelete100k's ratios within
-// noise, and HTTPParallelDeletes in one run of three rounds against
-// 6f8cc8c (2,745 DELETE/s at 8 clients, 3,137 at 32): the head x1.81 and
-// x2.50, the epochs x1.82 and x2.55. At about 3.3 DELETEs a log write,
-// a durable write's cost is its round trip, not its bytes; the
-// prototype's gain was this machine's noise, which is as large: in one
-// run the same binary's three 8-client rounds gave 4,716, 5,602 and
-// 6,185 DELETE/s, and a control that could not differ in what it does
-// (zeros written over the log at format time, which the engine's first
-// open does anyway, fillLogHoles) came out 6-14% ahead in three runs
-// and 30% in one (medians of three rounds). A server CPU profile of the
-// 8-client DELETE phase (60,000 objects) shows where the time goes: the
-// unlink transaction 16%, the log force 12% (the write system call 7%),
+// noise, and HTTPParallelDeletes, six rounds in which each binary ran
+// first twice (roundOrder), against 6f8cc8c (2,550 DELETE/s at 8
+// clients, 3,165 at 32): the head x1.77 and x2.29, the epochs x1.78 and
+// x2.21. At about 3.3 DELETEs a log write, a durable write's cost is its
+// round trip, not its bytes. The prototype's gain was most likely the
+// benchmark's order and this machine's noise: the sides ran in the same
+// order every round then, and the last side of a round ran 6-20% faster
+// by medians (five rounds in each of two opposite orders of the same
+// three builds); in one run the same binary's three 8-client rounds gave
+// 4,716, 5,602 and 6,185 DELETE/s. A server CPU profile of the 8-client
+// DELETE phase (60,000 objects) shows where the time goes: the unlink
+// transaction 16%, the log force 12% (the write system call 7%),
 // inactivation 12%, Go's collector 14%, request signature checks 5%,
 // HTTP reading and writing most of the rest; the server used 1.1 of the
 // 2 cores, the load generator and its client about 0.3 more.
-
+//
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
