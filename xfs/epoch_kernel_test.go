@@ -10,8 +10,10 @@ import (
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/dev"
+	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/xlog"
 )
 
 // TestReplayOverNewerDirectoryBlocks: a node-form directory's blocks are
@@ -78,12 +80,40 @@ func TestReplayOverNewerDirectoryBlocks(t *testing.T) {
 	}
 	unlink(300, 500)
 	pending := f.Pending()
+	logOff, logLen := xfs.LogRange(v)
 	if err := xfs.Abandon(v); err != nil {
 		t.Fatal(err)
 	}
 	if pending < 4 {
 		t.Fatalf("only %d unflushed writes: nothing was written in place ahead of the tail", pending)
 	}
+	// What recovery replays holds directory blocks by changed chunks,
+	// each after a whole image of its block.
+	s, err := (&xlog.Log{R: f, Start: logOff, Blocks: uint32(logLen / format.BBSize)}).Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, partial := 0, 0
+	for _, tr := range s.Trans {
+		for _, it := range tr.Items {
+			bf, err := format.DecodeBufLogFormat(it.Regions[0])
+			if err != nil || bf.Flags&format.BlfCancel != 0 {
+				continue // not a buffer item, or a cancel
+			}
+			switch bf.Blft() {
+			case format.BlftDir3Data, format.BlftDir3LeafN, format.BlftDir3Free, format.BlftDa3Node:
+				if runs := bf.Runs(); len(runs) == 1 && runs[0] == [2]int{0, int(bf.Len) * format.BBSize / format.BlfChunk} {
+					whole++
+				} else {
+					partial++
+				}
+			}
+		}
+	}
+	if whole == 0 || partial == 0 {
+		t.Fatalf("the log holds %d whole and %d partial directory block images: the premise failed", whole, partial)
+	}
+	t.Logf("%d unflushed writes; the log holds %d whole and %d partial directory block images", pending, whole, partial)
 	want := slices.Sorted(maps.Keys(left))
 	for _, crash := range []dev.Crash{{Keep: pending}, {Keep: pending, Tear: true}, {Keep: pending / 3, Tear: true}, {Keep: 2 * pending / 3, Tear: true}} {
 		t.Run(fmt.Sprintf("keep%d-of-%d-tear%v", crash.Keep, pending, crash.Tear), func(t *testing.T) {

@@ -101,8 +101,7 @@ func TestImageItemsReplayFromTheTail(t *testing.T) {
 					d := format.Daddr(f.Blkno)
 					named[d] = true
 					if f.Flags&format.BlfCancel != 0 {
-						delete(replayed, d)
-						replayed[d] = nil
+						replayed[d] = nil // nothing before it counts
 						continue
 					}
 					img, seen := replayed[d]

@@ -46,13 +46,13 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	it.block, it.kind = daddr, imageItem
 	if old != nil {
 		it.partial = it.Regions
-		it.Regions = mustBufItem(daddr, data, blft).Regions
+		it.Regions = wholeBufItem(daddr, data, blft).Regions
 	}
 	return it, true
 }
 
-// mustBufItem is the item that logs all of data.
-func mustBufItem(daddr format.Daddr, data []byte, blft uint16) Item {
+// wholeBufItem is the item that logs all of data.
+func wholeBufItem(daddr format.Daddr, data []byte, blft uint16) Item {
 	it, _ := bufItem(daddr, data, nil, blft)
 	return it
 }
