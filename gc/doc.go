@@ -466,6 +466,26 @@
 // HTTP reading and writing most of the rest; the server used 1.1 of the
 // 2 cores, the load generator and its client about 0.3 more.
 //
+// A longer run to narrow the noise (2026-12-05, late; ten rounds, each
+// side first in five, against 6f8cc8c): 8 clients x1.90 of old's median
+// (4,941 against 2,601 DELETE/s; the ten rounds' pairs x1.60-2.49),
+// 32 clients x2.16 (7,431 against 3,434; pairs x1.82-2.61), server CPU
+// per DELETE x0.49 and x0.47. Where an 8-client DELETE waits, from the
+// server's block profile over 14 s of that phase: about 30% of the 8
+// connections' time in the log force (0.55 ms a DELETE, about two durable
+// writes of this disk: the one under way and its own), 1% on its AG's
+// unlinked-list mutex; an execution trace put most of the time runnable
+// goroutines waited for a P right after the force's wake-up. Four
+// levers on those waits were tried the same evening against the same
+// build, one run of four to eight rounds each at 8 clients, and none
+// kept: GOGC 200 and 400 instead of the heap floor (x0.99, x1.03),
+// GOMAXPROCS 3 and 4 (x1.01, x0.99), the gc handing the engine 8 or 16
+// inodes at a time and yielding between them (x0.87, x0.98; more
+// commits and CPU per DELETE), and forcers woken by a closed channel that
+// return without taking the writer's mutex again (x0.95). What is left
+// is CPU per request, which the transaction redesign above would cut by
+// about a fifth of an unlink's.
+//
 // # Trim scheduler
 //
 //	every Interval ─► TrimBacklog (bytes freed since trimmed, per AG)
