@@ -78,9 +78,8 @@ type Ticket uint64
 // batch that finds an eighth of the log (epochBytes) behind the head
 // since the epoch under way began, and with the first batch after Sync;
 // the tail can then move to that batch once everything before it is
-// retired. A block changed
-// every commit is logged whole about once an eighth of the log rather
-// than once a commit.
+// retired. A block changed every commit is logged whole about once an
+// eighth of the log rather than once a commit.
 type Writer struct {
 	dev    Device
 	start  int64  // byte offset of the log
