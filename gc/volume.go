@@ -18,18 +18,20 @@ func Start(v *xfs.Volume, opt Options) (*InodeGC, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.SetInactiveQueue(g)
+	v.Space().SetInactiveQueue(g)
 	return g, nil
 }
 
-func (a Volume) Inactivate(ino uint64) (uint64, error) { return a.V.Inactivate(format.Ino(ino)) }
+func (a Volume) Inactivate(ino uint64) (uint64, error) {
+	return a.V.Space().Inactivate(format.Ino(ino))
+}
 
 func (a Volume) InactivateBatch(inos []uint64) (uint64, []error) {
 	v := make([]format.Ino, len(inos))
 	for i, ino := range inos {
 		v[i] = format.Ino(ino)
 	}
-	return a.V.InactivateBatch(v)
+	return a.V.Space().InactivateBatch(v)
 }
 
 func (a Volume) AGs() int { return int(a.V.Geometry().AgCount) }
@@ -42,17 +44,17 @@ func (a Volume) AGOf(ino uint64) int {
 
 func (a Volume) Releasable(ag int) []uint64 {
 	var out []uint64
-	for _, ino := range a.V.Releasable(format.AgNumber(ag)) {
+	for _, ino := range a.V.Space().Releasable(format.AgNumber(ag)) {
 		out = append(out, uint64(ino))
 	}
 	return out
 }
 
 func (a Volume) Trim(ctx context.Context, o xfs.TrimOptions) (xfs.TrimStats, error) {
-	return a.V.Trim(ctx, o)
+	return a.V.Space().Trim(ctx, o)
 }
 
-func (a Volume) TrimBacklog() []int64 { return a.V.TrimBacklog() }
+func (a Volume) TrimBacklog() []int64 { return a.V.Space().TrimBacklog() }
 
 func (a Volume) AGRange(ag int) (off, length int64) {
 	g := a.V.Geometry()

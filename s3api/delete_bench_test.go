@@ -50,7 +50,7 @@ func BenchmarkDeleteLatency(b *testing.B) {
 					}
 					b.StopTimer()
 					drain := time.Now()
-					if _, err := ts.store.Volume().Statfs(); err != nil {
+					if _, err := ts.store.Volume().Space().Statfs(); err != nil {
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(time.Since(drain).Microseconds()), "drain-µs")
@@ -100,7 +100,7 @@ func fragmentedBucket(b *testing.B, size int64, mode gc.Mode, bucket string, key
 	ts := newTestServerOn(b, st)
 	v := st.Volume()
 	for _, key := range keys {
-		ino, err := v.LookupPath(bucket+"/"+key, false)
+		ino, err := v.Names().LookupPath(bucket+"/"+key, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,15 +19,15 @@ import (
 func fillVolume(t *testing.T, ts *testServer, leave int64) {
 	t.Helper()
 	v := ts.store.Volume()
-	fs, err := v.Statfs()
+	fs, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ino, err := v.Create(v.Root(), ".ballast", xfs.Attrs{Mode: 0o600})
+	ino, err := v.Names().Create(v.Root(), ".ballast", xfs.Attrs{Mode: 0o600})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Preallocate(ino, int64(fs.FreeBlocks)*int64(fs.BlockSize)-leave); err != nil {
+	if err := v.Files().Preallocate(ino, int64(fs.FreeBlocks)*int64(fs.BlockSize)-leave); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -39,7 +39,7 @@ func TestVolumeFull(t *testing.T) {
 	ts := newTestServer(t)
 	mustBucket(t, ts, "full")
 	fillVolume(t, ts, 8<<20)
-	before, _ := ts.store.Volume().Statfs()
+	before, _ := ts.store.Volume().Space().Statfs()
 
 	// Unknown length: the store meets ENOSPC mid-stream.
 	body := io.LimitReader(zeros{}, 32<<20)
@@ -54,7 +54,7 @@ func TestVolumeFull(t *testing.T) {
 	if _, err := ts.store.HeadObject("full", "streamed"); !errors.Is(err, store.ErrNoSuchKey) {
 		t.Errorf("HEAD of the refused object: %v", err)
 	}
-	after, _ := ts.store.Volume().Statfs()
+	after, _ := ts.store.Volume().Space().Statfs()
 	if after.FreeBlocks+16 < before.FreeBlocks {
 		t.Errorf("free blocks %d before, %d after a refused PUT: space leaked", before.FreeBlocks, after.FreeBlocks)
 	}

@@ -21,7 +21,7 @@ var ErrNoSuchTagSet = errors.New("no tag set")
 func (s *Store) GetBucketTagging(bucket string) ([]Tag, error) {
 	var enc []byte
 	err := s.withBucket(bucket, func(ino format.Ino) (err error) {
-		enc, err = s.v.GetXattr(ino, xattrTagging)
+		enc, err = s.v.Xattrs().Get(ino, xattrTagging)
 		return err
 	})
 	if errors.Is(err, xfs.ErrNoData) {
@@ -46,7 +46,7 @@ func (s *Store) PutBucketTagging(bucket string, tags []Tag) (err error) {
 		if len(tags) == 0 {
 			return removeXattr(s.v, ino, xattrTagging)
 		}
-		return s.v.SetXattr(ino, xattrTagging, []byte(encodeTags(sortedTags(tags))), 0)
+		return s.v.Xattrs().Set(ino, xattrTagging, []byte(encodeTags(sortedTags(tags))), 0)
 	})
 }
 

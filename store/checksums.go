@@ -170,7 +170,7 @@ func partsXattrs(attrs map[string]string, parts []ObjectPart) {
 
 // readParts decodes the parts record of ino (nil: not a multipart object).
 func readParts(v *xfs.Volume, ino format.Ino) ([]ObjectPart, error) {
-	countAttr, err := v.GetXattr(ino, xattrParts)
+	countAttr, err := v.Xattrs().Get(ino, xattrParts)
 	if errors.Is(err, xfs.ErrNoData) {
 		return nil, nil
 	}
@@ -183,7 +183,7 @@ func readParts(v *xfs.Volume, ino format.Ino) ([]ObjectPart, error) {
 	}
 	parts := make([]ObjectPart, 0, count)
 	for page := 1; len(parts) < count; page++ {
-		text, err := v.GetXattr(ino, fmt.Sprintf("%s.%d", xattrParts, page))
+		text, err := v.Xattrs().Get(ino, fmt.Sprintf("%s.%d", xattrParts, page))
 		if err != nil {
 			return nil, fmt.Errorf("parts record page %d: %w", page, err)
 		}

@@ -65,7 +65,7 @@ func TestOverwriteAtomic(t *testing.T) {
 		t.Error(err)
 	}
 	s.gc.Flush()
-	if n := s.v.Unlinked(); n != 0 {
+	if n := s.v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d replaced objects not freed after their readers closed", n)
 	}
 }

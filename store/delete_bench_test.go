@@ -71,7 +71,7 @@ func fragmentedStore(b *testing.B, size int64, mode gc.Mode, keys []string, exte
 	}
 	b.Cleanup(func() { s.Close() })
 	for _, p := range paths {
-		ino, err := s.v.LookupPath(p, false)
+		ino, err := s.v.Names().LookupPath(p, false)
 		if err == nil {
 			var st xfs.Stat
 			if st, err = s.v.Stat(ino); err == nil && st.Extents != uint64(extents) {
@@ -123,7 +123,7 @@ func BenchmarkDeleteLatency(b *testing.B) {
 					}
 					b.StopTimer()
 					drain := time.Now()
-					if _, err := s.Volume().Statfs(); err != nil { // flushes the gc
+					if _, err := s.Volume().Space().Statfs(); err != nil { // flushes the gc
 						b.Fatal(err)
 					}
 					b.ReportMetric(float64(time.Since(drain).Microseconds()), "drain-µs")
@@ -217,7 +217,7 @@ func BenchmarkParallelDeletes(b *testing.B) {
 				b.ReportMetric(float64((processCPU(b)-cpu).Microseconds())/float64(b.N), "cpu-us/op")
 				b.ReportMetric(float64(s.GCStats().ThrottleWaits-before)/float64(b.N), "throttle-waits/op")
 				start := time.Now()
-				if _, err := s.Volume().Statfs(); err != nil {
+				if _, err := s.Volume().Space().Statfs(); err != nil {
 					b.Fatal(err)
 				}
 				b.ReportMetric(float64(time.Since(start).Milliseconds()), "space-back-ms")

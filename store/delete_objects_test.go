@@ -196,14 +196,14 @@ func allKeys(t *testing.T, s *Store) []string {
 // with a trailing "/".
 func volumeTree(t *testing.T, v *xfs.Volume) []string {
 	t.Helper()
-	bkt, err := v.Lookup(v.Root(), "bkt")
+	bkt, err := v.Names().Lookup(v.Root(), "bkt")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var paths []string
 	var walk func(dir format.Ino, prefix string)
 	walk = func(dir format.Ino, prefix string) {
-		ents, err := v.ReadDir(dir)
+		ents, err := v.Names().ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,7 @@ func gcStress(t *testing.T, mode gc.Mode) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	st0, err := s.v.Statfs()
+	st0, err := s.v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func gcStress(t *testing.T, mode gc.Mode) {
 	// passed yet).
 	s.gc.Flush()
 	st := s.GCStats()
-	if n := s.v.Unlinked(); n != 0 {
+	if n := s.v.Space().Unlinked(); n != 0 {
 		t.Errorf("%d inodes still wait to be freed after the readers closed and a flush", n)
 	}
 	if st.Inactivated != st.Queued || st.Errors != 0 || st.Mode != mode {
@@ -164,7 +164,7 @@ func gcStress(t *testing.T, mode gc.Mode) {
 			t.Fatal(err)
 		}
 	}
-	st1, err := s.v.Statfs()
+	st1, err := s.v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}

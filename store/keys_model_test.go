@@ -242,7 +242,7 @@ func checkProjects(t *testing.T, s *Store, bucket string) {
 	}
 	var walk func(dir format.Ino, at string)
 	walk = func(dir format.Ino, at string) {
-		ents, err := s.v.ReadDir(dir)
+		ents, err := s.v.Names().ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,7 +437,7 @@ func TestKeyMappingCrashStates(t *testing.T) {
 	// was made (also: pruning cut after the directory went, before the
 	// object moved back).
 	put(t, s, "bkt", "p", "object p", Meta{})
-	if err := s.v.Rename(b, "p", b, ".xfs3.o.p"); err != nil {
+	if err := s.v.Names().Rename(b, "p", b, ".xfs3.o.p"); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := get(t, s, "bkt", "p"); got != "object p" {
@@ -447,7 +447,7 @@ func TestKeyMappingCrashStates(t *testing.T) {
 		t.Fatalf("listed %q", keys)
 	}
 	put(t, s, "bkt", "p", "object p again", Meta{}) // replaces it where it lies
-	if _, err := s.v.Lookup(b, "p"); err == nil {
+	if _, err := s.v.Names().Lookup(b, "p"); err == nil {
 		t.Fatal("an overwrite made a second object p")
 	}
 	put(t, s, "bkt", "p/q", "q", Meta{})
@@ -467,15 +467,15 @@ func TestKeyMappingCrashStates(t *testing.T) {
 	// A marker with content written over an empty one, cut before the
 	// attribute went: the file wins, and one key is listed.
 	put(t, s, "bkt", "m/", "", Meta{})
-	m, err := s.v.Lookup(b, "m")
+	m, err := s.v.Names().Lookup(b, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := s.v.Create(m, ".xfs3.e.", fileAttrs)
+	file, err := s.v.Names().Create(m, ".xfs3.e.", fileAttrs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.v.WriteAt(file, []byte("marker"), 0); err != nil {
+	if _, err := s.v.Files().WriteAt(file, []byte("marker"), 0); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := get(t, s, "bkt", "m/"); got != "marker" {
@@ -493,7 +493,7 @@ func TestKeyMappingCrashStates(t *testing.T) {
 
 	// Names the mapping does not produce hold no keys.
 	for _, name := range []string{".xfs3.x", ".xfs3.e.a", ".xfs3.eh.00"} {
-		if _, err := s.v.Create(b, name, fileAttrs); err != nil {
+		if _, err := s.v.Names().Create(b, name, fileAttrs); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -68,7 +68,7 @@ type pendingObject struct {
 	e   *entry
 }
 
-// listBatch bounds the objects read in one xfs.Volume.ReadEntryInodes
+// listBatch bounds the objects read in one xfs.Namespace.ReadEntryInodes
 // call, which holds their directory's lock shared: a change to the
 // directory waits for one batch at most.
 const listBatch = 16
@@ -170,7 +170,7 @@ func (l *lister) dir(parent format.Ino, e entry, full string) error {
 		return nil
 	}
 	ino := h.Ino()
-	if _, err := l.s.v.GetXattr(ino, xattrFolder); err == nil {
+	if _, err := l.s.v.Xattrs().Get(ino, xattrFolder); err == nil {
 		marker, _, err := l.s.openLeaf(keyPath{folder: true}, ino)
 		if err != nil {
 			return err
@@ -275,7 +275,7 @@ func (l *lister) flush() error {
 		}
 		return nil
 	}
-	current, err := l.s.v.ReadEntryInodes(l.pendDir, l.pendAt, l.inos, func(i int, e *xfs.EntryInode) error {
+	current, err := l.s.v.Names().ReadEntryInodes(l.pendDir, l.pendAt, l.inos, func(i int, e *xfs.EntryInode) error {
 		st := e.Stat()
 		if !isFile(&st) {
 			return nil // not an object (made by other tools)

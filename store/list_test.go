@@ -336,7 +336,7 @@ func listReadsChangedDirectory(t *testing.T, seed int64) {
 	defer b.Close()
 	changed := 0
 	for round := range 60 {
-		d, err := s.v.OpenAt(b.Ino(), "d")
+		d, err := s.v.Files().OpenAt(b.Ino(), "d")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func newDirCache() *dirCache {
 
 // sorted returns the entries of directory ino in key order, from the cache
 // when it holds the directory's current version, and the version of the
-// directory they are of (for xfs.Volume.ReadEntryInodes).
+// directory they are of (for xfs.Namespace.ReadEntryInodes).
 func (s *Store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 	st, err := s.v.Stat(ino)
 	if err != nil {
@@ -66,7 +66,7 @@ func (s *Store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 	if d := s.dirs.get(ino, v); d != nil {
 		return d.entries, v.Version, nil
 	}
-	ents, read, err := s.v.ReadDirVersion(ino)
+	ents, read, err := s.v.Names().ReadDirVersion(ino)
 	if err != nil {
 		return nil, xfs.Version{}, err
 	}
@@ -76,7 +76,7 @@ func (s *Store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 			continue // only files and directories map to keys
 		}
 		c, beside, ok := decodeName(e.Name, func() (string, bool) {
-			v, err := s.v.GetXattr(e.Ino, xattrName)
+			v, err := s.v.Xattrs().Get(e.Ino, xattrName)
 			return string(v), err == nil
 		})
 		if !ok || (beside && e.Type == format.FTDir) {

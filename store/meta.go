@@ -133,7 +133,7 @@ func (m *Meta) metaXattrs() map[string]string {
 
 // setXattrs writes attrs onto ino in one engine transaction.
 func setXattrs(v *xfs.Volume, ino format.Ino, attrs map[string]string) error {
-	if err := v.SetXattrs(ino, xattrList(attrs)); err != nil {
+	if err := v.Xattrs().SetMany(ino, xattrList(attrs)); err != nil {
 		return fmt.Errorf("set metadata xattrs: %w", err)
 	}
 	return nil
@@ -157,7 +157,7 @@ func xattrOf(name, value string) xfs.Xattr {
 // clearObjectXattrs removes every object attribute from ino (all but a
 // hashed entry's name).
 func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
-	list, err := v.ListXattr(ino)
+	list, err := v.Xattrs().List(ino)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
 			continue // the name of the inode's directory entry, not metadata
 		}
 		if strings.HasPrefix(full, xattrPrefix) || strings.HasPrefix(full, xattrMetaPrefix) {
-			if err := v.RemoveXattr(ino, full); err != nil && !errors.Is(err, xfs.ErrNoData) {
+			if err := v.Xattrs().Remove(ino, full); err != nil && !errors.Is(err, xfs.ErrNoData) {
 				return err
 			}
 		}
@@ -178,7 +178,7 @@ func clearObjectXattrs(v *xfs.Volume, ino format.Ino) error {
 // readMeta decodes the store attributes of ino: metadata, ETag and, for
 // folder markers, the marker time (ok reports the folder attribute).
 func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.Time, isFolder bool, err error) {
-	list, err := v.ListXattr(ino)
+	list, err := v.Xattrs().List(ino)
 	if err != nil {
 		return Meta{}, "", time.Time{}, false, err
 	}

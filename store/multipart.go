@@ -142,7 +142,7 @@ func parsePartName(name string) (int, bool) {
 // upload attributes (none are expected: uploads are renamed in complete)
 // are skipped.
 func (s *Store) loadUploads() error {
-	ents, err := s.v.ReadDir(s.upl)
+	ents, err := s.v.Names().ReadDir(s.upl)
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (s *Store) readUpload(dir format.Ino, id string) (*upload, error) {
 	}
 	var vals [3]string
 	for i, name := range []string{xattrUploadBucket, xattrUploadKey, xattrUploadInitiated} {
-		v, err := s.v.GetXattr(dir, name)
+		v, err := s.v.Xattrs().Get(dir, name)
 		if errors.Is(err, xfs.ErrNoData) {
 			return nil, nil
 		}
@@ -257,7 +257,7 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	a := sysAttrs
 	a.ProjID = project // its parts are charged to the bucket
 	staged := s.stagingDir(name)
-	dir, err := s.v.Mkdir(staged, name, a)
+	dir, err := s.v.Names().Mkdir(staged, name, a)
 	if err != nil {
 		return UploadInfo{}, err
 	}
@@ -288,7 +288,7 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 		}
 		return UploadInfo{}, err
 	}
-	if err := s.v.Rename(staged, name, s.upl, info.UploadID); err != nil {
+	if err := s.v.Names().Rename(staged, name, s.upl, info.UploadID); err != nil {
 		return UploadInfo{}, err
 	}
 	moved = true
@@ -345,7 +345,7 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 	if u.gone {
 		return PartInfo{}, fmt.Errorf("upload %q: %w", uploadID, ErrNoSuchUpload)
 	}
-	if err := s.v.RenameSettingXattrs(st.dir, st.name, u.dir, partName(part), xattrList(attrs)); err != nil {
+	if err := s.v.Names().RenameSettingXattrs(st.dir, st.name, u.dir, partName(part), xattrList(attrs)); err != nil {
 		return PartInfo{}, fmt.Errorf("place part with its metadata xattrs: %w", err)
 	}
 	st.moved = true
@@ -370,7 +370,7 @@ type storedPart struct {
 // parts' binary MD5s, in hex, followed by "-" and the number of parts.
 //
 // The object is built in a staging file: a part is moved there by
-// remapping its extents (xfs.Volume.AppendExtents, no data copied) while
+// remapping its extents (xfs.Files.AppendExtents, no data copied) while
 // the staging size is a multiple of the block size, and copied otherwise
 // (every part after one of unaligned size). It gets the upload's Meta
 // (tags included, checksums empty) and is renamed into place as PutObject
@@ -503,11 +503,11 @@ func (s *Store) checkParts(u *upload, parts []CompletePart) ([]storedPart, error
 // readPart reads a part file's attributes and checks that its content is
 // still all there.
 func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
-	ino, err := s.v.Lookup(dir, partName(n))
+	ino, err := s.v.Names().Lookup(dir, partName(n))
 	if err != nil {
 		return storedPart{}, "", err
 	}
-	list, err := s.v.ListXattr(ino)
+	list, err := s.v.Xattrs().List(ino)
 	if err != nil {
 		return storedPart{}, "", err
 	}
@@ -546,7 +546,7 @@ func (s *Store) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
 	var buf []byte
 	for _, p := range parts {
 		if size%bs == 0 {
-			if err := s.v.AppendExtents(dst, p.ino); err != nil {
+			if err := s.v.Files().AppendExtents(dst, p.ino); err != nil {
 				return 0, fmt.Errorf("move part %d: %w", p.number, err)
 			}
 		} else {
@@ -566,14 +566,14 @@ func (s *Store) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
 func (s *Store) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf []byte) error {
 	for done := int64(0); done < n; {
 		chunk := buf[:min(int64(len(buf)), n-done)]
-		got, err := s.v.ReadAt(src, chunk, done)
+		got, err := s.v.Files().ReadAt(src, chunk, done)
 		if got < len(chunk) {
 			if err == nil || err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			return err
 		}
-		if _, err := s.v.WriteAt(dst, chunk, off+done); err != nil {
+		if _, err := s.v.Files().WriteAt(dst, chunk, off+done); err != nil {
 			return err
 		}
 		done += int64(len(chunk))

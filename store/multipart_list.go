@@ -24,7 +24,7 @@ func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (L
 		return ListPartsResult{}, err
 	}
 	defer u.mu.Unlock()
-	ents, err := s.v.ReadDir(u.dir)
+	ents, err := s.v.Names().ReadDir(u.dir)
 	if err != nil {
 		return ListPartsResult{}, err
 	}
@@ -53,7 +53,7 @@ func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (L
 
 // partInfo describes part n of u from its file; the caller holds u.mu.
 func (s *Store) partInfo(u *upload, n int) (PartInfo, error) {
-	ino, err := s.v.Lookup(u.dir, partName(n))
+	ino, err := s.v.Names().Lookup(u.dir, partName(n))
 	if err != nil {
 		return PartInfo{}, err
 	}
@@ -61,7 +61,7 @@ func (s *Store) partInfo(u *upload, n int) (PartInfo, error) {
 	if err != nil {
 		return PartInfo{}, err
 	}
-	list, err := s.v.ListXattr(ino)
+	list, err := s.v.Xattrs().List(ino)
 	if err != nil {
 		return PartInfo{}, err
 	}

@@ -60,7 +60,7 @@ func noStaging(t *testing.T, s *Store) {
 // directories, and what those hold.
 func stagedEntries(t *testing.T, s *Store) []xfs.DirEntry {
 	t.Helper()
-	ents, err := s.v.ReadDir(s.tmp)
+	ents, err := s.v.Names().ReadDir(s.tmp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func stagedEntries(t *testing.T, s *Store) []xfs.DirEntry {
 		}
 	}
 	for _, d := range s.staging {
-		in, err := s.v.ReadDir(d)
+		in, err := s.v.Names().ReadDir(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +312,7 @@ func TestMultipartRandomized(t *testing.T) {
 	if err != nil || len(res.Uploads) != 0 {
 		t.Errorf("uploads left: %+v, %v", res, err)
 	}
-	ents, _ := s.v.ReadDir(s.upl)
+	ents, _ := s.v.Names().ReadDir(s.upl)
 	if len(ents) != 0 {
 		t.Errorf("%d upload directories left", len(ents))
 	}
@@ -330,7 +330,7 @@ func TestMultipartMovesExtents(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	a, b, c := randomBytes(rng, MinPartSize), randomBytes(rng, MinPartSize+1), randomBytes(rng, 12345)
 	statfs := func() uint64 {
-		st, err := s.v.Statfs()
+		st, err := s.v.Space().Statfs()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -376,7 +376,7 @@ func TestMultipartAbortAndRestart(t *testing.T) {
 	}
 	// A staging leftover (a crash mid-PUT) goes on reopen; uploads stay.
 	for _, d := range []format.Ino{s.tmp, s.staging[3]} {
-		if _, err := s.v.Create(d, "leftover", fileAttrs); err != nil {
+		if _, err := s.v.Names().Create(d, "leftover", fileAttrs); err != nil {
 			t.Fatal(err)
 		}
 	}

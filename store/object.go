@@ -130,7 +130,7 @@ func (s *Store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Pr
 	}
 	defer st.discard()
 	if len(obj.data) > 0 {
-		if _, err := s.v.WriteAt(st.ino, obj.data, 0); err != nil {
+		if _, err := s.v.Files().WriteAt(st.ino, obj.data, 0); err != nil {
 			return time.Time{}, err
 		}
 	}
@@ -186,7 +186,7 @@ func (o *smallObject) attrs() []xfs.Xattr { return o.xattrs }
 func (o *smallObject) install(dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error) {
 	a := fileAttrs
 	a.ProjID = o.project
-	ino, err := o.s.v.CreateFile(dir, name, a, o.data, attrs)
+	ino, err := o.s.v.Names().CreateFile(dir, name, a, o.data, attrs)
 	if errors.Is(err, xfs.ErrExist) {
 		return 0, errNameTaken
 	}
@@ -213,7 +213,7 @@ func (s *Store) newStaging(project uint32) (*staging, error) {
 	a := fileAttrs
 	a.ProjID = project
 	dir := s.stagingDir(name)
-	ino, err := s.v.Create(dir, name, a)
+	ino, err := s.v.Names().Create(dir, name, a)
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +223,7 @@ func (s *Store) newStaging(project uint32) (*staging, error) {
 // discard removes the staging file unless it was renamed away.
 func (st *staging) discard() {
 	if !st.moved {
-		st.s.v.Unlink(st.dir, st.name)
+		st.s.v.Names().Unlink(st.dir, st.name)
 	}
 }
 
@@ -231,7 +231,7 @@ func (st *staging) attrs() []xfs.Xattr { return st.xattrs }
 
 // install renames the staging file to name in dir, setting attrs.
 func (st *staging) install(dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error) {
-	if err := retryable(st.s.v.RenameSettingXattrs(st.dir, st.name, dir, name, attrs)); err != nil {
+	if err := retryable(st.s.v.Names().RenameSettingXattrs(st.dir, st.name, dir, name, attrs)); err != nil {
 		return 0, err
 	}
 	st.moved = true
@@ -361,7 +361,7 @@ func (s *Store) checkCondition(kp keyPath, dir format.Ino, cond Precondition) er
 	}
 	ino := st.Ino
 	if !found && kp.folder {
-		_, ferr := s.v.GetXattr(dir, xattrFolder)
+		_, ferr := s.v.Xattrs().Get(dir, xattrFolder)
 		if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
 			return ferr
 		}
@@ -375,7 +375,7 @@ func isFile(st *xfs.Stat) bool { return st.Mode&format.SIFMT == format.SIFREG }
 // lookupStat looks name up in dir and stats it; found is false (and err
 // nil) when there is no such name.
 func (s *Store) lookupStat(dir format.Ino, name string) (st xfs.Stat, found bool, err error) {
-	ino, err := s.v.Lookup(dir, name)
+	ino, err := s.v.Names().Lookup(dir, name)
 	if errors.Is(err, xfs.ErrNotFound) {
 		return xfs.Stat{}, false, nil
 	}
@@ -397,7 +397,7 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 	// transaction more); larger ones get their space in one extent, and a
 	// full volume is found before the body is read.
 	if size > chunkSize {
-		if err := s.v.Preallocate(ino, size); err != nil {
+		if err := s.v.Files().Preallocate(ino, size); err != nil {
 			return "", 0, err
 		}
 	}
@@ -406,7 +406,7 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 		// cost more in zeroing than the PUT itself.
 		data, etag, err := readSmallBody(r, size)
 		if err == nil && size > 0 {
-			_, err = s.v.WriteAt(ino, data, 0)
+			_, err = s.v.Files().WriteAt(ino, data, 0)
 		}
 		return etag, size, err
 	}
@@ -428,7 +428,7 @@ func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 		}
 		if n > 0 {
 			h.Write(buf[:n])
-			if _, err := s.v.WriteAt(ino, buf[:n], off); err != nil {
+			if _, err := s.v.Files().WriteAt(ino, buf[:n], off); err != nil {
 				return "", 0, err
 			}
 			off += int64(n)
@@ -566,7 +566,7 @@ func (s *Store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Preconditi
 		}
 		return ObjectInfo{}, err
 	}
-	_, ferr := s.v.GetXattr(dir, xattrFolder)
+	_, ferr := s.v.Xattrs().Get(dir, xattrFolder)
 	if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
 		return ObjectInfo{}, ferr
 	}
@@ -584,7 +584,7 @@ func (s *Store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Preconditi
 	}
 	_, name, found, err := s.findLeaf(kp, dir)
 	if err == nil && found {
-		err = s.v.Unlink(dir, name)
+		err = s.v.Names().Unlink(dir, name)
 	}
 	if err != nil {
 		return ObjectInfo{}, err
@@ -620,7 +620,7 @@ func (o *Object) ReadAt(p []byte, off int64) (int, error) {
 	if o.ino == 0 {
 		return 0, io.EOF
 	}
-	return o.s.v.ReadAt(o.ino, p, off)
+	return o.s.v.Files().ReadAt(o.ino, p, off)
 }
 
 // Reader returns a reader over the whole content (an io.ReadSeeker).
@@ -719,7 +719,7 @@ func (s *Store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile
 	if !isFolder {
 		return ObjectInfo{}, nil, false, notFound
 	}
-	if h, err = s.v.Open(dir); err != nil { // held by path: it is dir
+	if h, err = s.v.Files().Open(dir); err != nil { // held by path: it is dir
 		return ObjectInfo{}, nil, false, err
 	}
 	return ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}, h, false, nil
@@ -765,7 +765,7 @@ func (s *Store) DeleteObject(bucket, key string) (err error) {
 // would, and returns one error per key (nil for success). They are made
 // durable together, with one log force for the lot. Keys that share a
 // directory (a prefix up to the last "/") find it once and leave it
-// together (xfs.Volume.UnlinkFiles: a transaction for up to about thirty
+// together (xfs.Namespace.UnlinkFiles: a transaction for up to about thirty
 // of them), and the directory is pruned once after.
 func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	errs := make([]error, len(keys))
@@ -863,10 +863,10 @@ func (s *Store) deleteLeaves(bucket string, kps []keyPath, idx []int, errs []err
 		for j, i := range idx {
 			names[j] = entryName(kps[i].leaf)
 		}
-		for j, err := range s.v.UnlinkFiles(dir, names) {
+		for j, err := range s.v.Names().UnlinkFiles(dir, names) {
 			i := idx[j]
 			if notObjectFile(err) {
-				err = s.v.UnlinkFile(dir, besideName(kps[i].leaf))
+				err = s.v.Names().UnlinkFile(dir, besideName(kps[i].leaf))
 				if notObjectFile(err) {
 					done[i] = true // no such key
 					continue
@@ -914,7 +914,7 @@ func (s *Store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error)
 // separate Lookup and Stat. The caller holds dir's lock.
 func (s *Store) unlinkLeaf(kp keyPath, dir format.Ino) (found bool, err error) {
 	for _, name := range [...]string{entryName(kp.leaf), besideName(kp.leaf)} {
-		err := s.v.UnlinkFile(dir, name)
+		err := s.v.Names().UnlinkFile(dir, name)
 		switch {
 		case err == nil:
 			return true, nil

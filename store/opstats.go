@@ -31,7 +31,7 @@ type VolumeStats struct {
 // VolumeStats reads the volume's counters. Like a statfs, it first
 // frees what deleted objects still hold, so their space shows.
 func (s *Store) VolumeStats() (VolumeStats, error) {
-	fs, err := s.v.Statfs()
+	fs, err := s.v.Space().Statfs()
 	if err != nil {
 		return VolumeStats{}, err
 	}

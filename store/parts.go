@@ -62,7 +62,7 @@ func (s *Store) repeatedCompletion(bucket string, kp keyPath, uploadID string, p
 		return ObjectInfo{}, false, err
 	}
 	ino := h.Ino()
-	from, err := s.v.GetXattr(ino, xattrFromUpload)
+	from, err := s.v.Xattrs().Get(ino, xattrFromUpload)
 	if errors.Is(err, xfs.ErrNoData) || (err == nil && string(from) != uploadID) {
 		return ObjectInfo{}, false, nil
 	}

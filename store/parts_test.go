@@ -174,7 +174,7 @@ func TestDeleteBucketAbortsUploads(t *testing.T) {
 		}
 	}
 	// The upload directories are gone from the volume too.
-	ents, err := s.v.ReadDir(s.upl)
+	ents, err := s.v.Names().ReadDir(s.upl)
 	if err != nil || len(ents) != 1 {
 		t.Errorf("uploads directory holds %d entries (%v), want the other bucket's one", len(ents), err)
 	}

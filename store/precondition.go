@@ -41,7 +41,7 @@ func (c Precondition) check(v *xfs.Volume, key string, ino format.Ino, exists bo
 	if !exists {
 		return fmt.Errorf("key %q: %w", key, ErrNoSuchKey)
 	}
-	etag, err := v.GetXattr(ino, xattrETag)
+	etag, err := v.Xattrs().Get(ino, xattrETag)
 	if err != nil && !errors.Is(err, xfs.ErrNoData) {
 		return err
 	}

@@ -136,15 +136,15 @@ func TestSmallPutRefusals(t *testing.T) {
 	// Fill the volume: one file beside the buckets takes most of it,
 	// small PUTs the rest until one is refused.
 	v := s.Volume()
-	hog, err := v.Create(v.Root(), "hog", xfs.Attrs{Mode: 0o600})
+	hog, err := v.Names().Create(v.Root(), "hog", xfs.Attrs{Mode: 0o600})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Preallocate(hog, int64(st.FreeBlocks-4000)*int64(st.BlockSize)); err != nil {
+	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-4000)*int64(st.BlockSize)); err != nil {
 		t.Fatal(err)
 	}
 	n := 0
@@ -170,7 +170,7 @@ func TestSmallPutRefusals(t *testing.T) {
 		t.Errorf("an object put before changed to %d bytes", len(got))
 	}
 	noStaging(t, s)
-	if err := v.Unlink(v.Root(), "hog"); err != nil {
+	if err := v.Names().Unlink(v.Root(), "hog"); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, "full", fmt.Sprintf("k%d", n), string(body), Meta{})

@@ -58,7 +58,7 @@ func (s *Store) assignProjects() error {
 	used := map[uint32]bool{0: true}
 	// IDs of deleted buckets that kept limits are never handed out again:
 	// a new bucket must not inherit them.
-	if qs, err := s.v.Quotas(); err == nil {
+	if qs, err := s.v.Quotas().List(); err == nil {
 		for _, q := range qs {
 			s.projects.last.Store(max(s.projects.last.Load(), q.ID))
 		}
@@ -89,7 +89,7 @@ type bucketDir struct {
 
 // bucketDirs lists the bucket directories of v with their project IDs.
 func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
-	ents, err := v.ReadDir(v.Root())
+	ents, err := v.Names().ReadDir(v.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
 		}
 		// By name and held: a bucket deleted since the read is skipped,
 		// never mistaken for the inode that reuses its number.
-		h, err := v.OpenAt(v.Root(), e.Name)
+		h, err := v.Files().OpenAt(v.Root(), e.Name)
 		if errors.Is(err, xfs.ErrNotFound) {
 			continue
 		}
@@ -119,10 +119,10 @@ func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
 
 // setProjectTree charges dir and everything below it to project id.
 func (s *Store) setProjectTree(dir format.Ino, id uint32) error {
-	if err := s.v.SetProject(dir, id); err != nil {
+	if err := s.v.Quotas().SetProject(dir, id); err != nil {
 		return err
 	}
-	ents, err := s.v.ReadDir(dir)
+	ents, err := s.v.Names().ReadDir(dir)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s *Store) setProjectTree(dir format.Ino, id uint32) error {
 		if e.Type == format.FTDir {
 			err = s.setProjectTree(e.Ino, id)
 		} else {
-			err = s.v.SetProject(e.Ino, id)
+			err = s.v.Quotas().SetProject(e.Ino, id)
 		}
 		if err != nil {
 			return err
@@ -165,7 +165,7 @@ func (s *Store) checkRoom(project uint32, size int64) error {
 		return nil
 	}
 	bs := int64(s.v.Geometry().BlockSize)
-	if err := s.v.CheckQuota(project, (size+bs-1)/bs, 1); err != nil {
+	if err := s.v.Quotas().Check(project, (size+bs-1)/bs, 1); err != nil {
 		return fmt.Errorf("%d bytes: %w", size, err)
 	}
 	return nil
@@ -181,7 +181,7 @@ func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
 	}
 	bs := uint64(s.v.Geometry().BlockSize)
 	blocks := func(n uint64) uint64 { return (n + bs - 1) / bs }
-	return s.v.SetQuotaLimits(id, quota.Limits{
+	return s.v.Quotas().SetLimits(id, quota.Limits{
 		BlkHard: blocks(q.HardBytes), BlkSoft: blocks(q.SoftBytes),
 		InoHard: q.HardObjects, InoSoft: q.SoftObjects,
 	})
@@ -214,7 +214,7 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 	if err != nil {
 		return BucketUsage{}, err
 	}
-	q, err := s.v.Quota(id)
+	q, err := s.v.Quotas().Get(id)
 	if err != nil {
 		return BucketUsage{}, err
 	}
@@ -231,7 +231,7 @@ func (s *Store) BucketQuotas() ([]BucketUsage, error) {
 	if err != nil {
 		return nil, err
 	}
-	qs, err := s.v.Quotas()
+	qs, err := s.v.Quotas().List()
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +249,7 @@ func ReadQuotas(v *xfs.Volume) ([]BucketUsage, QuotaGrace, error) {
 	if err != nil {
 		return nil, QuotaGrace{}, err
 	}
-	qs, err := v.Quotas()
+	qs, err := v.Quotas().List()
 	if err != nil {
 		return nil, QuotaGrace{}, err
 	}
@@ -306,7 +306,7 @@ type QuotaGrace struct {
 
 // QuotaGrace returns the grace periods of soft limits.
 func (s *Store) QuotaGrace() (QuotaGrace, error) {
-	qs, err := s.v.Quotas()
+	qs, err := s.v.Quotas().List()
 	if err != nil {
 		return QuotaGrace{}, err
 	}
@@ -334,5 +334,5 @@ func graceOf(qs []xfs.ProjectQuota) QuotaGrace {
 // SetQuotaGrace sets how long soft limits may be passed (0: unchanged).
 func (s *Store) SetQuotaGrace(bytes, objects time.Duration) (err error) {
 	defer s.settle(&err)
-	return s.v.SetQuotaGrace(bytes, objects)
+	return s.v.Quotas().SetGrace(bytes, objects)
 }

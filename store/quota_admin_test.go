@@ -56,7 +56,7 @@ func TestReadQuotasOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Mkdir(w.Root(), "gamma", xfs.Attrs{Mode: 0o755}); err != nil {
+	if _, err := w.Names().Mkdir(w.Root(), "gamma", xfs.Attrs{Mode: 0o755}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

@@ -248,7 +248,7 @@ func quotaCutCase(t *testing.T, base string, seed int64, ops, cutAt int, kernel 
 	}
 	st, recovered := v.Recovery()
 	t.Logf("recovery: %v %+v", recovered, st)
-	ours, err := v.Quotas()
+	ours, err := v.Quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}

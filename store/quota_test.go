@@ -30,7 +30,7 @@ func bucketBlocks(t *testing.T, s *Store, dir format.Ino, project uint32) (block
 		t.Fatalf("inode %d has project %d, want %d", dir, st.ProjID, project)
 	}
 	blocks, inodes = int64(st.Blocks), 1
-	ents, err := s.v.ReadDir(dir)
+	ents, err := s.v.Names().ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

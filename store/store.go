@@ -214,11 +214,11 @@ func (s *Store) prepare() error {
 			return err
 		}
 	}
-	if trash, err := v.Lookup(sys, oldTrashDir); err == nil {
+	if trash, err := v.Names().Lookup(sys, oldTrashDir); err == nil {
 		if err := s.clearDir(trash); err != nil {
 			return err
 		}
-		if err := v.Rmdir(sys, oldTrashDir); err != nil {
+		if err := v.Names().Rmdir(sys, oldTrashDir); err != nil {
 			return err
 		}
 	} else if !errors.Is(err, xfs.ErrNotFound) {
@@ -232,7 +232,7 @@ func (s *Store) prepare() error {
 
 // clearDir removes everything in the system directory d.
 func (s *Store) clearDir(d format.Ino) error {
-	ents, err := s.v.ReadDir(d)
+	ents, err := s.v.Names().ReadDir(d)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (s *Store) clearDir(d format.Ino) error {
 // closeGC drains the inode gc and detaches it from the volume.
 func (s *Store) closeGC() error {
 	err := s.gc.Close()
-	s.v.SetInactiveQueue(nil)
+	s.v.Space().SetInactiveQueue(nil)
 	return err
 }
 
@@ -261,7 +261,7 @@ func (s *Store) GCStats() gc.Stats { return s.gc.Stats() }
 // removeTree removes name from dir, with everything below it when it is
 // a directory (staged upload directories, aborted uploads).
 func (s *Store) removeTree(dir format.Ino, name string) error {
-	ino, err := s.v.Lookup(dir, name)
+	ino, err := s.v.Names().Lookup(dir, name)
 	if err != nil {
 		return err
 	}
@@ -270,9 +270,9 @@ func (s *Store) removeTree(dir format.Ino, name string) error {
 		return err
 	}
 	if !st.IsDir() {
-		return s.v.Unlink(dir, name)
+		return s.v.Names().Unlink(dir, name)
 	}
-	ents, err := s.v.ReadDir(ino)
+	ents, err := s.v.Names().ReadDir(ino)
 	if err != nil {
 		return err
 	}
@@ -287,7 +287,7 @@ func (s *Store) removeTree(dir format.Ino, name string) error {
 			rest = append(rest, e)
 		}
 	}
-	for i, err := range s.v.UnlinkFiles(ino, files) {
+	for i, err := range s.v.Names().UnlinkFiles(ino, files) {
 		if err != nil {
 			rest = append(rest, xfs.DirEntry{Name: files[i]})
 		}
@@ -297,7 +297,7 @@ func (s *Store) removeTree(dir format.Ino, name string) error {
 			return err
 		}
 	}
-	return s.v.Rmdir(dir, name)
+	return s.v.Names().Rmdir(dir, name)
 }
 
 // Volume returns the underlying volume.
@@ -329,9 +329,9 @@ func (s *Store) Close() error {
 
 // ensureDir returns the directory name in dir, making it when missing.
 func (s *Store) ensureDir(dir format.Ino, name string, a xfs.Attrs) (format.Ino, error) {
-	ino, err := s.v.Mkdir(dir, name, a)
+	ino, err := s.v.Names().Mkdir(dir, name, a)
 	if errors.Is(err, xfs.ErrExist) {
-		ino, err = s.v.Lookup(dir, name)
+		ino, err = s.v.Names().Lookup(dir, name)
 		if err == nil {
 			if st, serr := s.v.Stat(ino); serr != nil {
 				return 0, serr
@@ -386,7 +386,7 @@ func (s *Store) openBucket(name string) (*xfs.Handle, error) {
 	if err := CheckBucketName(name); err != nil {
 		return nil, err
 	}
-	h, err := s.v.OpenAt(s.v.Root(), name)
+	h, err := s.v.Files().OpenAt(s.v.Root(), name)
 	if errors.Is(err, xfs.ErrNotFound) {
 		return nil, fmt.Errorf("bucket %q: %w", name, ErrNoSuchBucket)
 	}
@@ -412,7 +412,7 @@ func (s *Store) CreateBucket(name string) (err error) {
 	}
 	a := dirAttrs
 	a.ProjID = s.projects.last.Add(1)
-	_, err = s.v.Mkdir(s.v.Root(), name, a)
+	_, err = s.v.Names().Mkdir(s.v.Root(), name, a)
 	if errors.Is(err, xfs.ErrExist) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketExists)
 	}
@@ -443,7 +443,7 @@ func (s *Store) DeleteBucket(name string) (err error) {
 		}
 		return err
 	}
-	ents, err := s.v.ReadDir(ino)
+	ents, err := s.v.Names().ReadDir(ino)
 	if err != nil {
 		return err
 	}
@@ -462,15 +462,15 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	if err != nil {
 		return err
 	}
-	err = s.v.Rmdir(s.v.Root(), name)
+	err = s.v.Names().Rmdir(s.v.Root(), name)
 	if errors.Is(err, xfs.ErrNotEmpty) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
-	if err != nil || project == 0 || !s.v.QuotaOn() {
+	if err != nil || project == 0 || !s.v.Quotas().Enabled() {
 		return err
 	}
 	// The project is gone with its bucket: its limits go too.
-	return s.v.SetQuotaLimits(project, quota.Limits{})
+	return s.v.Quotas().SetLimits(project, quota.Limits{})
 }
 
 // HeadBucket returns the bucket's information, or ErrNoSuchBucket.
@@ -491,7 +491,7 @@ func (s *Store) HeadBucket(name string) (BucketInfo, error) {
 // names are not valid bucket names (the system directory, lost+found) are
 // left out.
 func (s *Store) ListBuckets() ([]BucketInfo, error) {
-	ents, err := s.v.ReadDir(s.v.Root())
+	ents, err := s.v.Names().ReadDir(s.v.Root())
 	if err != nil {
 		return nil, err
 	}
@@ -622,13 +622,13 @@ func (s *Store) makeDirLocked(bucket, dir format.Ino, c string, kp keyPath) (*xf
 	if err != nil {
 		return nil, err
 	}
-	return s.v.OpenAt(dir, name)
+	return s.v.Files().OpenAt(dir, name)
 }
 
 // openEntry looks name up in dir and holds what it names; h is nil (and
 // err nil) when there is no such name. The caller closes h.
 func (s *Store) openEntry(dir format.Ino, name string) (h *xfs.Handle, st xfs.Stat, err error) {
-	h, err = s.v.OpenAt(dir, name)
+	h, err = s.v.Files().OpenAt(dir, name)
 	if errors.Is(err, xfs.ErrNotFound) {
 		return nil, xfs.Stat{}, nil
 	}
@@ -661,7 +661,7 @@ func (s *Store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
 func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 	name := entryName(c)
 	if !hashedName(name) {
-		_, err := s.v.Mkdir(dir, name, dirAttrs)
+		_, err := s.v.Names().Mkdir(dir, name, dirAttrs)
 		return err
 	}
 	project, err := s.project(bucket)
@@ -672,15 +672,15 @@ func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 	a.ProjID = project
 	tmp := randomName()
 	sd := s.stagingDir(tmp)
-	ino, err := s.v.Mkdir(sd, tmp, a)
+	ino, err := s.v.Names().Mkdir(sd, tmp, a)
 	if err != nil {
 		return err
 	}
-	if err = s.v.SetXattr(ino, xattrName, []byte(c), 0); err == nil {
-		err = s.v.Rename(sd, tmp, dir, name)
+	if err = s.v.Xattrs().Set(ino, xattrName, []byte(c), 0); err == nil {
+		err = s.v.Names().Rename(sd, tmp, dir, name)
 	}
 	if err != nil {
-		s.v.Rmdir(sd, tmp)
+		s.v.Names().Rmdir(sd, tmp)
 	}
 	return err
 }
@@ -692,11 +692,11 @@ func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) error {
 	beside := besideName(c)
 	if hashedName(beside) {
-		if err := s.v.SetXattr(file, xattrName, []byte(c), 0); err != nil {
+		if err := s.v.Xattrs().Set(file, xattrName, []byte(c), 0); err != nil {
 			return err
 		}
 	}
-	if err := s.v.Rename(dir, entryName(c), dir, beside); err != nil {
+	if err := s.v.Names().Rename(dir, entryName(c), dir, beside); err != nil {
 		return err
 	}
 	return s.makeDir(bucket, dir, c)
@@ -716,7 +716,7 @@ func (s *Store) prune(kp keyPath, path dirPath) error {
 	// an entry looks afterwards, so the remover of the last one sees it
 	// empty. Anything but a clear "not empty" (the directory gone meanwhile,
 	// an error) goes the locked way, which sorts it out.
-	if empty, err := s.v.IsEmptyDir(path.last()); err == nil && !empty {
+	if empty, err := s.v.Names().IsEmptyDir(path.last()); err == nil && !empty {
 		return nil
 	}
 	for i := len(path) - 1; i >= 1; i-- {
@@ -739,7 +739,7 @@ func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	defer s.locks.lock(parent)()
 	defer s.locks.lock(dir)()
 	name := entryName(c)
-	if ino, err := s.v.Lookup(parent, name); errors.Is(err, xfs.ErrNotFound) || (err == nil && ino != dir) {
+	if ino, err := s.v.Names().Lookup(parent, name); errors.Is(err, xfs.ErrNotFound) || (err == nil && ino != dir) {
 		return false, nil // pruned (and maybe made again) by another change
 	} else if err != nil {
 		return false, err
@@ -747,16 +747,16 @@ func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	// Only emptiness matters: reading the whole directory made every
 	// delete in a prefix of n keys O(n). It comes first, since most
 	// deletes leave keys beside them and need look no further.
-	empty, err := s.v.IsEmptyDir(dir)
+	empty, err := s.v.Names().IsEmptyDir(dir)
 	if err != nil || !empty {
 		return false, err
 	}
-	if _, err := s.v.GetXattr(dir, xattrFolder); err == nil {
+	if _, err := s.v.Xattrs().Get(dir, xattrFolder); err == nil {
 		return false, nil
 	} else if !errors.Is(err, xfs.ErrNoData) {
 		return false, err
 	}
-	if err := s.v.Rmdir(parent, name); errors.Is(err, xfs.ErrNotEmpty) {
+	if err := s.v.Names().Rmdir(parent, name); errors.Is(err, xfs.ErrNotEmpty) {
 		return false, nil
 	} else if err != nil {
 		return false, err
@@ -767,7 +767,7 @@ func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	}
 	if found && isFile(&st) {
 		// parent holds the object now: it is not empty.
-		return false, s.v.Rename(parent, besideName(c), parent, name)
+		return false, s.v.Names().Rename(parent, besideName(c), parent, name)
 	}
 	return true, nil
 }

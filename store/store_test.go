@@ -294,7 +294,7 @@ func TestObjectRoundTrip(t *testing.T) {
 	if _, err := s.GetObject("bk1", "dir/sub/obj.txt"); !errors.Is(err, ErrNoSuchKey) {
 		t.Fatalf("get deleted: %v", err)
 	}
-	if _, err := s.v.Lookup(s.mustBucket(t, "bk1"), "dir"); err == nil {
+	if _, err := s.v.Names().Lookup(s.mustBucket(t, "bk1"), "dir"); err == nil {
 		t.Fatal("empty parent directories were not removed")
 	}
 }
@@ -332,7 +332,7 @@ func TestObjectAndPrefix(t *testing.T) {
 	}
 	b := s.mustBucket(t, "bkt")
 	for _, name := range []string{"a", ".xfs3.o.a", "d", ".xfs3.o.d"} {
-		if _, err := s.v.Lookup(b, name); err != nil {
+		if _, err := s.v.Names().Lookup(b, name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -342,14 +342,14 @@ func TestObjectAndPrefix(t *testing.T) {
 		}
 	}
 	// The prefix a/ is gone: the object a is the plain file again.
-	ino, err := s.v.Lookup(b, "a")
+	ino, err := s.v.Names().Lookup(b, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := s.v.Stat(ino); !isFile(&st) {
 		t.Fatal("a is still a directory")
 	}
-	if _, err := s.v.Lookup(b, ".xfs3.o.a"); err == nil {
+	if _, err := s.v.Names().Lookup(b, ".xfs3.o.a"); err == nil {
 		t.Fatalf(".xfs3.o.a: %v", err)
 	}
 	if got, _ := get(t, s, "bkt", "a"); got != "file a" {
@@ -420,17 +420,17 @@ func TestDeletePrunesEmptyParents(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := s.mustBucket(t, "bkt")
-	a, err := s.v.Lookup(b, "a")
+	a, err := s.v.Names().Lookup(b, "a")
 	if err != nil {
 		t.Fatal("a removed while a/x exists")
 	}
-	if _, err := s.v.Lookup(a, "b"); err == nil {
+	if _, err := s.v.Names().Lookup(a, "b"); err == nil {
 		t.Fatal("a/b not removed")
 	}
 	if err := s.DeleteObject("bkt", "a/x"); err != nil {
 		t.Fatal(err)
 	}
-	if ents, _ := s.v.ReadDir(b); len(ents) != 0 {
+	if ents, _ := s.v.Names().ReadDir(b); len(ents) != 0 {
 		t.Fatalf("bucket not empty: %v", ents)
 	}
 }
@@ -465,7 +465,7 @@ func TestConcurrentDeletesPrune(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if ents, err := s.v.ReadDir(s.mustBucket(t, "bkt")); err != nil || len(ents) != 0 {
+		if ents, err := s.v.Names().ReadDir(s.mustBucket(t, "bkt")); err != nil || len(ents) != 0 {
 			t.Fatalf("round %d: bucket holds %v (%v) after every key was deleted", round, ents, err)
 		}
 	}
@@ -501,12 +501,12 @@ func TestReaderKeepsContent(t *testing.T) {
 	}
 	o.Close()
 	s.gc.Flush()
-	if n := s.v.Unlinked(); n != 1 {
+	if n := s.v.Space().Unlinked(); n != 1 {
 		t.Fatalf("%d inodes waiting to be freed while a reader is open, want 1", n)
 	}
 	o2.Close()
 	s.gc.Flush()
-	if n := s.v.Unlinked(); n != 0 {
+	if n := s.v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d inodes not freed after the last reader closed", n)
 	}
 }

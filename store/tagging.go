@@ -105,7 +105,7 @@ func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) (err error) {
 		if len(tags) == 0 {
 			return removeXattr(v, ino, xattrTagging)
 		}
-		return v.SetXattr(ino, xattrTagging, []byte(encodeTags(tags)), 0)
+		return v.Xattrs().Set(ino, xattrTagging, []byte(encodeTags(tags)), 0)
 	})
 }
 
@@ -132,7 +132,7 @@ func (s *Store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format
 
 // removeXattr removes an attribute, which may be absent.
 func removeXattr(v *xfs.Volume, ino format.Ino, name string) error {
-	if err := v.RemoveXattr(ino, name); err != nil && !errors.Is(err, xfs.ErrNoData) {
+	if err := v.Xattrs().Remove(ino, name); err != nil && !errors.Is(err, xfs.ErrNoData) {
 		return err
 	}
 	return nil

@@ -71,9 +71,9 @@ func TestObjectTagging(t *testing.T) {
 	if got, err := s.GetObjectTagging("bkt", "obj"); err != nil || !slices.Equal(got, sorted) {
 		t.Errorf("GetObjectTagging: %v, %v", got, err)
 	}
-	if v, err := s.v.LookupPath("bkt/obj", false); err != nil {
+	if v, err := s.v.Names().LookupPath("bkt/obj", false); err != nil {
 		t.Fatal(err)
-	} else if raw, err := s.v.GetXattr(v, xattrTagging); err != nil || string(raw) != "a=1&b=2" {
+	} else if raw, err := s.v.Xattrs().Get(v, xattrTagging); err != nil || string(raw) != "a=1&b=2" {
 		t.Errorf("stored %s = %q (%v)", xattrTagging, raw, err)
 	}
 	if err := s.PutObjectTagging("bkt", "obj", []Tag{{"only", "one"}}); err != nil {
@@ -144,8 +144,8 @@ func TestChecksumsStored(t *testing.T) {
 	if info.Meta.Checksums != sums {
 		t.Errorf("get returns %+v", info.Meta.Checksums)
 	}
-	ino, _ := s.v.LookupPath("bkt/obj", false)
-	list, _ := s.v.ListXattr(ino)
+	ino, _ := s.v.Names().LookupPath("bkt/obj", false)
+	list, _ := s.v.Xattrs().List(ino)
 	var names []string
 	for _, x := range list {
 		if strings.HasPrefix(x.FullName(), xattrChecksum) {

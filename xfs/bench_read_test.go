@@ -55,32 +55,32 @@ func makeReadBenchImage(img string) error {
 	if err != nil {
 		return err
 	}
-	big, err := v.Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
+	big, err := v.Names().Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		return err
 	}
 	for i := 0; i < readBenchEntries; i++ {
-		if _, err := v.Create(big, readBenchName(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(big, readBenchName(i), xfs.Attrs{Mode: 0o644}); err != nil {
 			return err
 		}
 	}
-	small, err := v.Mkdir(v.Root(), "small", xfs.Attrs{Mode: 0o755})
+	small, err := v.Names().Mkdir(v.Root(), "small", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		return err
 	}
 	for i := 0; i < 50; i++ {
-		if _, err := v.Create(small, readBenchName(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(small, readBenchName(i), xfs.Attrs{Mode: 0o644}); err != nil {
 			return err
 		}
 	}
 	for _, x := range readBenchXattrs {
-		ino, err := v.Create(v.Root(), "xattr-"+x.name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), "xattr-"+x.name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			return err
 		}
 		val := make([]byte, x.value)
 		for i := 0; i < x.count; i++ {
-			if err := v.SetXattr(ino, fmt.Sprintf("user.attribute-%05d", i), val, 0); err != nil {
+			if err := v.Xattrs().Set(ino, fmt.Sprintf("user.attribute-%05d", i), val, 0); err != nil {
 				return err
 			}
 		}
@@ -123,7 +123,7 @@ func BenchmarkLookup(b *testing.B) {
 				name += "-missing"
 			}
 			b.Run(name, func(b *testing.B) {
-				dir, err := v.Lookup(v.Root(), c.dir)
+				dir, err := v.Names().Lookup(v.Root(), c.dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -134,7 +134,7 @@ func BenchmarkLookup(b *testing.B) {
 					if c.missing {
 						n += readBenchEntries
 					}
-					_, err := v.Lookup(dir, readBenchName(n))
+					_, err := v.Names().Lookup(dir, readBenchName(n))
 					if c.missing != (err != nil) {
 						b.Fatal(err)
 					}
@@ -147,13 +147,13 @@ func BenchmarkLookup(b *testing.B) {
 // BenchmarkReadDir100k lists the 100,000-entry directory.
 func BenchmarkReadDir100k(b *testing.B) {
 	readBenchVolumes(b, func(b *testing.B, v *xfs.Volume) {
-		dir, err := v.Lookup(v.Root(), "big")
+		dir, err := v.Names().Lookup(v.Root(), "big")
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			ents, err := v.ReadDir(dir)
+			ents, err := v.Names().ReadDir(dir)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -169,13 +169,13 @@ func BenchmarkReadDir100k(b *testing.B) {
 func BenchmarkXattr(b *testing.B) {
 	readBenchVolumes(b, func(b *testing.B, v *xfs.Volume) {
 		for _, x := range readBenchXattrs {
-			ino, err := v.Lookup(v.Root(), "xattr-"+x.name)
+			ino, err := v.Names().Lookup(v.Root(), "xattr-"+x.name)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.Run("list-"+x.name, func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					list, err := v.ListXattr(ino)
+					list, err := v.Xattrs().List(ino)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -187,7 +187,7 @@ func BenchmarkXattr(b *testing.B) {
 			b.Run("get-"+x.name, func(b *testing.B) {
 				rng := rand.New(rand.NewSource(1))
 				for i := 0; i < b.N; i++ {
-					val, err := v.GetXattr(ino, fmt.Sprintf("user.attribute-%05d", rng.Intn(x.count)))
+					val, err := v.Xattrs().Get(ino, fmt.Sprintf("user.attribute-%05d", rng.Intn(x.count)))
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -86,12 +86,12 @@ func runReclaimRound(b *testing.B, workers, files, budget int, parallel bool) re
 	dirs := make([]format.Ino, workers)
 	for w := range dirs {
 		var err error
-		if dirs[w], err = v.Mkdir(v.Root(), fmt.Sprintf("w%02d", w), xfs.Attrs{Mode: 0o755}); err != nil {
+		if dirs[w], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("w%02d", w), xfs.Attrs{Mode: 0o755}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	r.createWall, r.createCPU = timed(b, workers, eachFile(dirs, files, func(dir format.Ino, name string) error {
-		_, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+		_, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
 		return err
 	}), v.Sync)
 	r.countReclaim(v)
@@ -100,7 +100,7 @@ func runReclaimRound(b *testing.B, workers, files, budget int, parallel bool) re
 	}
 	v = open()
 	r.deleteWall, r.deleteCPU = timed(b, workers, eachFile(dirs, files, func(dir format.Ino, name string) error {
-		return v.Unlink(dir, name)
+		return v.Names().Unlink(dir, name)
 	}), v.Sync)
 	r.countReclaim(v)
 	if err := v.Close(); err != nil {

@@ -36,7 +36,7 @@ func BenchmarkSequentialRead(b *testing.B) {
 	oracle.Unmount(b, mnt)
 
 	v := openRO(b, img)
-	ino, err := v.LookupPath("big", false)
+	ino, err := v.Names().LookupPath("big", false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func benchSequential(b *testing.B, v *xfs.Volume, ino format.Ino, raw *os.File, 
 		}
 		start := time.Now()
 		for off := int64(0); ; off += int64(len(buf)) {
-			n, err := v.ReadAt(ino, buf, off)
+			n, err := v.Files().ReadAt(ino, buf, off)
 			if err == io.EOF || n < len(buf) {
 				break
 			}
@@ -199,7 +199,7 @@ func BenchmarkWalk100k(b *testing.B) {
 		n := 0
 		var walk func(ino format.Ino)
 		walk = func(ino format.Ino) {
-			ents, err := v.ReadDir(ino)
+			ents, err := v.Names().ReadDir(ino)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -157,11 +157,11 @@ func (e *engineCreateDelete) run(b *testing.B, bulk bool) {
 		names[f] = fmt.Sprintf("object-%06d", f)
 	}
 	for d := range dirs {
-		if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+		if dirs[d], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
 			b.Fatal(err)
 		}
 		for _, name := range names {
-			if _, err := v.Create(dirs[d], name, xfs.Attrs{Mode: 0o644}); err != nil {
+			if _, err := v.Names().Create(dirs[d], name, xfs.Attrs{Mode: 0o644}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -174,7 +174,7 @@ func (e *engineCreateDelete) run(b *testing.B, bulk bool) {
 	start, startCPU = time.Now(), processCPU(b)
 	for _, d := range dirs {
 		if bulk {
-			for i, err := range v.UnlinkFiles(d, names) {
+			for i, err := range v.Names().UnlinkFiles(d, names) {
 				if err != nil {
 					b.Fatalf("%s: %v", names[i], err)
 				}
@@ -182,7 +182,7 @@ func (e *engineCreateDelete) run(b *testing.B, bulk bool) {
 			continue
 		}
 		for _, name := range names {
-			if err := v.Unlink(d, name); err != nil {
+			if err := v.Names().Unlink(d, name); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -225,14 +225,14 @@ func benchUnlinks(b *testing.B, bulk bool) {
 	}
 	dirs := make([]format.Ino, benchDirs)
 	for d := range dirs {
-		if dirs[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+		if dirs[d], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	names := make([][]string, benchDirs) // by directory, in creation order
 	for i := 0; i < b.N; i++ {
 		name := fmt.Sprintf("object-%08d", i)
-		if _, err := v.Create(dirs[i%benchDirs], name, xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(dirs[i%benchDirs], name, xfs.Attrs{Mode: 0o644}); err != nil {
 			b.Fatal(err)
 		}
 		names[i%benchDirs] = append(names[i%benchDirs], name)
@@ -247,7 +247,7 @@ func benchUnlinks(b *testing.B, bulk bool) {
 		for d, dirNames := range names {
 			for len(dirNames) > 0 {
 				n := min(len(dirNames), 1000)
-				for i, err := range v.UnlinkFiles(dirs[d], dirNames[:n]) {
+				for i, err := range v.Names().UnlinkFiles(dirs[d], dirNames[:n]) {
 					if err != nil {
 						b.Fatalf("%s: %v", dirNames[i], err)
 					}
@@ -257,7 +257,7 @@ func benchUnlinks(b *testing.B, bulk bool) {
 		}
 	} else {
 		for i := 0; i < b.N; i++ {
-			if err := v.Unlink(dirs[i%benchDirs], names[i%benchDirs][i/benchDirs]); err != nil {
+			if err := v.Names().Unlink(dirs[i%benchDirs], names[i%benchDirs][i/benchDirs]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -289,13 +289,13 @@ func BenchmarkSequentialWrite(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		ino, err := v.Create(v.Root(), "big", xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), "big", xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			b.Fatal(err)
 		}
 		start := time.Now()
 		for off := int64(0); off < seqFileSize; off += int64(len(chunk)) {
-			if _, err := v.WriteAt(ino, chunk, off); err != nil {
+			if _, err := v.Files().WriteAt(ino, chunk, off); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -31,21 +31,21 @@ func TestBigDirectoryAndFragmentedFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, err := v.Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
+	dir, err := v.Names().Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const entries = 50000
 	for i := 0; i < entries; i++ {
-		if _, err := v.Create(dir, fmt.Sprintf("object-%07d-with-a-longer-name", i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(dir, fmt.Sprintf("object-%07d-with-a-longer-name", i), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatalf("create %d: %v", i, err)
 		}
 	}
-	a, err := v.Create(v.Root(), "frag-a", xfs.Attrs{Mode: 0o644})
+	a, err := v.Names().Create(v.Root(), "frag-a", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := v.Create(v.Root(), "frag-b", xfs.Attrs{Mode: 0o644})
+	b, err := v.Names().Create(v.Root(), "frag-b", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestBigDirectoryAndFragmentedFiles(t *testing.T) {
 	const pieces = 3000
 	for i := 0; i < pieces; i++ {
 		for k, ino := range []format.Ino{a, b} {
-			if _, err := v.WriteAt(ino, bytes.Repeat([]byte{byte(i + k)}, bs), int64(i*bs)); err != nil {
+			if _, err := v.Files().WriteAt(ino, bytes.Repeat([]byte{byte(i + k)}, bs), int64(i*bs)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -73,7 +73,7 @@ func TestBigDirectoryAndFragmentedFiles(t *testing.T) {
 		oracle.Repair(t, img)
 		ro := openRO(t, img)
 		ours := engineSnapshot(t, ro)
-		ino, _ := ro.LookupPath("big", false)
+		ino, _ := ro.Names().LookupPath("big", false)
 		ro.Close()
 		t.Logf("%s: directory in %s form", what, oracle.DirFormat(t, img, uint64(ino)))
 		mnt := oracle.Mount(t, img, true)
@@ -89,12 +89,12 @@ func TestBigDirectoryAndFragmentedFiles(t *testing.T) {
 	}
 	check("grown")
 	for i := 0; i < entries; i++ {
-		if err := v.Unlink(dir, fmt.Sprintf("object-%07d-with-a-longer-name", i)); err != nil {
+		if err := v.Names().Unlink(dir, fmt.Sprintf("object-%07d-with-a-longer-name", i)); err != nil {
 			t.Fatalf("unlink %d: %v", i, err)
 		}
 	}
 	for _, ino := range []format.Ino{a, b} {
-		if err := v.Truncate(ino, 0); err != nil {
+		if err := v.Files().Truncate(ino, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 // extents returns the verified, sorted extent map of an inode's fork.
 // Extent and btree forks only; callers handle local forks themselves.
-func (v *Volume) extents(ip *inode, f Fork) ([]format.Extent, error) {
+func (v *mount) extents(ip *inode, f Fork) ([]format.Extent, error) {
 	m := &ip.maps[f]
 	m.once.Do(func() {
 		m.ext, m.err = v.loadExtents(ip, f)
@@ -23,7 +23,7 @@ func (v *Volume) extents(ip *inode, f Fork) ([]format.Extent, error) {
 	return m.ext, m.err
 }
 
-func (v *Volume) loadExtents(ip *inode, f Fork) ([]format.Extent, error) {
+func (v *mount) loadExtents(ip *inode, f Fork) ([]format.Extent, error) {
 	fork := ip.fork(f)
 	n := ip.nextents(f)
 	var ext []format.Extent
@@ -54,7 +54,7 @@ func (v *Volume) loadExtents(ip *inode, f Fork) ([]format.Extent, error) {
 
 // checkExtents enforces what the kernel's bmap verifier enforces: every
 // extent inside one AG, non-empty, and the list sorted without overlap.
-func (v *Volume) checkExtents(ext []format.Extent) error {
+func (v *mount) checkExtents(ext []format.Extent) error {
 	var next format.FileOff
 	for i, e := range ext {
 		if e.BlockCount == 0 || !v.geo.ValidExtent(e.StartBlock, e.BlockCount) {
@@ -74,7 +74,7 @@ func (v *Volume) checkExtents(ext []format.Extent) error {
 // readBmbt collects the records of a bmap btree rooted in the fork, in
 // key order, through package btree's whole-tree check (siblings, levels,
 // key order, loops), reading committed blocks.
-func (v *Volume) readBmbt(ip *inode, fork []byte) ([]format.Extent, error) {
+func (v *mount) readBmbt(ip *inode, fork []byte) ([]format.Extent, error) {
 	root, err := format.DecodeBmdrRoot(fork)
 	if err != nil {
 		return nil, err
@@ -438,7 +438,7 @@ func applyExtentDiff(tr *btree.Tree, old, ext []format.Extent) error {
 // extentsInsert adds e, which must not overlap any extent, merging it with
 // neighbours that continue it in both file and disk space with the same
 // written state, as long as the result stays within one record and one AG.
-func (v *Volume) extentsInsert(ext []format.Extent, e format.Extent) []format.Extent {
+func (v *mount) extentsInsert(ext []format.Extent, e format.Extent) []format.Extent {
 	i := sort.Search(len(ext), func(i int) bool { return ext[i].StartOff > e.StartOff })
 	if i > 0 && v.contiguous(ext[i-1], e) {
 		ext[i-1].BlockCount += e.BlockCount
@@ -460,7 +460,7 @@ func (v *Volume) extentsInsert(ext []format.Extent, e format.Extent) []format.Ex
 }
 
 // contiguous reports whether b directly continues a.
-func (v *Volume) contiguous(a, b format.Extent) bool {
+func (v *mount) contiguous(a, b format.Extent) bool {
 	if a.Unwritten != b.Unwritten || a.End() != b.StartOff ||
 		a.StartBlock+format.FsBlock(a.BlockCount) != b.StartBlock ||
 		a.BlockCount+b.BlockCount > format.MaxExtentLen {

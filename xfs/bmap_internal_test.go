@@ -9,7 +9,7 @@ import (
 
 // TestExtentListModel checks insert and remove against a per-block model.
 func TestExtentListModel(t *testing.T) {
-	v := &Volume{geo: format.Geometry{AgBlkLog: 16, AgBlocks: 65536, AgCount: 4, DBlocks: 4 * 65536}}
+	v := &mount{geo: format.Geometry{AgBlkLog: 16, AgBlocks: 65536, AgCount: 4, DBlocks: 4 * 65536}}
 	for seed := int64(1); seed <= 20; seed++ {
 		rng := rand.New(rand.NewSource(seed))
 		model := map[format.FileOff]format.FsBlock{} // file block -> disk block

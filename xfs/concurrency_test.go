@@ -41,7 +41,7 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared, err := v.Mkdir(v.Root(), "shared", xfs.Attrs{Mode: 0o755})
+	shared, err := v.Names().Mkdir(v.Root(), "shared", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 		go func(w int) {
 			defer wg.Done()
 			rng := rand.New(rand.NewSource(int64(w)))
-			own, err := v.Mkdir(v.Root(), fmt.Sprintf("w%02d", w), xfs.Attrs{Mode: 0o755})
+			own, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("w%02d", w), xfs.Attrs{Mode: 0o755})
 			if err != nil {
 				errs <- err
 				return
@@ -73,19 +73,19 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 				switch k := rng.Intn(10); {
 				case k < 5 || len(mine) == 0:
 					name := fmt.Sprintf("w%02d-%04d", w, op)
-					ino, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+					ino, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
 					if err != nil {
 						errs <- fmt.Errorf("worker %d create: %w", w, err)
 						return
 					}
 					data := make([]byte, rng.Intn(100000))
 					rng.Read(data)
-					if _, err := v.WriteAt(ino, data, 0); err != nil {
+					if _, err := v.Files().WriteAt(ino, data, 0); err != nil {
 						errs <- fmt.Errorf("worker %d write: %w", w, err)
 						return
 					}
 					if rng.Intn(3) == 0 {
-						if err := v.SetXattr(ino, "user.worker", []byte(name), 0); err != nil {
+						if err := v.Xattrs().Set(ino, "user.worker", []byte(name), 0); err != nil {
 							errs <- fmt.Errorf("worker %d setxattr: %w", w, err)
 							return
 						}
@@ -94,7 +94,7 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 				case k < 7:
 					i := rng.Intn(len(mine))
 					f := mine[i]
-					if err := v.Unlink(f.dir, filepath.Base(f.path)); err != nil {
+					if err := v.Names().Unlink(f.dir, filepath.Base(f.path)); err != nil {
 						errs <- fmt.Errorf("worker %d unlink %s: %w", w, f.path, err)
 						return
 					}
@@ -110,14 +110,14 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 						}
 					}
 					newName := filepath.Base(f.path) + "r"
-					if err := v.Rename(f.dir, filepath.Base(f.path), to, newName); err != nil {
+					if err := v.Names().Rename(f.dir, filepath.Base(f.path), to, newName); err != nil {
 						errs <- fmt.Errorf("worker %d rename %s: %w", w, f.path, err)
 						return
 					}
 					mine[i] = file{to, toName + "/" + newName, f.data}
 				default:
 					// Read somebody's directory while it changes.
-					if _, err := v.ReadDir(shared); err != nil {
+					if _, err := v.Names().ReadDir(shared); err != nil {
 						errs <- fmt.Errorf("worker %d readdir: %w", w, err)
 						return
 					}
@@ -139,12 +139,12 @@ func runConcurrentWriters(t *testing.T, o xfs.Options) {
 		return
 	}
 	for p, data := range survivors {
-		ino, err := v.LookupPath(p, false)
+		ino, err := v.Names().LookupPath(p, false)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
 		got := make([]byte, len(data))
-		if n, err := v.ReadAt(ino, got, 0); (err != nil && !errors.Is(err, errEOF)) || n != len(data) || !bytes.Equal(got, data) {
+		if n, err := v.Files().ReadAt(ino, got, 0); (err != nil && !errors.Is(err, errEOF)) || n != len(data) || !bytes.Equal(got, data) {
 			t.Fatalf("%s: content differs (%d bytes, %v)", p, n, err)
 		}
 	}

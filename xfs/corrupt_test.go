@@ -639,7 +639,7 @@ func nodeRows(snap oracle.Snapshot) []corruption {
 	// forward pointer if there is one.
 	lookupPast := func(t *testing.T, v *xfs.Volume) error {
 		n := ino(t, dir)
-		ents, err := v.ReadDir(n)
+		ents, err := v.Names().ReadDir(n)
 		if err != nil {
 			return err
 		}
@@ -650,7 +650,7 @@ func nodeRows(snap oracle.Snapshot) []corruption {
 		for i := 0; ; i++ {
 			name := fmt.Sprintf("absent-%d", i)
 			if format.DaHashName([]byte(name)) > top {
-				_, err := v.Lookup(n, name)
+				_, err := v.Names().Lookup(n, name)
 				if errors.Is(err, xfs.ErrNotFound) {
 					return fmt.Errorf("lookup %q: %w (the sibling chain was not checked)", name, err)
 				}
@@ -793,7 +793,7 @@ func TestCorruptFarExtent(t *testing.T) {
 			err := openAndRun(t, img, func(t *testing.T, v *xfs.Volume) error {
 				buf := make([]byte, 1<<20)
 				for _, at := range []int64{0, 1 << 40, math.MaxInt64 - 1<<20} {
-					if _, err := v.ReadAt(n, buf, at); err != nil {
+					if _, err := v.Files().ReadAt(n, buf, at); err != nil {
 						return err
 					}
 					if !bytes.Equal(buf, make([]byte, len(buf))) {

@@ -43,13 +43,13 @@ func TestCreateFileIsOneChange(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	dirs := map[string]format.Ino{"": v.Root()}
 	for _, name := range []string{"a", "b"} {
-		if dirs[name], err = v.Mkdir(v.Root(), name, xfs.Attrs{Mode: 0o755}); err != nil {
+		if dirs[name], err = v.Names().Mkdir(v.Root(), name, xfs.Attrs{Mode: 0o755}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	// b grows into a node-form directory.
 	for i := range 2000 {
-		if _, err := v.Create(dirs["b"], fmt.Sprintf("filler-%04d-%s", i, bytes.Repeat([]byte{'f'}, 40)), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(dirs["b"], fmt.Sprintf("filler-%04d-%s", i, bytes.Repeat([]byte{'f'}, 40)), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -76,7 +76,7 @@ func TestCreateFileIsOneChange(t *testing.T) {
 		dirName := []string{"", "a", "b"}[rng.Intn(3)]
 		name := fmt.Sprintf("obj-%03d", i)
 		before := v.LogStats().Commits
-		ino, err := v.CreateFile(dirs[dirName], name, xfs.Attrs{Mode: 0o640}, data, xattrs)
+		ino, err := v.Names().CreateFile(dirs[dirName], name, xfs.Attrs{Mode: 0o640}, data, xattrs)
 		if err != nil {
 			t.Fatalf("%s/%s (%d bytes): %v", dirName, name, size, err)
 		}
@@ -105,13 +105,13 @@ func TestCreateFileIsOneChange(t *testing.T) {
 		{"an attribute value too large", "bigattr", []byte("x"), []xfs.Xattr{{Namespace: "user", Name: "n", Value: make([]byte, 70000)}}, xfs.ErrInvalid},
 	}
 	for _, r := range refusals {
-		if _, err := v.CreateFile(dirs["a"], r.name, xfs.Attrs{Mode: 0o644}, r.data, r.xattrs); !errors.Is(err, r.want) {
+		if _, err := v.Names().CreateFile(dirs["a"], r.name, xfs.Attrs{Mode: 0o644}, r.data, r.xattrs); !errors.Is(err, r.want) {
 			t.Errorf("CreateFile with %s: %v, want %v", r.what, err, r.want)
 		}
 	}
 	checkCreatedFile(t, v, filepath.Join("a", taken), files[filepath.Join("a", taken)])
 	for _, name := range []string{"big", "badattr", "bigattr"} {
-		if _, err := v.Lookup(dirs["a"], name); !errors.Is(err, xfs.ErrNotFound) {
+		if _, err := v.Names().Lookup(dirs["a"], name); !errors.Is(err, xfs.ErrNotFound) {
 			t.Errorf("a refused CreateFile left %q (%v)", name, err)
 		}
 	}
@@ -120,28 +120,28 @@ func TestCreateFileIsOneChange(t *testing.T) {
 	}
 
 	// A full volume: the data does not fit, and nothing is made.
-	hog, err := v.Create(v.Root(), "hog", xfs.Attrs{Mode: 0o644})
+	hog, err := v.Names().Create(v.Root(), "hog", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Preallocate(hog, int64(st.FreeBlocks-64)*int64(st.BlockSize)); err != nil {
+	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-64)*int64(st.BlockSize)); err != nil {
 		t.Fatal(err)
 	}
 	before = usage(t, v)
-	if _, err := v.CreateFile(v.Root(), "nospace", xfs.Attrs{Mode: 0o644}, make([]byte, xfs.MaxCreateData), nil); !errors.Is(err, xfs.ErrNoSpace) {
+	if _, err := v.Names().CreateFile(v.Root(), "nospace", xfs.Attrs{Mode: 0o644}, make([]byte, xfs.MaxCreateData), nil); !errors.Is(err, xfs.ErrNoSpace) {
 		t.Errorf("CreateFile on a full volume: %v, want ErrNoSpace", err)
 	}
-	if _, err := v.Lookup(v.Root(), "nospace"); !errors.Is(err, xfs.ErrNotFound) {
+	if _, err := v.Names().Lookup(v.Root(), "nospace"); !errors.Is(err, xfs.ErrNotFound) {
 		t.Errorf("a CreateFile refused for space left its name (%v)", err)
 	}
 	if after := usage(t, v); after != before {
 		t.Errorf("a CreateFile refused for space changed the usage from %+v to %+v", before, after)
 	}
-	if err := v.Unlink(v.Root(), "hog"); err != nil {
+	if err := v.Names().Unlink(v.Root(), "hog"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -172,7 +172,7 @@ func TestCreateFileIsOneChange(t *testing.T) {
 // checkCreatedFile reads f back through the engine, by path and inode.
 func checkCreatedFile(t *testing.T, v *xfs.Volume, path string, f createdFile) {
 	t.Helper()
-	ino, err := v.LookupPath(path, false)
+	ino, err := v.Names().LookupPath(path, false)
 	if err != nil || ino != f.ino {
 		t.Fatalf("%s: inode %d (%v), want %d", path, ino, err, f.ino)
 	}
@@ -181,11 +181,11 @@ func checkCreatedFile(t *testing.T, v *xfs.Volume, path string, f createdFile) {
 		t.Fatalf("%s: %+v (%v), want a file of %d bytes", path, st, err, len(f.data))
 	}
 	got := make([]byte, len(f.data)+1)
-	n, err := v.ReadAt(ino, got, 0)
+	n, err := v.Files().ReadAt(ino, got, 0)
 	if n != len(f.data) || !bytes.Equal(got[:n], f.data) {
 		t.Fatalf("%s: read %d bytes (%v), want %d", path, n, err, len(f.data))
 	}
-	list, err := v.ListXattr(ino)
+	list, err := v.Xattrs().List(ino)
 	if err != nil || len(list) != len(f.xattrs) {
 		t.Fatalf("%s: %d attributes (%v), want %d", path, len(list), err, len(f.xattrs))
 	}
@@ -211,7 +211,7 @@ type volumeUsage struct{ freeBlocks, inodes, freeInodes uint64 }
 
 func usage(t *testing.T, v *xfs.Volume) volumeUsage {
 	t.Helper()
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}

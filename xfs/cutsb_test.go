@@ -24,11 +24,11 @@ func TestCutBeforeFirstLogRecord(t *testing.T) {
 	base := filepath.Join(dir, "base.img")
 	v, f := newFaultVolume(t, base, xfs.Options{LazyCommits: true})
 	for i := 0; i < 4; i++ {
-		ino, err := v.Create(v.Root(), fmt.Sprint("f", i), xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), fmt.Sprint("f", i), xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v.WriteAt(ino, []byte("data"), 0); err != nil {
+		if _, err := v.Files().WriteAt(ino, []byte("data"), 0); err != nil {
 			t.Fatal(err)
 		}
 	}

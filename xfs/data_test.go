@@ -39,7 +39,7 @@ func TestFileWritesAgainstKernel(t *testing.T) {
 			model := map[string][]byte{}
 			inos := map[string]format.Ino{}
 			for _, n := range names {
-				if inos[n], err = v.LookupPath(n, false); err != nil {
+				if inos[n], err = v.Names().LookupPath(n, false); err != nil {
 					t.Fatal(err)
 				}
 				model[n] = nil
@@ -59,7 +59,7 @@ func TestFileWritesAgainstKernel(t *testing.T) {
 					}
 					p := make([]byte, 1+rng.Intn(3*bs))
 					rng.Read(p)
-					if _, err := v.WriteAt(ino, p, off); err != nil {
+					if _, err := v.Files().WriteAt(ino, p, off); err != nil {
 						t.Fatalf("op %d write %s %d+%d: %v", op, n, off, len(p), err)
 					}
 					if end := off + int64(len(p)); end > int64(len(m)) {
@@ -72,7 +72,7 @@ func TestFileWritesAgainstKernel(t *testing.T) {
 					}
 					off := rng.Int63n(int64(len(m)))
 					l := 1 + rng.Int63n(int64(8*bs))
-					if err := v.PunchHole(ino, off, l); err != nil {
+					if err := v.Files().PunchHole(ino, off, l); err != nil {
 						t.Fatalf("op %d punch %s %d+%d: %v", op, n, off, l, err)
 					}
 					for i := off; i < off+l && i < int64(len(m)); i++ {
@@ -83,7 +83,7 @@ func TestFileWritesAgainstKernel(t *testing.T) {
 					if rng.Intn(4) == 0 {
 						size = int64(len(m)) + rng.Int63n(int64(4*bs))
 					}
-					if err := v.Truncate(ino, size); err != nil {
+					if err := v.Files().Truncate(ino, size); err != nil {
 						t.Fatalf("op %d truncate %s %d: %v", op, n, size, err)
 					}
 					if size < int64(len(m)) {
@@ -131,7 +131,7 @@ func checkFileModel(t *testing.T, v *xfs.Volume, inos map[string]format.Ino, mod
 		m := model[n]
 		got := make([]byte, len(m))
 		if len(m) > 0 {
-			if k, err := v.ReadAt(ino, got, 0); k != len(m) && err != nil {
+			if k, err := v.Files().ReadAt(ino, got, 0); k != len(m) && err != nil {
 				t.Fatalf("read %s: %d, %v", n, k, err)
 			}
 		}

@@ -56,7 +56,7 @@ func engineWritesOn(t *testing.T, img string, seed int64) {
 	}
 	var walk func(dir format.Ino, depth int)
 	walk = func(dir format.Ino, depth int) {
-		ents, err := v.ReadDir(dir)
+		ents, err := v.Names().ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,13 +81,13 @@ func engineWritesOn(t *testing.T, img string, seed int64) {
 		var err error
 		switch i % 3 {
 		case 0:
-			err = v.Unlink(f.dir, f.name)
+			err = v.Names().Unlink(f.dir, f.name)
 		case 1:
-			err = v.Rename(f.dir, f.name, v.Root(), "moved-"+f.name[:min(len(f.name), 40)]+"-"+string(rune('a'+i%26)))
+			err = v.Names().Rename(f.dir, f.name, v.Root(), "moved-"+f.name[:min(len(f.name), 40)]+"-"+string(rune('a'+i%26)))
 		default:
-			err = v.SetXattr(f.ino, "user.engine", []byte("was here"), 0)
+			err = v.Xattrs().Set(f.ino, "user.engine", []byte("was here"), 0)
 			if err == nil {
-				_, err = v.WriteAt(f.ino, []byte("appended by the engine"), 1<<20)
+				_, err = v.Files().WriteAt(f.ino, []byte("appended by the engine"), 1<<20)
 			}
 		}
 		if err != nil {
@@ -95,7 +95,7 @@ func engineWritesOn(t *testing.T, img string, seed int64) {
 		}
 	}
 	// And a workload of our own.
-	dir, err := v.Mkdir(v.Root(), "engine", xfs.Attrs{Mode: 0o755})
+	dir, err := v.Names().Mkdir(v.Root(), "engine", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func newEntriesVolume(t *testing.T) (v *xfs.Volume, img string, d format.Ino) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err = v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err = v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,20 +47,20 @@ func makeEntryFile(v *xfs.Volume, dir format.Ino, name string, serial int, repla
 	if replace {
 		tmp = "tmp." + name
 	}
-	ino, err := v.Create(dir, tmp, xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(dir, tmp, xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		return err
 	}
-	if err := v.SetXattr(ino, "user.k", fmt.Appendf(nil, "%s#%d", name, serial), 0); err != nil {
+	if err := v.Xattrs().Set(ino, "user.k", fmt.Appendf(nil, "%s#%d", name, serial), 0); err != nil {
 		return err
 	}
 	if serial > 0 {
-		if _, err := v.WriteAt(ino, make([]byte, serial), 0); err != nil {
+		if _, err := v.Files().WriteAt(ino, make([]byte, serial), 0); err != nil {
 			return err
 		}
 	}
 	if replace {
-		return v.Rename(dir, tmp, dir, name)
+		return v.Names().Rename(dir, tmp, dir, name)
 	}
 	return nil
 }
@@ -94,7 +94,7 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 	v, img, d := newEntriesVolume(t)
 	q := &holdQueue{}
 	if seed%2 == 0 {
-		v.SetInactiveQueue(q) // unlinked inodes wait, queued, unfreed
+		v.Space().SetInactiveQueue(q) // unlinked inodes wait, queued, unfreed
 	}
 	model := map[string]entryFile{}
 	serial := 0
@@ -109,7 +109,7 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 	}
 	stale, fresh := 0, 0
 	for round := range 400 {
-		ents, at, err := v.ReadDirVersion(d)
+		ents, at, err := v.Names().ReadDirVersion(d)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 				model[name] = entryFile{serial}
 				dirChanged = true
 			case op == 1:
-				err = v.Unlink(d, pick)
+				err = v.Names().Unlink(d, pick)
 				delete(model, pick)
 				dirChanged = true
 			case op == 2:
@@ -134,17 +134,17 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 				model[pick] = entryFile{serial}
 				dirChanged = true
 			case op == 3:
-				err = v.SetXattr(d, "user.touch", fmt.Append(nil, serial), 0)
+				err = v.Xattrs().Set(d, "user.touch", fmt.Append(nil, serial), 0)
 				dirChanged = true
 			default:
 				// A change to a file, not to the directory: read as it
 				// is now.
-				ino, lerr := v.Lookup(d, pick)
+				ino, lerr := v.Names().Lookup(d, pick)
 				if lerr != nil {
 					t.Fatal(lerr)
 				}
-				if err = v.SetXattr(ino, "user.k", fmt.Appendf(nil, "%s#%d", pick, serial), 0); err == nil {
-					_, err = v.WriteAt(ino, make([]byte, serial), 0)
+				if err = v.Xattrs().Set(ino, "user.k", fmt.Appendf(nil, "%s#%d", pick, serial), 0); err == nil {
+					_, err = v.Files().WriteAt(ino, make([]byte, serial), 0)
 				}
 				model[pick] = entryFile{serial}
 			}
@@ -156,7 +156,7 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 		// others stay on their unlinked lists until Close.
 		for _, ino := range q.take() {
 			if rng.Intn(2) == 0 {
-				if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+				if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -169,7 +169,7 @@ func readEntryInodesModel(t *testing.T, seed int64) {
 			inos[i] = e.Ino
 		}
 		seen := 0
-		current, err := v.ReadEntryInodes(d, at, inos, func(i int, e *xfs.EntryInode) error {
+		current, err := v.Names().ReadEntryInodes(d, at, inos, func(i int, e *xfs.EntryInode) error {
 			if dirChanged {
 				return fmt.Errorf("entry %q read although the directory changed", ents[i].Name)
 			}
@@ -219,21 +219,21 @@ func checkEntryRefusals(t *testing.T, v *xfs.Volume, d format.Ino) {
 	if err := makeEntryFile(v, d, "held", 1, false); err != nil {
 		t.Fatal(err)
 	}
-	held, err := v.OpenAt(d, "held")
+	held, err := v.Files().OpenAt(d, "held")
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v.Space().SetInactiveQueue(q)
 	if err := makeEntryFile(v, d, "queued", 1, false); err != nil {
 		t.Fatal(err)
 	}
-	queued, err := v.Lookup(d, "queued")
+	queued, err := v.Names().Lookup(d, "queued")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"held", "queued"} {
-		if err := v.Unlink(d, name); err != nil {
+		if err := v.Names().Unlink(d, name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -244,22 +244,22 @@ func checkEntryRefusals(t *testing.T, v *xfs.Volume, d format.Ino) {
 	never := func(i int, e *xfs.EntryInode) error {
 		return fmt.Errorf("inode %d without a link was read", e.Ino())
 	}
-	if current, err := v.ReadEntryInodes(d, st.Version(), []format.Ino{held.Ino(), queued}, never); !current || err != nil {
+	if current, err := v.Names().ReadEntryInodes(d, st.Version(), []format.Ino{held.Ino(), queued}, never); !current || err != nil {
 		t.Errorf("unlinked inodes: current %v, %v; want them skipped", current, err)
 	}
 	for _, ino := range []format.Ino{d, 0, 1 << 60} {
-		_, err := v.ReadEntryInodes(d, st.Version(), []format.Ino{ino}, never)
+		_, err := v.Names().ReadEntryInodes(d, st.Version(), []format.Ino{ino}, never)
 		if ce := (*format.CorruptError)(nil); !errors.As(err, &ce) {
 			t.Errorf("inode %d as an entry: %v, want a corruption error", ino, err)
 		}
 	}
-	if _, err := v.ReadEntryInodes(held.Ino(), st.Version(), nil, never); !errors.Is(err, xfs.ErrNotDir) {
+	if _, err := v.Names().ReadEntryInodes(held.Ino(), st.Version(), nil, never); !errors.Is(err, xfs.ErrNotDir) {
 		t.Errorf("a file as the directory: %v, want ErrNotDir", err)
 	}
 	held.Close()
-	v.SetInactiveQueue(nil)
+	v.Space().SetInactiveQueue(nil)
 	for _, ino := range q.take() {
-		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -297,7 +297,7 @@ func TestReadEntryInodesUnderChurn(t *testing.T) {
 				// Create would show it unlabelled until its SetXattr.
 				var err error
 				if rng.Intn(4) == 0 {
-					if err = v.Unlink(d, name); errors.Is(err, xfs.ErrNotFound) {
+					if err = v.Names().Unlink(d, name); errors.Is(err, xfs.ErrNotFound) {
 						err = nil
 					}
 				} else {
@@ -343,7 +343,7 @@ func TestReadEntryInodesUnderChurn(t *testing.T) {
 // number in batches of batch, until one finds d changed; each inode read
 // must be labelled with its entry's name and be linked.
 func readEntriesOnce(v *xfs.Volume, d format.Ino, batch int, read, current *atomic.Int64) error {
-	ents, at, err := v.ReadDirVersion(d)
+	ents, at, err := v.Names().ReadDirVersion(d)
 	if err != nil {
 		return err
 	}
@@ -356,7 +356,7 @@ func readEntriesOnce(v *xfs.Volume, d format.Ino, batch int, read, current *atom
 	}
 	for start := 0; start < len(inos); start += batch {
 		end := min(start+batch, len(inos))
-		ok, err := v.ReadEntryInodes(d, at, inos[start:end], func(i int, e *xfs.EntryInode) error {
+		ok, err := v.Names().ReadEntryInodes(d, at, inos[start:end], func(i int, e *xfs.EntryInode) error {
 			label, st, err := readEntryFile(e)
 			name := keep[start+i].Name
 			if err == nil && (len(label) <= len(name) || label[:len(name)+1] != name+"#" || st.Nlink != 1) {
@@ -378,26 +378,26 @@ func readEntriesOnce(v *xfs.Volume, d format.Ino, batch int, read, current *atom
 func TestUnlinkFile(t *testing.T) {
 	v, img, d := newEntriesVolume(t)
 	for _, name := range []string{"f", "g"} {
-		if _, err := v.Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := v.Mkdir(d, "sub", xfs.Attrs{Mode: 0o755}); err != nil {
+	if _, err := v.Names().Mkdir(d, "sub", xfs.Attrs{Mode: 0o755}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Symlink(d, "link", "f", xfs.Attrs{Mode: 0o777}); err != nil {
+	if _, err := v.Names().Symlink(d, "link", "f", xfs.Attrs{Mode: 0o777}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.UnlinkFile(d, "f"); err != nil {
+	if err := v.Names().UnlinkFile(d, "f"); err != nil {
 		t.Fatalf("UnlinkFile of a file: %v", err)
 	}
 	for name, want := range map[string]error{"f": xfs.ErrNotFound, "sub": xfs.ErrIsDir, "link": xfs.ErrInvalid} {
-		if err := v.UnlinkFile(d, name); !errors.Is(err, want) {
+		if err := v.Names().UnlinkFile(d, name); !errors.Is(err, want) {
 			t.Errorf("UnlinkFile(%q) = %v, want %v", name, err, want)
 		}
 	}
 	for name, present := range map[string]bool{"f": false, "g": true, "sub": true, "link": true} {
-		if _, err := v.Lookup(d, name); (err == nil) != present {
+		if _, err := v.Names().Lookup(d, name); (err == nil) != present {
 			t.Errorf("after UnlinkFile: %q present=%v (%v)", name, err == nil, err)
 		}
 	}

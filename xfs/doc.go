@@ -3,12 +3,11 @@
 // never mounts anything; on-disk bytes are decoded by the package that
 // owns their structure and verified whenever they are read from the
 // device (metadata blocks then stay in the buffer cache, verified, for
-// writable and read-only volumes alike). The root keeps the public API
-// (Volume), the inode cache and the transaction glue (txn: inodes changed,
-// block reservation); every on-disk structure has one owning package
-// below it.
+// writable and read-only volumes alike). Every on-disk structure has one
+// owning package below this one; the root keeps the API, the inode cache
+// and the transaction glue.
 //
-//	xfs (Volume, inode cache, txn, forks and bmap, namespace ops)
+//	xfs (Volume and its roles, inode cache, txn, forks and bmap)
 //	 ├─> dir ──┬─> dabtree ─────┐  directories, xattrs and the one
 //	 ├─> attr ─┘                │  da-btree under both (nodes, splits,
 //	 │                          │  joins, the per-operation block cache)
@@ -24,20 +23,35 @@
 //	(mkfs builds volumes on format and dev; integration/layers_test.go
 //	enforces who may import whom.)
 //
-// The root's files are named by what they do: volume.go and mount.go
-// (open, close, the writable state), namei.go (lookup, create, link,
-// unlink, rename), direntries.go (the inodes a directory's entries name,
-// read by number while the directory is unchanged), data.go (file data
-// read and write), xattr.go, fork.go (the fork.Reader/Writer over an
-// inode's forks), bmap.go (extent maps),
-// inode.go (the inode cache and new inodes), inactive.go (references,
-// releasing and freeing inodes), txn.go (the transaction glue),
-// projquota.go (project quota: the quota inode, quotacheck, charging each
-// inode change to its project), trim.go (giving free space back to the
-// storage: passes over AG ranges, the backlog freed since the last pass),
-// moveext.go, stat.go and recover.go.
+// # The API in roles
 //
-// A Volume is safe for use by many goroutines.
+// A program opens a Volume (Open, OpenDevice) and closes it; the Volume
+// keeps what concerns the whole filesystem (Sync, Force, Close, Stat,
+// geometry, statistics, Err). Its operations live in role types, each a
+// small value over the state they share (type mount, libxfs's xfs_mount),
+// each in its own files:
+//
+//	role                   files                         operations
+//	Namespace  v.Names()   names*.go                     Lookup, Create, CreateFile, Mkdir, Symlink,
+//	                                                     Link, Unlink, UnlinkFiles, Rmdir, Rename,
+//	                                                     ReadDir, ReadEntryInodes
+//	Files      v.Files()   files*.go                     ReadAt, WriteAt, Truncate, PunchHole,
+//	                                                     Preallocate, AppendExtents, Open, Readlink
+//	Xattrs     v.Xattrs()  xattrs.go                     Get, List, Set, SetMany, Remove
+//	Quotas     v.Quotas()  quotas.go                     SetProject, SetLimits, SetGrace, Get, List, Check
+//	Space      v.Space()   space*.go                     Statfs, Trim, SetInactiveQueue, Inactivate
+//	mount      (shared)    volume.go, mount.go,          open and close, inode cache and locks,
+//	                       inode.go, txn.go, fork.go,    transactions, fork and extent reads,
+//	                       bmap.go, stat.go, recover.go  log recovery
+//
+// A role reaches another through the shared mount (m.space(), m.xattrs()):
+// an unlink hands the inode that lost its last link to Space, a rename
+// that sets attributes uses Xattrs' encoding. New capabilities go to the
+// role they belong to: shared extents to Files, inode flags beside Stat,
+// object versions above, in package store, on Namespace's renames and
+// links.
+//
+// A Volume and every role value are safe for use by many goroutines.
 //
 // # Lock order
 //
@@ -62,7 +76,7 @@
 //	   (lockInodePair): it never waits for one while holding the other,
 //	   so it needs no order between them. Every inode lock is taken before the
 //	   transaction starts: a transaction never waits for an inode lock.
-//	   One exception: freeing an unlinked inode (inactive.go) takes the
+//	   One exception: freeing an unlinked inode (space_inactive.go) takes the
 //	   lock of the inode before it on its unlinked list after its own,
 //	   whatever their numbers. Only list neighbours are locked so; a
 //	   predecessor is always newer on the list, so such waits run towards

@@ -53,22 +53,22 @@ func fillToFull(t *testing.T, bs int) {
 			switch k := rng.Intn(10); {
 			case k < 1:
 				var ino format.Ino
-				if ino, err = v.Mkdir(dir, name, xfs.Attrs{Mode: 0o755}); err == nil {
+				if ino, err = v.Names().Mkdir(dir, name, xfs.Attrs{Mode: 0o755}); err == nil {
 					dirs = append(dirs, ino)
 				}
 			default:
 				var ino format.Ino
-				if ino, err = v.Create(dir, name, xfs.Attrs{Mode: 0o644}); err != nil {
+				if ino, err = v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644}); err != nil {
 					break
 				}
 				files = append(files, entry{dir, name})
 				made++
 				data := make([]byte, rng.Intn(64<<10))
-				if _, err = v.WriteAt(ino, data, 0); err != nil {
+				if _, err = v.Files().WriteAt(ino, data, 0); err != nil {
 					break
 				}
 				if rng.Intn(3) == 0 {
-					err = v.SetXattr(ino, "user.meta", make([]byte, rng.Intn(5000)), 0)
+					err = v.Xattrs().Set(ino, "user.meta", make([]byte, rng.Intn(5000)), 0)
 				}
 			}
 			if err != nil {
@@ -81,7 +81,7 @@ func fillToFull(t *testing.T, bs int) {
 		return made
 	}
 	n := fill(1)
-	st, _ := v.Statfs()
+	st, _ := v.Space().Statfs()
 	t.Logf("first fill: %d files, %d free blocks of %d, %d free inodes", n, st.FreeBlocks, st.Blocks, st.FreeInodes)
 	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
 	// Half of the half goes one by one, the rest directory by directory
@@ -93,13 +93,13 @@ func fillToFull(t *testing.T, bs int) {
 			bulk[f.dir] = append(bulk[f.dir], f.name)
 			continue
 		}
-		if err := v.Unlink(f.dir, f.name); err != nil {
+		if err := v.Names().Unlink(f.dir, f.name); err != nil {
 			t.Fatalf("unlink %s: %v", f.name, err)
 		}
 	}
 	for _, dir := range slices.Sorted(maps.Keys(bulk)) {
 		names := bulk[dir]
-		for i, err := range v.UnlinkFiles(dir, names) {
+		for i, err := range v.Names().UnlinkFiles(dir, names) {
 			if err != nil {
 				t.Fatalf("UnlinkFiles %s: %v", names[i], err)
 			}
@@ -108,7 +108,7 @@ func fillToFull(t *testing.T, bs int) {
 	files = files[len(files)/2:]
 	n = fill(2)
 	t.Logf("refill: %d files", n)
-	ours, err := v.Statfs()
+	ours, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestReplayOverNewerDirectoryBlocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestReplayOverNewerDirectoryBlocks(t *testing.T) {
 	var names []string
 	for i := 0; i < 1500; i++ {
 		name := fmt.Sprintf("a-rather-long-object-name-%06d", i)
-		if _, err := v.Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 		names = append(names, name)
@@ -60,7 +60,7 @@ func TestReplayOverNewerDirectoryBlocks(t *testing.T) {
 	unlink := func(from, to int) {
 		t.Helper()
 		for i := from; i < to; i++ {
-			if err := v.Unlink(d, names[i*7%len(names)]); err != nil {
+			if err := v.Names().Unlink(d, names[i*7%len(names)]); err != nil {
 				t.Fatal(err)
 			}
 			delete(left, names[i*7%len(names)])
@@ -130,7 +130,7 @@ func TestReplayOverNewerDirectoryBlocks(t *testing.T) {
 			if err != nil {
 				t.Fatalf("our recovery: %v", err)
 			}
-			ents, err := ev.ReadDir(d)
+			ents, err := ev.Names().ReadDir(d)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,6 +2,7 @@ package xfs
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/xfs3/xfs3/xfs/fork"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -12,7 +13,7 @@ import (
 // listings outside transactions. Blocks come from the metadata buffer
 // cache (on a writable volume, the committed ones).
 type readFork struct {
-	v  *Volume
+	v  *mount
 	ip *inode
 }
 
@@ -63,7 +64,7 @@ func (r attrReadFork) Mapped() ([][2]format.FileOff, error) {
 	return r.v.mappedRanges(r.ip, AttrFork)
 }
 
-func (v *Volume) mappedRanges(ip *inode, f Fork) ([][2]format.FileOff, error) {
+func (v *mount) mappedRanges(ip *inode, f Fork) ([][2]format.FileOff, error) {
 	if ip.format(f) != format.FmtExtents && ip.format(f) != format.FmtBtree {
 		return nil, nil
 	}
@@ -75,7 +76,7 @@ func (v *Volume) mappedRanges(ip *inode, f Fork) ([][2]format.FileOff, error) {
 }
 
 // readForkRun reads count blocks of a committed fork and verifies them.
-func (v *Volume) readForkRun(ip *inode, f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+func (v *mount) readForkRun(ip *inode, f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
 	ext, err := v.extents(ip, f)
 	if err != nil {
 		return nil, 0, err
@@ -272,4 +273,99 @@ func (c *inodeChange) freeForkBlocks(f Fork, off format.FileOff, count int) erro
 		return err
 	}
 	return c.setMapping(f, rest)
+}
+
+// readMapped fills p with the bytes at byte offset off of a mapped fork,
+// reading each contiguous run of blocks with one device read.
+func (v *mount) readMapped(ext []format.Extent, p []byte, off int64) error {
+	bs := int64(v.geo.BlockSize)
+	for len(p) > 0 {
+		fb := format.FileOff(off >> v.geo.BlockLog)
+		inBlock := off & (bs - 1)
+		fsb, run, ok, unwritten := mapBlock(ext, fb)
+		if !ok {
+			// A hole: zeros up to the next extent.
+			n := int64(len(p))
+			// The next extent starts after off; one starting beyond
+			// the largest byte offset cannot end the hole early (and
+			// its byte offset would overflow).
+			if i := lookupExtent(ext, fb); i < len(ext) && uint64(ext[i].StartOff) <= math.MaxInt64>>v.geo.BlockLog {
+				if gap := int64(ext[i].StartOff)<<v.geo.BlockLog - off; gap < n {
+					n = gap
+				}
+			}
+			clear(p[:n])
+			p, off = p[n:], off+n
+			continue
+		}
+		n := int64(run)<<v.geo.BlockLog - inBlock
+		if n > int64(len(p)) {
+			n = int64(len(p))
+		}
+		if unwritten {
+			clear(p[:n])
+		} else if _, err := v.dev.ReadAt(p[:n], format.DaddrToByte(v.geo.FsbToDaddr(fsb))+inBlock); err != nil {
+			return err
+		}
+		p, off = p[n:], off+n
+	}
+	return nil
+}
+
+// readForkBlocks reads count consecutive fork blocks starting at file block
+// off into one buffer; every block must be mapped (metadata has no holes).
+// It also returns the disk address of the first block, which v5 headers
+// record as their own location.
+func (v *mount) readForkBlocks(ext []format.Extent, off format.FileOff, count int) ([]byte, format.Daddr, error) {
+	b := make([]byte, count<<v.geo.BlockLog)
+	var first format.Daddr
+	for done := 0; done < count; {
+		fsb, run, ok, _ := mapBlock(ext, off+format.FileOff(done))
+		if !ok {
+			return nil, 0, format.Corrupt("fork", "", "metadata block %d is a hole", uint64(off)+uint64(done))
+		}
+		if done == 0 {
+			first = v.geo.FsbToDaddr(fsb)
+		}
+		n := int(min(run, uint64(count-done)))
+		if err := v.readAt(b[done<<v.geo.BlockLog:(done+n)<<v.geo.BlockLog], v.geo.FsbToDaddr(fsb)); err != nil {
+			return nil, 0, err
+		}
+		done += n
+	}
+	return b, first, nil
+}
+
+// readSymlinkBlocks reads a remote symlink target. Unlike remote xattr
+// values, a symlink has one header per extent (the kernel writes each
+// mapped extent as one buffer), with the CRC over the whole extent.
+func (v *mount) readSymlinkBlocks(ext []format.Extent, length int, owner format.Ino) ([]byte, error) {
+	out := make([]byte, 0, length)
+	for _, e := range ext {
+		if len(out) >= length {
+			break
+		}
+		if e.Unwritten {
+			return nil, format.Corrupt("symlink block", "", "unwritten extent in a symlink")
+		}
+		if e.BlockCount > uint64(format.MaxSymlinkLen+format.RmtHdrSize)>>v.geo.BlockLog+1 {
+			return nil, format.Corrupt("symlink block", "", "extent of %d blocks for a target of %d bytes", e.BlockCount, length)
+		}
+		b, daddr, err := v.readForkBlocks(ext, e.StartOff, int(e.BlockCount))
+		if err != nil {
+			return nil, err
+		}
+		payload, err := format.VerifyRmtBlock(&v.geo, "symlink block", format.SymlinkMagic, b, daddr, owner, uint32(len(out)))
+		if err != nil {
+			return nil, format.Located(err, fmt.Sprintf("daddr %d", daddr))
+		}
+		if want := min(len(b)-format.RmtHdrSize, length-len(out)); len(payload) != want {
+			return nil, format.Corrupt("symlink block", fmt.Sprintf("daddr %d", daddr), "holds %d bytes, want %d", len(payload), want)
+		}
+		out = append(out, payload...)
+	}
+	if len(out) != length {
+		return nil, format.Corrupt("symlink", "", "extents hold %d of %d bytes", len(out), length)
+	}
+	return out, nil
 }

@@ -33,15 +33,15 @@ func TestPreallocOnFragmentedSpace(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewSource(seed))
-		d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+		d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
 		files := 0
 		for ; ; files++ {
-			ino, err := v.Create(d, fmt.Sprintf("f%d", files), xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(d, fmt.Sprintf("f%d", files), xfs.Attrs{Mode: 0o644})
 			if err == nil {
-				_, err = v.WriteAt(ino, bytes.Repeat([]byte{1}, 4096*(1+rng.Intn(4))), 0)
+				_, err = v.Files().WriteAt(ino, bytes.Repeat([]byte{1}, 4096*(1+rng.Intn(4))), 0)
 			}
 			if errors.Is(err, xfs.ErrNoSpace) {
 				break
@@ -51,19 +51,19 @@ func TestPreallocOnFragmentedSpace(t *testing.T) {
 			}
 		}
 		for i := 0; i < files; i += 2 {
-			if err := v.Unlink(d, fmt.Sprintf("f%d", i)); err != nil {
+			if err := v.Names().Unlink(d, fmt.Sprintf("f%d", i)); err != nil {
 				t.Fatal(err)
 			}
 		}
 		btrees := 0
 	big:
 		for n := 0; n < 40; n++ {
-			ino, err := v.Create(d, fmt.Sprintf("big%d", n), xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(d, fmt.Sprintf("big%d", n), xfs.Attrs{Mode: 0o644})
 			if err != nil {
 				t.Fatal(err)
 			}
 			size := int64(5<<20 + rng.Intn(1<<20))
-			if err := v.Preallocate(ino, size); errors.Is(err, xfs.ErrNoSpace) {
+			if err := v.Files().Preallocate(ino, size); errors.Is(err, xfs.ErrNoSpace) {
 				break
 			} else if err != nil {
 				t.Fatal(err)
@@ -74,14 +74,14 @@ func TestPreallocOnFragmentedSpace(t *testing.T) {
 			buf := bytes.Repeat([]byte{byte(n)}, 1<<20)
 			for off := int64(0); off < size; off += int64(len(buf)) {
 				p := buf[:min(int64(len(buf)), size-off)]
-				if _, err := v.WriteAt(ino, p, off); errors.Is(err, xfs.ErrNoSpace) {
+				if _, err := v.Files().WriteAt(ino, p, off); errors.Is(err, xfs.ErrNoSpace) {
 					break big
 				} else if err != nil {
 					t.Fatalf("seed %d file %d, write at %d: %v", seed, n, off, err)
 				}
 			}
 			if n%3 == 0 {
-				if err := v.Unlink(d, fmt.Sprintf("big%d", n)); err != nil {
+				if err := v.Names().Unlink(d, fmt.Sprintf("big%d", n)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -112,22 +112,22 @@ func TestWriteConvertsEveryRecordOfALeaf(t *testing.T) {
 		t.Fatal(err)
 	}
 	bs := int64(v.Geometry().BlockSize)
-	fs, err := v.Statfs()
+	fs, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Ballast takes nearly all free space; holes punched in it every other
 	// block leave 40 free single blocks and nothing bigger.
-	ballast, err := v.Create(v.Root(), "ballast", xfs.Attrs{Mode: 0o644})
+	ballast, err := v.Names().Create(v.Root(), "ballast", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	size := int64(fs.FreeBlocks-256) * bs
-	if err := v.Preallocate(ballast, size); err != nil {
+	if err := v.Files().Preallocate(ballast, size); err != nil {
 		t.Fatal(err)
 	}
 	for {
-		err := v.Preallocate(ballast, size+bs)
+		err := v.Files().Preallocate(ballast, size+bs)
 		if errors.Is(err, xfs.ErrNoSpace) {
 			break
 		}
@@ -136,9 +136,9 @@ func TestWriteConvertsEveryRecordOfALeaf(t *testing.T) {
 		}
 		size += bs
 	}
-	full, _ := v.Statfs()
+	full, _ := v.Space().Statfs()
 	for i := int64(0); i < 40; i++ {
-		if err := v.PunchHole(ballast, (1000+2*i)*bs, bs); err != nil {
+		if err := v.Files().PunchHole(ballast, (1000+2*i)*bs, bs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,23 +146,23 @@ func TestWriteConvertsEveryRecordOfALeaf(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d blocks free when full, then 40 single blocks punched", full.FreeBlocks)
-	f, err := v.Create(v.Root(), "scattered", xfs.Attrs{Mode: 0o644})
+	f, err := v.Names().Create(v.Root(), "scattered", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte("0123456789abcdef"), int(40*bs/16))
-	if err := v.Preallocate(f, int64(len(data))); err != nil {
+	if err := v.Files().Preallocate(f, int64(len(data))); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := v.Stat(f)
 	if st.DataFormat != "btree" || st.Extents < 30 {
 		t.Fatalf("preallocation is %s with %d extents; the test needs a scattered bmbt", st.DataFormat, st.Extents)
 	}
-	if _, err := v.WriteAt(f, data, 0); err != nil {
+	if _, err := v.Files().WriteAt(f, data, 0); err != nil {
 		t.Fatalf("writing over %d unwritten extents at once: %v", st.Extents, err)
 	}
 	got := make([]byte, len(data))
-	if _, err := v.ReadAt(f, got, 0); err != nil || !bytes.Equal(got, data) {
+	if _, err := v.Files().ReadAt(f, got, 0); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read back: %v", err)
 	}
 	if err := v.Close(); err != nil {

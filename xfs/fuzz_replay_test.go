@@ -65,14 +65,14 @@ func makeReplayBase() (*replayBase, error) {
 		return nil, err
 	}
 	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v.Space().SetInactiveQueue(q)
 	if err := replayWorkload(v); err != nil {
 		v.Close()
 		return nil, err
 	}
 	if inos := q.take(); len(inos) > 0 {
 		// One inode freed, the others left on their lists.
-		if _, err := v.Inactivate(format.Ino(inos[0])); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(inos[0])); err != nil {
 			return nil, err
 		}
 	}
@@ -95,13 +95,13 @@ func makeReplayBase() (*replayBase, error) {
 
 // replayWorkload makes the changes whose records the base's log holds.
 func replayWorkload(v *xfs.Volume) error {
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		return err
 	}
 	var inos []format.Ino
 	for i := range 12 {
-		ino, err := v.Create(d, fmt.Sprintf("f%02d", i), xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(d, fmt.Sprintf("f%02d", i), xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			return err
 		}
@@ -111,33 +111,33 @@ func replayWorkload(v *xfs.Volume) error {
 	block := bytes.Repeat([]byte("replay"), 683)[:4096]
 	for off := int64(0); off < 24*4096; off += 4096 {
 		for _, ino := range inos[:6] {
-			if _, err := v.WriteAt(ino, block, off); err != nil {
+			if _, err := v.Files().WriteAt(ino, block, off); err != nil {
 				return err
 			}
 		}
 	}
 	for i, ino := range inos {
-		if err := v.SetXattr(ino, "user.small", []byte(fmt.Sprint(i)), 0); err != nil {
+		if err := v.Xattrs().Set(ino, "user.small", []byte(fmt.Sprint(i)), 0); err != nil {
 			return err
 		}
 	}
-	if err := v.SetXattr(inos[1], "user.remote", bytes.Repeat([]byte{7}, 9000), 0); err != nil {
+	if err := v.Xattrs().Set(inos[1], "user.remote", bytes.Repeat([]byte{7}, 9000), 0); err != nil {
 		return err
 	}
-	if _, err := v.Symlink(d, "link", "f00", xfs.Attrs{Mode: 0o777}); err != nil {
+	if _, err := v.Names().Symlink(d, "link", "f00", xfs.Attrs{Mode: 0o777}); err != nil {
 		return err
 	}
-	if err := v.Truncate(inos[2], 5000); err != nil {
+	if err := v.Files().Truncate(inos[2], 5000); err != nil {
 		return err
 	}
-	if err := v.PunchHole(inos[3], 4096, 3*4096); err != nil {
+	if err := v.Files().PunchHole(inos[3], 4096, 3*4096); err != nil {
 		return err
 	}
-	if err := v.Rename(d, "f04", v.Root(), "moved"); err != nil {
+	if err := v.Names().Rename(d, "f04", v.Root(), "moved"); err != nil {
 		return err
 	}
 	for _, name := range []string{"f05", "f06", "f07", "f08"} {
-		if err := v.Unlink(d, name); err != nil {
+		if err := v.Names().Unlink(d, name); err != nil {
 			return err
 		}
 	}

@@ -333,22 +333,22 @@ func fuzzChange(t *testing.T, d *overlay) {
 // outcome of each step to check.
 func changeVolume(v *xfs.Volume, check func(op string, err error)) {
 	root := v.Root()
-	ino, err := v.Create(root, "fuzz-new", xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(root, "fuzz-new", xfs.Attrs{Mode: 0o644})
 	check("create", err)
 	if err == nil {
-		_, err = v.WriteAt(ino, bytes.Repeat([]byte("x"), 20000), 0)
+		_, err = v.Files().WriteAt(ino, bytes.Repeat([]byte("x"), 20000), 0)
 		check("write", err)
-		check("setxattr", v.SetXattr(ino, "user.fuzz", []byte("v"), 0))
+		check("setxattr", v.Xattrs().Set(ino, "user.fuzz", []byte("v"), 0))
 	}
-	dir, err := v.Mkdir(root, "fuzz-dir", xfs.Attrs{Mode: 0o755})
+	dir, err := v.Names().Mkdir(root, "fuzz-dir", xfs.Attrs{Mode: 0o755})
 	check("mkdir", err)
 	if err == nil {
-		check("rename", v.Rename(root, "fuzz-new", dir, "moved"))
-		check("unlink", v.Unlink(dir, "moved"))
-		check("rmdir", v.Rmdir(root, "fuzz-dir"))
+		check("rename", v.Names().Rename(root, "fuzz-new", dir, "moved"))
+		check("unlink", v.Names().Unlink(dir, "moved"))
+		check("rmdir", v.Names().Rmdir(root, "fuzz-dir"))
 	}
 	changeExisting(v, check) // before the root's entries are renamed
-	ents, err := v.ReadDir(root)
+	ents, err := v.Names().ReadDir(root)
 	check("readdir", err)
 	changed := 0
 	for _, e := range ents {
@@ -356,13 +356,13 @@ func changeVolume(v *xfs.Volume, check func(op string, err error)) {
 			continue
 		}
 		if changed%2 == 0 && e.Type != format.FTDir {
-			check("unlink "+e.Name, v.Unlink(root, e.Name))
+			check("unlink "+e.Name, v.Names().Unlink(root, e.Name))
 		} else {
-			check("rename "+e.Name, v.Rename(root, e.Name, root, e.Name+".moved"))
+			check("rename "+e.Name, v.Names().Rename(root, e.Name, root, e.Name+".moved"))
 		}
 		changed++
 	}
-	_, err = v.Statfs()
+	_, err = v.Space().Statfs()
 	check("statfs", err)
 }
 
@@ -387,7 +387,7 @@ var (
 // (TestChangePristineGolden requires the golden image to have them all).
 func changeExisting(v *xfs.Volume, check func(op string, err error)) {
 	lookup := func(path string) (format.Ino, bool) {
-		ino, err := v.LookupPath(path, false)
+		ino, err := v.Names().LookupPath(path, false)
 		if !errors.Is(err, xfs.ErrNotFound) {
 			check("lookup "+path, err)
 		}
@@ -398,13 +398,13 @@ func changeExisting(v *xfs.Volume, check func(op string, err error)) {
 		if !ok {
 			continue
 		}
-		_, err := v.Create(d, "fuzz-added", xfs.Attrs{Mode: 0o644})
+		_, err := v.Names().Create(d, "fuzz-added", xfs.Attrs{Mode: 0o644})
 		check("create in "+path, err)
-		ents, err := v.ReadDir(d)
+		ents, err := v.Names().ReadDir(d)
 		check("readdir "+path, err)
 		for _, e := range ents {
 			if e.Type == format.FTReg && e.Name != "fuzz-added" {
-				check("unlink in "+path, v.Unlink(d, e.Name))
+				check("unlink in "+path, v.Names().Unlink(d, e.Name))
 				break
 			}
 		}
@@ -414,17 +414,17 @@ func changeExisting(v *xfs.Volume, check func(op string, err error)) {
 		if !ok {
 			continue
 		}
-		check("setxattr on "+path, v.SetXattr(ino, "user.fuzz-added", bytes.Repeat([]byte("a"), 100), 0))
-		check("removexattr on "+path, v.RemoveXattr(ino, "user.fuzz-added"))
+		check("setxattr on "+path, v.Xattrs().Set(ino, "user.fuzz-added", bytes.Repeat([]byte("a"), 100), 0))
+		check("removexattr on "+path, v.Xattrs().Remove(ino, "user.fuzz-added"))
 	}
 	if ino, ok := lookup(oracle.FixtureBtreeFile); ok {
 		st, err := v.Stat(ino)
 		check("stat "+oracle.FixtureBtreeFile, err)
 		if err == nil {
-			_, err = v.WriteAt(ino, bytes.Repeat([]byte("b"), 3*4096), st.Size+4096)
+			_, err = v.Files().WriteAt(ino, bytes.Repeat([]byte("b"), 3*4096), st.Size+4096)
 			check("append to "+oracle.FixtureBtreeFile, err)
-			check("truncate "+oracle.FixtureBtreeFile, v.Truncate(ino, st.Size/2))
-			check("punch "+oracle.FixtureBtreeFile, v.PunchHole(ino, 8192, 5*4096))
+			check("truncate "+oracle.FixtureBtreeFile, v.Files().Truncate(ino, st.Size/2))
+			check("punch "+oracle.FixtureBtreeFile, v.Files().PunchHole(ino, 8192, 5*4096))
 		}
 	}
 }
@@ -440,7 +440,7 @@ func TestChangePristineGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range slices.Concat(existingDirs, existingXattrs, []string{oracle.FixtureBtreeFile}) {
-		if _, err := v.LookupPath(path, false); err != nil {
+		if _, err := v.Names().LookupPath(path, false); err != nil {
 			t.Errorf("the golden image lacks %s, which the fuzzer changes: %v", path, err)
 		}
 	}

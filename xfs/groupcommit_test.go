@@ -74,7 +74,7 @@ func TestNoLockAcrossFlush(t *testing.T) {
 	}
 	defer v.Close()
 	done := make(chan error, 2)
-	create := func(name string) { _, err := v.Create(v.Root(), name, xfs.Attrs{Mode: 0o644}); done <- err }
+	create := func(name string) { _, err := v.Names().Create(v.Root(), name, xfs.Attrs{Mode: 0o644}); done <- err }
 	d.armed.Store(true)
 	go create("first")
 	select {
@@ -99,7 +99,7 @@ func TestNoLockAcrossFlush(t *testing.T) {
 		t.Fatalf("while the first create's flush was held, %d transactions were queued: the second create could not commit", pending)
 	}
 	for _, name := range []string{"first", "second"} {
-		if _, err := v.Lookup(v.Root(), name); err != nil {
+		if _, err := v.Names().Lookup(v.Root(), name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -141,7 +141,7 @@ func lazyPushAttempt(t *testing.T) (first, stalled int64) {
 			v.Close()
 		}
 	}()
-	dir, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	dir, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func lazyPushAttempt(t *testing.T) (first, stalled int64) {
 	defer openGate()
 	go func() {
 		for i := range total {
-			if _, err := v.Create(dir, fmt.Sprintf("file-%05d", i), xfs.Attrs{Mode: 0o644}); err != nil {
+			if _, err := v.Names().Create(dir, fmt.Sprintf("file-%05d", i), xfs.Attrs{Mode: 0o644}); err != nil {
 				done <- err
 				return
 			}

@@ -18,7 +18,7 @@ func TestErrAfterFailedWrite(t *testing.T) {
 		t.Fatalf("fresh volume: %v", err)
 	}
 	d.Cut()
-	if _, err := v.Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644}); err == nil {
+	if _, err := v.Names().Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644}); err == nil {
 		t.Fatal("a create succeeded on a device that fails every write")
 	}
 	if v.Err() == nil {

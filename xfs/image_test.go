@@ -363,7 +363,7 @@ func (w *walker) fail(op string, err error) bool {
 }
 
 func (w *walker) run() {
-	if _, err := w.v.Statfs(); w.fail("statfs", err) {
+	if _, err := w.v.Space().Statfs(); w.fail("statfs", err) {
 		if w.stopped {
 			return
 		}
@@ -380,9 +380,9 @@ func (w *walker) visit(ino format.Ino, p string, depth int) {
 	if w.fail("stat "+p, err) {
 		return
 	}
-	if xs, err := w.v.ListXattr(ino); !w.fail("listxattr "+p, err) {
+	if xs, err := w.v.Xattrs().List(ino); !w.fail("listxattr "+p, err) {
 		for _, x := range xs {
-			if _, err := w.v.GetXattr(ino, x.FullName()); w.fail("getxattr "+p+" "+x.FullName(), err) {
+			if _, err := w.v.Xattrs().Get(ino, x.FullName()); w.fail("getxattr "+p+" "+x.FullName(), err) {
 				break
 			}
 		}
@@ -391,17 +391,17 @@ func (w *walker) visit(ino format.Ino, p string, depth int) {
 		return
 	}
 	if p != "." && depth <= 4 {
-		_, err := w.v.LookupPath(p, false)
+		_, err := w.v.Names().LookupPath(p, false)
 		w.fail("lookuppath "+p, err)
 	}
 	switch st.Mode & format.SIFMT {
 	case format.SIFREG:
 		w.read(ino, p, st.Size)
 	case format.SIFLNK:
-		if _, err := w.v.Readlink(ino); !w.fail("readlink "+p, err) && depth <= 4 {
+		if _, err := w.v.Files().Readlink(ino); !w.fail("readlink "+p, err) && depth <= 4 {
 			// Targets may dangle or loop: only a failure to read
 			// what they pass through counts.
-			_, err := w.v.LookupPath(p, true)
+			_, err := w.v.Names().LookupPath(p, true)
 			if !errors.Is(err, xfs.ErrNotFound) && !errors.Is(err, xfs.ErrNotDir) && !errors.Is(err, xfs.ErrLoop) && !errors.Is(err, xfs.ErrNameTooLong) {
 				w.fail("lookuppath follow "+p, err)
 			}
@@ -411,7 +411,7 @@ func (w *walker) visit(ino format.Ino, p string, depth int) {
 			return
 		}
 		w.entered[ino] = true
-		ents, err := w.v.ReadDir(ino)
+		ents, err := w.v.Names().ReadDir(ino)
 		if w.fail("readdir "+p, err) {
 			return
 		}
@@ -419,7 +419,7 @@ func (w *walker) visit(ino format.Ino, p string, depth int) {
 			if w.stopped {
 				return
 			}
-			got, err := w.v.Lookup(ino, de.Name)
+			got, err := w.v.Names().Lookup(ino, de.Name)
 			if w.fail("lookup "+path.Join(p, de.Name), err) {
 				continue
 			}
@@ -437,13 +437,13 @@ func (w *walker) visit(ino format.Ino, p string, depth int) {
 // both ends of big ones.
 func (w *walker) read(ino format.Ino, p string, size int64) {
 	for off := int64(0); off < min(size, w.lim.readCap); off += int64(len(w.buf)) {
-		if _, err := w.v.ReadAt(ino, w.buf, off); err != nil && !errors.Is(err, io.EOF) {
+		if _, err := w.v.Files().ReadAt(ino, w.buf, off); err != nil && !errors.Is(err, io.EOF) {
 			w.fail("read "+p, err)
 			return
 		}
 	}
 	if size > w.lim.readCap {
-		if _, err := w.v.ReadAt(ino, w.buf[:4096], size-1); err != nil && !errors.Is(err, io.EOF) {
+		if _, err := w.v.Files().ReadAt(ino, w.buf[:4096], size-1); err != nil && !errors.Is(err, io.EOF) {
 			w.fail("read tail "+p, err)
 		}
 	}

@@ -53,13 +53,13 @@ func newHeldVolume(t *testing.T) (*xfs.Volume, string, *holdQueue) {
 		t.Fatal(err)
 	}
 	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v.Space().SetInactiveQueue(q)
 	return v, img, q
 }
 
 func freeBlocks(t *testing.T, v *xfs.Volume) uint64 {
 	t.Helper()
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func freeBlocks(t *testing.T, v *xfs.Volume) uint64 {
 // comes back to its first value once every file made since is freed.
 func spaceCheck(t *testing.T, v *xfs.Volume) uint64 {
 	t.Helper()
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func spaceCheck(t *testing.T, v *xfs.Volume) uint64 {
 // when st0 was taken.
 func checkLeft(t *testing.T, v *xfs.Volume, st0 xfs.Statfs, base, inodes, blocks uint64) {
 	t.Helper()
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,17 +100,17 @@ func checkLeft(t *testing.T, v *xfs.Volume, st0 xfs.Statfs, base, inodes, blocks
 // interleaved with another file's so the data lands in several extents.
 func writeFile(t *testing.T, v *xfs.Volume, dir format.Ino, name string, n, chunk int, seed byte) format.Ino {
 	t.Helper()
-	ino, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	buf := bytes.Repeat([]byte{seed}, chunk)
 	for off := 0; off < n; off += chunk {
-		if _, err := v.WriteAt(ino, buf[:min(chunk, n-off)], int64(off)); err != nil {
+		if _, err := v.Files().WriteAt(ino, buf[:min(chunk, n-off)], int64(off)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := v.SetXattr(ino, "user.k", []byte(name), 0); err != nil {
+	if err := v.Xattrs().Set(ino, "user.k", []byte(name), 0); err != nil {
 		t.Fatal(err)
 	}
 	return ino
@@ -129,34 +129,34 @@ func TestHandleKeepsUnlinkedInode(t *testing.T) {
 	}
 	base := freeBlocks(t, v)
 	ino := writeFile(t, v, v.Root(), "f", 1<<20, 1<<20, 'x')
-	h1, err := v.Open(ino)
+	h1, err := v.Files().Open(ino)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h2, err := v.Open(ino)
+	h2, err := v.Files().Open(ino)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Unlink(v.Root(), "f"); err != nil {
+	if err := v.Names().Unlink(v.Root(), "f"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Open(ino); err == nil {
+	if _, err := v.Files().Open(ino); err == nil {
 		t.Error("Open of an inode without links succeeded")
 	}
 	for _, h := range []*xfs.Handle{h1, h2} {
 		got := make([]byte, 1<<20)
-		if _, err := v.ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'x'}, 1<<20)) {
+		if _, err := v.Files().ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'x'}, 1<<20)) {
 			t.Fatalf("unlinked file unreadable through its handle: %v", err)
 		}
-		if v.Unlinked() != 1 || freeBlocks(t, v) >= base {
-			t.Fatalf("freed while a handle is open: %d unlinked", v.Unlinked())
+		if v.Space().Unlinked() != 1 || freeBlocks(t, v) >= base {
+			t.Fatalf("freed while a handle is open: %d unlinked", v.Space().Unlinked())
 		}
 		if err := h.Close(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if v.Unlinked() != 0 || freeBlocks(t, v) != base {
-		t.Errorf("after the last Close: %d unlinked, %d free blocks, want 0 and %d", v.Unlinked(), freeBlocks(t, v), base)
+	if v.Space().Unlinked() != 0 || freeBlocks(t, v) != base {
+		t.Errorf("after the last Close: %d unlinked, %d free blocks, want 0 and %d", v.Space().Unlinked(), freeBlocks(t, v), base)
 	}
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 	rng := rand.New(rand.NewSource(seed))
 	v, img, q := newHeldVolume(t)
 	base := spaceCheck(t, v)
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,12 +189,12 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 		writeFile(t, v, d, fmt.Sprintf("f%03d", i), size, 4096*(1+rng.Intn(3)), byte(i))
 	}
 	for _, i := range rng.Perm(files) {
-		if err := v.Unlink(d, fmt.Sprintf("f%03d", i)); err != nil {
+		if err := v.Names().Unlink(d, fmt.Sprintf("f%03d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if v.Unlinked() != files {
-		t.Fatalf("%d inodes unlinked, want %d", v.Unlinked(), files)
+	if v.Space().Unlinked() != files {
+		t.Fatalf("%d inodes unlinked, want %d", v.Space().Unlinked(), files)
 	}
 	// Free them in random order from four goroutines, two one at a time
 	// and two in batches of random sizes (shared transactions whose
@@ -234,12 +234,12 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 		defer wg.Done()
 		for i := range 100 {
 			name := fmt.Sprintf("g%03d", i)
-			ino, err := v.Create(d, name, xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(d, name, xfs.Attrs{Mode: 0o644})
 			if err == nil {
-				_, err = v.WriteAt(ino, []byte("short lived"), 0)
+				_, err = v.Files().WriteAt(ino, []byte("short lived"), 0)
 			}
 			if err == nil {
-				err = v.Unlink(d, name)
+				err = v.Names().Unlink(d, name)
 			}
 			if err != nil {
 				errs <- err
@@ -253,15 +253,15 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 		t.Fatal(err)
 	}
 	// The directory goes too, so every block it took comes back.
-	if err := v.Rmdir(v.Root(), "d"); err != nil {
+	if err := v.Names().Rmdir(v.Root(), "d"); err != nil {
 		t.Fatal(err)
 	}
 	for _, ino := range q.take() {
-		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := v.Unlinked(); n != 0 {
+	if n := v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
 	}
 	if got := spaceCheck(t, v); got != base {
@@ -270,11 +270,11 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 	// Leave some on the lists, one of them open, for Close to free.
 	keep := writeFile(t, v, v.Root(), "kept", 5000, 4096, 'k')
 	writeFile(t, v, v.Root(), "gone", 9000, 4096, 'g')
-	if _, err := v.Open(keep); err != nil {
+	if _, err := v.Files().Open(keep); err != nil {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"kept", "gone"} {
-		if err := v.Unlink(v.Root(), n); err != nil {
+		if err := v.Names().Unlink(v.Root(), n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -296,10 +296,10 @@ func unlinkedAnyOrder(t *testing.T, seed int64) {
 // InactivateBatch, and returns the errors.
 func inactivateSome(v *xfs.Volume, inos []format.Ino) []error {
 	if len(inos) == 1 {
-		_, err := v.Inactivate(inos[0])
+		_, err := v.Space().Inactivate(inos[0])
 		return []error{err}
 	}
-	_, errs := v.InactivateBatch(inos)
+	_, errs := v.Space().InactivateBatch(inos)
 	return errs
 }
 
@@ -322,7 +322,7 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 	}
 	free0 := freeBlocks(t, v)
 	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v.Space().SetInactiveQueue(q)
 	const files = 60
 	for i := range files {
 		// Big enough for several inactivation transactions each (the
@@ -333,13 +333,13 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range files {
-		if err := v.Unlink(v.Root(), fmt.Sprintf("f%03d", i)); err != nil {
+		if err := v.Names().Unlink(v.Root(), fmt.Sprintf("f%03d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	inos := q.take()
 	for _, ino := range inos[:files/3] {
-		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -351,7 +351,7 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 	writes, _ := f.Stats()
 	f.CutAt(writes + 3)
 	for _, ino := range inos[files/3 : files/3+3] {
-		v.Inactivate(format.Ino(ino))
+		v.Space().Inactivate(format.Ino(ino))
 		v.Force()
 	}
 	f.Cut()
@@ -371,8 +371,8 @@ func TestCrashWithUnlinkedLists(t *testing.T) {
 	// Of the three being inactivated at the cut, how many finished
 	// depends on how many device writes a force takes.
 	st, _ := v.Recovery()
-	if st.Unlinked < files-files/3-3 || v.Unlinked() != 0 {
-		t.Errorf("recovery freed %d unlinked inodes (%d left), want at least %d", st.Unlinked, v.Unlinked(), files-files/3-3)
+	if st.Unlinked < files-files/3-3 || v.Space().Unlinked() != 0 {
+		t.Errorf("recovery freed %d unlinked inodes (%d left), want at least %d", st.Unlinked, v.Space().Unlinked(), files-files/3-3)
 	}
 	if got := freeBlocks(t, v); got != free0 {
 		t.Errorf("after recovery %d free blocks, want %d", got, free0)
@@ -409,10 +409,10 @@ func TestCleanLogWithUnlinkedInodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	free0 := freeBlocks(t, v)
-	v.SetInactiveQueue(&holdQueue{})
+	v.Space().SetInactiveQueue(&holdQueue{})
 	for i := range 10 {
 		writeFile(t, v, v.Root(), fmt.Sprintf("f%d", i), 50000, 4096, 'c')
-		if err := v.Unlink(v.Root(), fmt.Sprintf("f%d", i)); err != nil {
+		if err := v.Names().Unlink(v.Root(), fmt.Sprintf("f%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -423,7 +423,7 @@ func TestCleanLogWithUnlinkedInodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := v.Unlinked(); n != 0 || freeBlocks(t, v) != free0 {
+	if n := v.Space().Unlinked(); n != 0 || freeBlocks(t, v) != free0 {
 		t.Errorf("after a writable open: %d unlinked, %d free blocks (want 0, %d)", n, freeBlocks(t, v), free0)
 	}
 	if err := v.Close(); err != nil {
@@ -444,12 +444,12 @@ func TestOpenAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f := writeFile(t, v, d, "f", 4096, 4096, 'f')
-	h, err := v.OpenAt(d, "f")
+	h, err := v.Files().OpenAt(d, "f")
 	if err != nil || h.Ino() != f {
 		t.Fatalf("OpenAt(d, f) = %v, %v; want inode %d", h, err, f)
 	}
@@ -457,28 +457,28 @@ func TestOpenAt(t *testing.T) {
 		"missing": xfs.ErrNotFound, "": xfs.ErrInvalid, ".": xfs.ErrInvalid, "..": xfs.ErrInvalid,
 		"f/g": xfs.ErrNotFound, string(bytes.Repeat([]byte{'n'}, 256)): xfs.ErrNameTooLong,
 	} {
-		if _, err := v.OpenAt(d, name); !errors.Is(err, want) {
+		if _, err := v.Files().OpenAt(d, name); !errors.Is(err, want) {
 			t.Errorf("OpenAt(d, %.10q): %v, want %v", name, err, want)
 		}
 	}
-	if err := v.Unlink(d, "f"); err != nil {
+	if err := v.Names().Unlink(d, "f"); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, 4096)
-	if _, err := v.ReadAt(f, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'f'}, 4096)) {
+	if _, err := v.Files().ReadAt(f, got, 0); err != nil || !bytes.Equal(got, bytes.Repeat([]byte{'f'}, 4096)) {
 		t.Fatalf("unlinked file unreadable through OpenAt's handle: %v", err)
 	}
-	hd, err := v.OpenAt(v.Root(), "d")
+	hd, err := v.Files().OpenAt(v.Root(), "d")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Rmdir(v.Root(), "d"); err != nil {
+	if err := v.Names().Rmdir(v.Root(), "d"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Mkdir(d, "late", xfs.Attrs{Mode: 0o755}); !errors.Is(err, xfs.ErrNotFound) {
+	if _, err := v.Names().Mkdir(d, "late", xfs.Attrs{Mode: 0o755}); !errors.Is(err, xfs.ErrNotFound) {
 		t.Errorf("Mkdir in a removed, held directory: %v, want ErrNotFound", err)
 	}
-	if _, err := v.ReadDir(d); err != nil {
+	if _, err := v.Names().ReadDir(d); err != nil {
 		t.Errorf("ReadDir of a removed, held directory: %v", err)
 	}
 	for _, hh := range []*xfs.Handle{h, hd} {
@@ -486,7 +486,7 @@ func TestOpenAt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := v.Unlinked(); n != 0 {
+	if n := v.Space().Unlinked(); n != 0 {
 		t.Errorf("%d inodes still unlinked after the last Close", n)
 	}
 	if err := v.Close(); err != nil {
@@ -510,27 +510,27 @@ func TestSmallInodeFreedInOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := &holdQueue{}
-	v.SetInactiveQueue(q)
+	v.Space().SetInactiveQueue(q)
 	free0 := freeBlocks(t, v)
 	small := writeFile(t, v, v.Root(), "small", 3*4096, 4096, 1)
 	// Two files written a block at a time in turn: each gets an extent
 	// per block.
 	var big [2]format.Ino
 	for i := range big {
-		if big[i], err = v.Create(v.Root(), fmt.Sprintf("big%d", i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if big[i], err = v.Names().Create(v.Root(), fmt.Sprintf("big%d", i), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	block := bytes.Repeat([]byte{7}, 4096)
 	for off := int64(0); off < 300*4096; off += 4096 {
 		for _, ino := range big {
-			if _, err := v.WriteAt(ino, block, off); err != nil {
+			if _, err := v.Files().WriteAt(ino, block, off); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	for _, name := range []string{"small", "big0", "big1"} {
-		if err := v.Unlink(v.Root(), name); err != nil {
+		if err := v.Names().Unlink(v.Root(), name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -546,7 +546,7 @@ func TestSmallInodeFreedInOneTransaction(t *testing.T) {
 	}
 	commits := func(ino format.Ino) (extents uint64, n int64) {
 		before := v.LogStats().Commits
-		extents, err := v.Inactivate(ino)
+		extents, err := v.Space().Inactivate(ino)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -583,7 +583,7 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount)
 	rng := rand.New(rand.NewSource(7))
 	v, img, q := newHeldVolume(t)
-	st0, err := v.Statfs()
+	st0, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -591,7 +591,7 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 	// Directories in different AGs, so that a batch spans AGs.
 	var dirs []format.Ino
 	for i := range 4 {
-		d, err := v.Mkdir(v.Root(), fmt.Sprintf("d%d", i), xfs.Attrs{Mode: 0o755})
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("d%d", i), xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -604,7 +604,7 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 	}
 	keep := writeFile(t, v, v.Root(), "kept", 7000, 4096, 'k')
 	for _, i := range rng.Perm(files) {
-		if err := v.Unlink(dirs[i%4], fmt.Sprintf("f%03d", i)); err != nil {
+		if err := v.Names().Unlink(dirs[i%4], fmt.Sprintf("f%03d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -629,7 +629,7 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 			// The last inode of the chunk before, freed already.
 			chunk = append([]format.Ino{inos[start-1]}, chunk...)
 		}
-		extents, errs := v.InactivateBatch(chunk)
+		extents, errs := v.Space().InactivateBatch(chunk)
 		for i, err := range errs {
 			if err != nil {
 				t.Fatalf("inode %d: %v", chunk[i], err)
@@ -645,16 +645,16 @@ func TestInactivateBatchSharesCommits(t *testing.T) {
 	if commits*4 > files {
 		t.Errorf("%d inodes freed in %d commits, want fewer than a quarter as many", files, commits)
 	}
-	if n := v.Unlinked(); n != 0 {
+	if n := v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
 	}
 	for i := range dirs {
-		if err := v.Rmdir(v.Root(), fmt.Sprintf("d%d", i)); err != nil {
+		if err := v.Names().Rmdir(v.Root(), fmt.Sprintf("d%d", i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, ino := range q.take() {
-		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -181,14 +181,14 @@ func (c *inodeCache) stats() reclaim.Stats {
 }
 
 // iget returns the latest committed version of the in-use inode ino.
-func (v *Volume) iget(ino format.Ino) (*inode, error) {
+func (v *mount) iget(ino format.Ino) (*inode, error) {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
 	return v.igetHeld(h, ino)
 }
 
 // igetHeld is iget for a caller that holds the handle.
-func (v *Volume) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
+func (v *mount) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
 	if ip := h.cur.Load(); ip != nil {
 		return ip, nil
 	}
@@ -206,7 +206,7 @@ func (v *Volume) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
 // readInode reads and verifies an inode, free or not. Its block comes
 // through the buffer cache: a change to the inode needs that block next
 // (inodeChange.flush), and the inodes beside it share it.
-func (v *Volume) readInode(ino format.Ino) (*inode, error) {
+func (v *mount) readInode(ino format.Ino) (*inode, error) {
 	g := &v.geo
 	if _, err := g.InoLocation(ino); err != nil {
 		return nil, err
@@ -227,7 +227,7 @@ func (v *Volume) readInode(ino format.Ino) (*inode, error) {
 
 // rlock takes ino's lock shared for a read spanning several blocks and
 // returns the function that drops it.
-func (v *Volume) rlock(ino format.Ino) func() {
+func (v *mount) rlock(ino format.Ino) func() {
 	h := v.icache.hold(ino)
 	h.lock.RLock()
 	return func() {
@@ -248,7 +248,7 @@ type newInodeAttrs struct {
 // initInodeCore turns a free inode's core into a new in-use inode, taking
 // the project ID (and, for directories, the inherit flag) from the parent
 // like the kernel does for a parent with PROJINHERIT.
-func (v *Volume) initInodeCore(d *format.Dinode, a newInodeAttrs, parent *format.Dinode) {
+func (v *mount) initInodeCore(d *format.Dinode, a newInodeAttrs, parent *format.Dinode) {
 	gen := d.Gen
 	*d = *ialloc.FreeInodeCore(&v.geo, d.Ino)
 	d.Gen = gen + 1
@@ -309,4 +309,41 @@ func (t *txn) freeInode(ino format.Ino) (*inode, error) {
 		return nil, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "the inode btree says free, the inode is in use")
 	}
 	return &inode{ino: ino, core: *core, raw: raw}, nil
+}
+
+// lockInode takes ino's lock exclusively for a change and returns the
+// handle and the function that drops it.
+func (v *mount) lockInode(ino format.Ino) (*inodeHandle, func()) {
+	h := v.icache.hold(ino)
+	h.lock.Lock()
+	return h, func() {
+		h.lock.Unlock()
+		v.icache.release(h)
+	}
+}
+
+// lockInodePair takes the locks of two different inodes, which no lock
+// order ranks against each other (two directories, either of which may be
+// the other's ancestor), and returns their handles and the function that
+// drops both. It never waits for one lock while holding the other: it
+// waits for one, tries the other, and on failure lets go and waits for
+// the one it missed first. So it joins no cycle of waiters, whatever order
+// others take these locks in.
+func (v *mount) lockInodePair(a, b format.Ino) (ha, hb *inodeHandle, unlock func()) {
+	ha, hb = v.icache.hold(a), v.icache.hold(b)
+	first, second := ha, hb
+	for {
+		first.lock.Lock()
+		if second.lock.TryLock() {
+			break
+		}
+		first.lock.Unlock()
+		first, second = second, first
+	}
+	return ha, hb, func() {
+		hb.lock.Unlock()
+		ha.lock.Unlock()
+		v.icache.release(hb)
+		v.icache.release(ha)
+	}
 }

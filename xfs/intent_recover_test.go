@@ -80,7 +80,7 @@ func efiCrashImage(t *testing.T, stale bool) efiCrash {
 	}
 	var inos [3]format.Ino
 	for i, name := range []string{"a", "b", "c"} {
-		if inos[i], err = v.Create(v.Root(), name, Attrs{Mode: 0o644}); err != nil {
+		if inos[i], err = v.names().Create(v.Root(), name, Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +88,7 @@ func efiCrashImage(t *testing.T, stale bool) efiCrash {
 	chunk := bytes.Repeat([]byte("intent"), 3000)
 	for round := 0; round < 3; round++ {
 		for _, ino := range inos {
-			if _, err := v.WriteAt(ino, chunk, int64(round*len(chunk))); err != nil {
+			if _, err := v.files().WriteAt(ino, chunk, int64(round*len(chunk))); err != nil {
 				t.Fatal(err)
 			}
 			if err := v.Sync(); err != nil {
@@ -106,7 +106,7 @@ func efiCrashImage(t *testing.T, stale bool) efiCrash {
 		t.Fatalf("want a fragmented file a and files b, c with data")
 	}
 	// b's blocks are really free from now on.
-	if err := v.Truncate(x.b, 0); err != nil {
+	if err := v.files().Truncate(x.b, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Close(); err != nil {

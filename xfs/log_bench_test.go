@@ -34,7 +34,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 			defer v.Close()
 			dirs := make([]uint64, workers)
 			for i := range dirs {
-				d, err := v.Mkdir(v.Root(), fmt.Sprintf("d%d", i), xfs.Attrs{Mode: 0o755})
+				d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("d%d", i), xfs.Attrs{Mode: 0o755})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -53,7 +53,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 						if n > int64(b.N) {
 							return
 						}
-						if _, err := v.Create(format.Ino(dirs[w]), fmt.Sprintf("f%d", n), xfs.Attrs{Mode: 0o644}); err != nil {
+						if _, err := v.Names().Create(format.Ino(dirs[w]), fmt.Sprintf("f%d", n), xfs.Attrs{Mode: 0o644}); err != nil {
 							b.Error(err)
 							return
 						}

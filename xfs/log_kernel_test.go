@@ -294,31 +294,31 @@ func twoRecordDirImage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	name := func(i int) string { return fmt.Sprintf("entry-%02d-with-a-longer-name", i) }
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 40; i++ { // one directory block, well filled
-		if _, err := v.Create(d, name(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(d, name(i), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	big, err := v.Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
+	big, err := v.Names().Mkdir(v.Root(), "big", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 700; i++ { // more than one leaf block holds: node form
-		if _, err := v.Create(big, name(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(big, name(i), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f, err := v.Create(v.Root(), "f", xfs.Attrs{Mode: 0o644})
+	f, err := v.Names().Create(v.Root(), "f", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	value := bytes.Repeat([]byte("v"), 40)
 	for i := 0; i < 30; i++ { // past short form: one attribute leaf block
-		if err := v.SetXattr(f, "user."+name(i), value, xfs.XattrCreate); err != nil {
+		if err := v.Xattrs().Set(f, "user."+name(i), value, xfs.XattrCreate); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -326,11 +326,11 @@ func twoRecordDirImage(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, dir := range []format.Ino{d, big} {
-		if _, err := v.Create(dir, "new", xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(dir, "new", xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := v.SetXattr(f, "user.new", value, xfs.XattrCreate); err != nil {
+	if err := v.Xattrs().Set(f, "user.new", value, xfs.XattrCreate); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Force(); err != nil { // the first record
@@ -338,11 +338,11 @@ func twoRecordDirImage(t *testing.T) string {
 	}
 	for i := 10; i < 16; i++ {
 		for _, dir := range []format.Ino{d, big} {
-			if err := v.Unlink(dir, name(i)); err != nil {
+			if err := v.Names().Unlink(dir, name(i)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if err := v.RemoveXattr(f, "user."+name(i)); err != nil {
+		if err := v.Xattrs().Remove(f, "user."+name(i)); err != nil {
 			t.Fatal(err)
 		}
 	}

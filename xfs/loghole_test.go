@@ -80,7 +80,7 @@ func TestLogHolesFilled(t *testing.T) {
 	if hole := firstHole(t, img, off); hole < off+n {
 		t.Errorf("after a writable open: a hole at %d in the log's region [%d, %d)", hole, off, off+n)
 	}
-	if _, err := v.Create(v.Root(), "after-fill", xfs.Attrs{Mode: 0o644}); err != nil {
+	if _, err := v.Names().Create(v.Root(), "after-fill", xfs.Attrs{Mode: 0o644}); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Close(); err != nil {
@@ -123,7 +123,7 @@ func TestLogHolesHostFull(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Create(v.Root(), "after-full-host", xfs.Attrs{Mode: 0o644}); err != nil {
+	if _, err := v.Names().Create(v.Root(), "after-full-host", xfs.Attrs{Mode: 0o644}); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Close(); err != nil {
@@ -136,7 +136,7 @@ func TestLogHolesHostFull(t *testing.T) {
 	if hole := firstHole(t, img, off); hole < off+n {
 		t.Errorf("after an open with space back: a hole at %d in the log's region [%d, %d)", hole, off, off+n)
 	}
-	if _, err := v.Lookup(v.Root(), "after-full-host"); err != nil {
+	if _, err := v.Names().Lookup(v.Root(), "after-full-host"); err != nil {
 		t.Errorf("the file made after the partial fill: %v", err)
 	}
 	if err := v.Close(); err != nil {

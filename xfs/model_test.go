@@ -223,10 +223,10 @@ func (m *model) step() {
 		var err error
 		if whole {
 			n = m.wholeFile()
-			ino, err = m.v.CreateFile(d.ino, name, a, n.data, xattrsOf(n))
+			ino, err = m.v.Names().CreateFile(d.ino, name, a, n.data, xattrsOf(n))
 		} else {
 			n = &mnode{}
-			ino, err = m.v.Create(d.ino, name, a)
+			ino, err = m.v.Names().Create(d.ino, name, a)
 		}
 		if _, exists := d.dir[name]; exists {
 			if !errors.Is(err, xfs.ErrExist) {
@@ -244,7 +244,7 @@ func (m *model) step() {
 		if size := m.rng.Intn(3); size > 0 && !whole {
 			n.data = make([]byte, m.rng.Intn(20000*size))
 			m.rng.Read(n.data)
-			if _, err := m.v.WriteAt(ino, n.data, 0); err != nil {
+			if _, err := m.v.Files().WriteAt(ino, n.data, 0); err != nil {
 				m.fail("write", err)
 			}
 		}
@@ -261,7 +261,7 @@ func (m *model) step() {
 		if m.rng.Intn(4) == 0 {
 			project = 1 + uint32(m.rng.Intn(40))
 		}
-		ino, err := m.v.Mkdir(d.ino, name, xfs.Attrs{Mode: 0o755, ProjID: project})
+		ino, err := m.v.Names().Mkdir(d.ino, name, xfs.Attrs{Mode: 0o755, ProjID: project})
 		if err != nil {
 			m.fail("mkdir", err)
 		}
@@ -279,7 +279,7 @@ func (m *model) step() {
 			}
 			target = target[:min(len(target), 1023)]
 		}
-		ino, err := m.v.Symlink(d.ino, name, target, a)
+		ino, err := m.v.Names().Symlink(d.ino, name, target, a)
 		if err != nil {
 			m.fail("symlink", err)
 		}
@@ -295,7 +295,7 @@ func (m *model) step() {
 		}
 		if m.rng.Intn(3) == 0 {
 			// The object store's removal: regular files only.
-			err := m.v.UnlinkFile(d.ino, name)
+			err := m.v.Names().UnlinkFile(d.ino, name)
 			switch n.typ() {
 			case oracle.TypeDir:
 				if !errors.Is(err, xfs.ErrIsDir) {
@@ -313,7 +313,7 @@ func (m *model) step() {
 			}
 			n.nlink--
 		} else if n.dir != nil {
-			err := m.v.Rmdir(d.ino, name)
+			err := m.v.Names().Rmdir(d.ino, name)
 			if len(n.dir) > 0 {
 				if !errors.Is(err, xfs.ErrNotEmpty) {
 					m.fail("rmdir of a non-empty directory", err)
@@ -325,7 +325,7 @@ func (m *model) step() {
 			}
 			d.nlink--
 		} else {
-			if err := m.v.Unlink(d.ino, name); err != nil {
+			if err := m.v.Names().Unlink(d.ino, name); err != nil {
 				m.fail("unlink", err)
 			}
 			n.nlink--
@@ -347,7 +347,7 @@ func (m *model) step() {
 			return
 		}
 		old := to.dir[newName]
-		err := m.v.Rename(d.ino, name, to.ino, newName)
+		err := m.v.Names().Rename(d.ino, name, to.ino, newName)
 		if old == n {
 			return
 		}
@@ -371,7 +371,7 @@ func (m *model) step() {
 			}
 		}
 		if err != nil {
-			ents, rerr := m.v.ReadDir(d.ino)
+			ents, rerr := m.v.Names().ReadDir(d.ino)
 			st, _ := m.v.Stat(d.ino)
 			m.t.Logf("readdir of source dir %d (%+v): %d entries (%v), model %d", d.ino, st, len(ents), rerr, len(d.dir))
 			for _, e := range ents {
@@ -379,7 +379,7 @@ func (m *model) step() {
 					m.t.Logf("readdir has %q -> %d", name, e.Ino)
 				}
 			}
-			_, lerr := m.v.Lookup(d.ino, name)
+			_, lerr := m.v.Names().Lookup(d.ino, name)
 			m.t.Logf("old lookup: %v", lerr)
 			m.fail(fmt.Sprintf("rename %s -> %s", name, newName), err)
 		}
@@ -406,7 +406,7 @@ func (m *model) step() {
 		if _, exists := to.dir[newName]; exists {
 			return
 		}
-		if err := m.v.Link(n.ino, to.ino, newName); err != nil {
+		if err := m.v.Names().Link(n.ino, to.ino, newName); err != nil {
 			m.fail("link", err)
 		}
 		to.dir[newName] = n
@@ -430,7 +430,7 @@ func (m *model) step() {
 			off := m.rng.Intn(len(n.data) + 8192)
 			p := make([]byte, 1+m.rng.Intn(16384))
 			m.rng.Read(p)
-			if _, err := m.v.WriteAt(n.ino, p, int64(off)); err != nil {
+			if _, err := m.v.Files().WriteAt(n.ino, p, int64(off)); err != nil {
 				m.fail("overwrite", err)
 			}
 			if off+len(p) > len(n.data) {
@@ -439,7 +439,7 @@ func (m *model) step() {
 			copy(n.data[off:], p)
 		case 1:
 			size := m.rng.Intn(len(n.data) + 4096)
-			if err := m.v.Truncate(n.ino, int64(size)); err != nil {
+			if err := m.v.Files().Truncate(n.ino, int64(size)); err != nil {
 				m.fail("truncate", err)
 			}
 			if size < len(n.data) {
@@ -453,7 +453,7 @@ func (m *model) step() {
 			}
 			off := m.rng.Intn(len(n.data))
 			l := 1 + m.rng.Intn(20000)
-			if err := m.v.PunchHole(n.ino, int64(off), int64(l)); err != nil {
+			if err := m.v.Files().PunchHole(n.ino, int64(off), int64(l)); err != nil {
 				m.fail("punch", err)
 			}
 			for i := off; i < off+l && i < len(n.data); i++ {
@@ -489,7 +489,7 @@ func (m *model) unlinkFiles(d *mnode) {
 	for _, name := range names {
 		m.bulk[fmt.Sprintf("%d/%s", d.ino, name)] = true
 	}
-	errs := m.v.UnlinkFiles(d.ino, names)
+	errs := m.v.Names().UnlinkFiles(d.ino, names)
 	if len(errs) != len(names) {
 		m.t.Fatalf("op %d UnlinkFiles: %d outcomes for %d names", m.op, len(errs), len(names))
 	}
@@ -555,7 +555,7 @@ func (m *model) xattrStep(n *mnode) {
 	sort.Strings(names)
 	if len(names) > 0 && m.rng.Intn(map[bool]int{true: 6, false: 3}[n == m.hot]) == 0 {
 		name := names[m.rng.Intn(len(names))]
-		if err := m.v.RemoveXattr(n.ino, name); err != nil {
+		if err := m.v.Xattrs().Remove(n.ino, name); err != nil {
 			m.fail("removexattr "+name, err)
 		}
 		delete(n.xattrs, name)
@@ -567,13 +567,13 @@ func (m *model) xattrStep(n *mnode) {
 		name = names[m.rng.Intn(len(names))] // replace
 	}
 	if len(name) > xfs.MaxXattrNameLen {
-		if err := m.v.SetXattr(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrNameTooLong) {
+		if err := m.v.Xattrs().Set(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrNameTooLong) {
 			m.fail("over-long attribute name", err)
 		}
 		return
 	}
 	if n.target != "" && strings.HasPrefix(name, "user.") {
-		if err := m.v.SetXattr(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrInvalid) {
+		if err := m.v.Xattrs().Set(n.ino, name, []byte("x"), 0); !errors.Is(err, xfs.ErrInvalid) {
 			m.fail("user attribute on a symlink", err)
 		}
 		return
@@ -595,7 +595,7 @@ func (m *model) xattrStep(n *mnode) {
 	for i := range val {
 		val[i] = byte('a' + m.rng.Intn(26)) // JSON-safe for the kernel snapshot
 	}
-	if err := m.v.SetXattr(n.ino, name, val, 0); err != nil {
+	if err := m.v.Xattrs().Set(n.ino, name, val, 0); err != nil {
 		m.fail(fmt.Sprintf("setxattr %s (%d bytes)", name, size), err)
 	}
 	n.xattrs[name] = string(val)
@@ -656,7 +656,7 @@ func (m *model) checkEngine() {
 		if n.dir == nil {
 			return
 		}
-		if empty, err := m.v.IsEmptyDir(n.ino); err != nil || empty != (len(n.dir) == 0) {
+		if empty, err := m.v.Names().IsEmptyDir(n.ino); err != nil || empty != (len(n.dir) == 0) {
 			m.t.Fatalf("op %d: IsEmptyDir(%d) = %v, %v; the model has %d entries", m.op, n.ino, empty, err, len(n.dir))
 		}
 		for _, c := range n.dir {

@@ -43,7 +43,7 @@ type writeState struct {
 
 // openWrite prepares a volume for writing: it refuses what the write path
 // cannot keep consistent and loads the counters.
-func (v *Volume) openWrite(o Options) error {
+func (v *mount) openWrite(o Options) error {
 	if v.geo.Reflink {
 		shared, err := v.hasRefcountRecords()
 		if err != nil {
@@ -64,7 +64,7 @@ func (v *Volume) openWrite(o Options) error {
 	}
 	v.cache.SetLog(lw)
 	v.w.setAside = int64(v.geo.AgCount) * 8
-	st, err := v.Statfs()
+	st, err := v.space().Statfs()
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (v *Volume) openWrite(o Options) error {
 	v.w.counters.ifree.Store(int64(st.FreeInodes))
 	if o.NoQuota {
 		v.sb.QFlags = 0
-	} else if err := v.loadQuota(o.DquotCache); err != nil {
+	} else if err := v.quotas().loadQuota(o.DquotCache); err != nil {
 		return err
 	}
 	if v.recovery != nil {
@@ -91,7 +91,7 @@ func (v *Volume) openWrite(o Options) error {
 // unlogged (Sync), and may count changes a crash loses, so no recovery
 // may take the volume for cleanly unmounted and trust them; the kernel
 // recounts them after replaying a dirty log.
-func (v *Volume) logSuperblock(lw *xlog.Writer) error {
+func (v *mount) logSuperblock(lw *xlog.Writer) error {
 	sector, err := v.superblockSector()
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (v *Volume) logSuperblock(lw *xlog.Writer) error {
 }
 
 // openLog starts writing the (clean) log after its last record.
-func (v *Volume) openLog() (*xlog.Writer, error) {
+func (v *mount) openLog() (*xlog.Writer, error) {
 	l := v.logRegion()
 	head, cycle, err := l.FindHead()
 	if err != nil {
@@ -118,7 +118,7 @@ func (v *Volume) openLog() (*xlog.Writer, error) {
 }
 
 // hasRefcountRecords reports whether any AG's refcount tree is non-empty.
-func (v *Volume) hasRefcountRecords() (bool, error) {
+func (v *mount) hasRefcountRecords() (bool, error) {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		agf, err := alloc.Committed(v.readCommitted, &v.geo, ag)
 		if err != nil {
@@ -143,7 +143,7 @@ func (v *Volume) hasRefcountRecords() (bool, error) {
 }
 
 // writeSuperblock stores the in-core counters in the primary superblock.
-func (v *Volume) writeSuperblock() error {
+func (v *mount) writeSuperblock() error {
 	v.w.sbMu.Lock()
 	defer v.w.sbMu.Unlock()
 	sector, err := v.superblockSector()
@@ -158,7 +158,7 @@ func (v *Volume) writeSuperblock() error {
 
 // superblockSector encodes the primary superblock sector with the current
 // counters over what the sector holds on disk.
-func (v *Volume) superblockSector() ([]byte, error) {
+func (v *mount) superblockSector() ([]byte, error) {
 	w := v.w
 	sector := make([]byte, v.geo.SectSize)
 	if _, err := v.dev.ReadAt(sector, 0); err != nil {
@@ -175,11 +175,11 @@ func (v *Volume) superblockSector() ([]byte, error) {
 
 // reserveBlocks takes n blocks from the free count for a transaction, or
 // fails with ErrNoSpace before anything is modified.
-func (v *Volume) reserveBlocks(n int64) error { return v.reserveBlocksFloor(n, false) }
+func (v *mount) reserveBlocks(n int64) error { return v.reserveBlocksFloor(n, false) }
 
 // reserveBlocksFloor is reserveBlocks that, for changes that free space,
 // may use the set-aside blocks too.
-func (v *Volume) reserveBlocksFloor(n int64, freeing bool) error {
+func (v *mount) reserveBlocksFloor(n int64, freeing bool) error {
 	floor := v.w.setAside
 	if freeing {
 		floor = 0
@@ -197,10 +197,12 @@ func (v *Volume) reserveBlocksFloor(n int64, freeing bool) error {
 }
 
 // unreserveBlocks returns unused reservation (or freed blocks).
-func (v *Volume) unreserveBlocks(n int64) { v.w.counters.fdblocks.Add(n) }
+func (v *mount) unreserveBlocks(n int64) { v.w.counters.fdblocks.Add(n) }
 
 // Sync makes every completed change durable.
-func (v *Volume) Sync() error {
+func (v *Volume) Sync() error { return v.sync() }
+
+func (v *mount) sync() error {
 	if v.w == nil {
 		return nil
 	}
@@ -236,7 +238,7 @@ func (v *Volume) LogStats() xlog.Stats {
 // kernel's committers leave a checkpoint to its worker; it waits only
 // when the queue has outgrown the write under way. The change's own
 // error comes first.
-func (v *Volume) settle(err *error) {
+func (v *mount) settle(err *error) {
 	if v.w == nil {
 		return
 	}
@@ -261,7 +263,7 @@ func (v *Volume) settle(err *error) {
 // caller does not wait for the write. Without an inactivation queue,
 // inactivation runs inside the change that released the inode, which
 // forces (or not, with lazy commits) as any change does.
-func (v *Volume) pushBackground() {
+func (v *mount) pushBackground() {
 	if v.w.inactive != nil && v.cache.BackgroundPushable() {
 		v.cache.Push()
 	}
@@ -277,7 +279,7 @@ func (v *Volume) Err() error {
 }
 
 // errReadOnlyVolume is returned by every change to a read-only volume.
-func (v *Volume) checkWritable() error {
+func (v *mount) checkWritable() error {
 	if v.w == nil {
 		return fmt.Errorf("%w (opened read-only)", ErrReadOnly)
 	}

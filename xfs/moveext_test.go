@@ -22,7 +22,7 @@ type modelFile struct {
 
 func (f *modelFile) write(t *testing.T, v *xfs.Volume, off int, p []byte) {
 	t.Helper()
-	if _, err := v.WriteAt(f.ino, p, int64(off)); err != nil {
+	if _, err := v.Files().WriteAt(f.ino, p, int64(off)); err != nil {
 		t.Fatal(err)
 	}
 	if end := off + len(p); end > len(f.data) {
@@ -34,7 +34,7 @@ func (f *modelFile) write(t *testing.T, v *xfs.Volume, off int, p []byte) {
 // extend sets the size past the written data (a trailing hole).
 func (f *modelFile) extend(t *testing.T, v *xfs.Volume, size int) {
 	t.Helper()
-	if err := v.Truncate(f.ino, int64(size)); err != nil {
+	if err := v.Files().Truncate(f.ino, int64(size)); err != nil {
 		t.Fatal(err)
 	}
 	f.data = append(f.data, make([]byte, size-len(f.data))...)
@@ -62,7 +62,7 @@ func TestAppendExtents(t *testing.T) {
 	}
 	files := map[string]*modelFile{}
 	newFile := func(name string) *modelFile {
-		ino, err := v.Create(v.Root(), name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,18 +98,18 @@ func TestAppendExtents(t *testing.T) {
 	// Unwritten extents, holes and preallocated blocks past EOF.
 	d = newFile("prealloc-dst")
 	d.write(t, v, 0, random(8*bs))
-	if err := v.Preallocate(d.ino, 64*int64(bs)); err != nil { // past EOF: must be dropped
+	if err := v.Files().Preallocate(d.ino, 64*int64(bs)); err != nil { // past EOF: must be dropped
 		t.Fatal(err)
 	}
 	s = newFile("prealloc-src")
-	if err := v.Preallocate(s.ino, 256*int64(bs)); err != nil {
+	if err := v.Files().Preallocate(s.ino, 256*int64(bs)); err != nil {
 		t.Fatal(err)
 	}
 	s.write(t, v, 10*bs, random(5*bs))
 	s.write(t, v, 100*bs+5, random(3*bs))
 	s.write(t, v, 300*bs, random(2*bs)) // past the preallocation: a hole before it
 	s.extend(t, v, 303*bs)              // ends in a hole
-	if err := v.Preallocate(s.ino, 400*int64(bs)); err != nil {
+	if err := v.Files().Preallocate(s.ino, 400*int64(bs)); err != nil {
 		t.Fatal(err)
 	}
 	moves = append(moves, move{"prealloc-dst", "prealloc-src"})
@@ -128,7 +128,7 @@ func TestAppendExtents(t *testing.T) {
 	for _, m := range moves {
 		dst, src := files[m.dst], files[m.src]
 		stSrc, _ := v.Stat(src.ino)
-		if err := v.AppendExtents(dst.ino, src.ino); err != nil {
+		if err := v.Files().AppendExtents(dst.ino, src.ino); err != nil {
 			t.Fatalf("append %s to %s: %v", m.src, m.dst, err)
 		}
 		dst.data = append(dst.data, src.data...)
@@ -150,13 +150,13 @@ func TestAppendExtents(t *testing.T) {
 	u.write(t, v, 0, random(bs+1))
 	w := newFile("waiting")
 	w.write(t, v, 0, random(bs))
-	if err := v.AppendExtents(u.ino, w.ino); !errors.Is(err, xfs.ErrUnaligned) {
+	if err := v.Files().AppendExtents(u.ino, w.ino); !errors.Is(err, xfs.ErrUnaligned) {
 		t.Errorf("unaligned destination: %v, want ErrUnaligned", err)
 	}
-	if err := v.AppendExtents(u.ino, u.ino); !errors.Is(err, xfs.ErrInvalid) {
+	if err := v.Files().AppendExtents(u.ino, u.ino); !errors.Is(err, xfs.ErrInvalid) {
 		t.Errorf("append to itself: %v, want ErrInvalid", err)
 	}
-	if err := v.AppendExtents(u.ino, v.Root()); !errors.Is(err, xfs.ErrInvalid) {
+	if err := v.Files().AppendExtents(u.ino, v.Root()); !errors.Is(err, xfs.ErrInvalid) {
 		t.Errorf("append a directory: %v, want ErrInvalid", err)
 	}
 
@@ -169,7 +169,7 @@ func TestAppendExtents(t *testing.T) {
 				continue
 			}
 			got := make([]byte, len(f.data))
-			if _, err := v.ReadAt(f.ino, got, 0); err != nil && len(got) > 0 {
+			if _, err := v.Files().ReadAt(f.ino, got, 0); err != nil && len(got) > 0 {
 				t.Errorf("%s: %v", name, err)
 			}
 			if !bytes.Equal(got, f.data) {
@@ -215,19 +215,19 @@ func TestAppendExtentsCrossing(t *testing.T) {
 	bs := v.Geometry().BlockSize
 	var inos [2]format.Ino
 	for i := range inos {
-		if inos[i], err = v.Create(v.Root(), string(rune('x'+i)), xfs.Attrs{Mode: 0o644}); err != nil {
+		if inos[i], err = v.Names().Create(v.Root(), string(rune('x'+i)), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	want := bytes.Repeat([]byte("0123456789abcdef"), 8*bs/16)
-	if _, err := v.WriteAt(inos[0], want, 0); err != nil {
+	if _, err := v.Files().WriteAt(inos[0], want, 0); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 2)
 	for g := range 2 {
 		go func() {
 			for range 100 {
-				if err := v.AppendExtents(inos[g], inos[1-g]); err != nil {
+				if err := v.Files().AppendExtents(inos[g], inos[1-g]); err != nil {
 					done <- err
 					return
 				}
@@ -256,7 +256,7 @@ func TestAppendExtentsCrossing(t *testing.T) {
 	if sizes[0]+sizes[1] != int64(len(want)) || min(sizes[0], sizes[1]) != 0 {
 		t.Fatalf("sizes %v, want one file of %d bytes and one empty", sizes, len(want))
 	}
-	if _, err := v.ReadAt(full, got, 0); err != nil || !bytes.Equal(got, want) {
+	if _, err := v.Files().ReadAt(full, got, 0); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("content moved wrongly: %v", err)
 	}
 }

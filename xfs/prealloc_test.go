@@ -32,11 +32,11 @@ func TestPreallocateGivesOneExtent(t *testing.T) {
 	var inos []format.Ino
 	var datas [][]byte
 	for i := 0; i < 4; i++ {
-		ino, err := v.Create(v.Root(), string(rune('a'+i)), xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), string(rune('a'+i)), xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Preallocate(ino, size); err != nil {
+		if err := v.Files().Preallocate(ino, size); err != nil {
 			t.Fatal(err)
 		}
 		d := make([]byte, size)
@@ -45,7 +45,7 @@ func TestPreallocateGivesOneExtent(t *testing.T) {
 	}
 	for off := 0; off < size; off += 64 << 10 {
 		for i, ino := range inos {
-			if _, err := v.WriteAt(ino, datas[i][off:off+64<<10], int64(off)); err != nil {
+			if _, err := v.Files().WriteAt(ino, datas[i][off:off+64<<10], int64(off)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -57,17 +57,17 @@ func TestPreallocateGivesOneExtent(t *testing.T) {
 		}
 	}
 	// Preallocated beyond what gets written: the rest reads as zeros.
-	part, err := v.Create(v.Root(), "partial", xfs.Attrs{Mode: 0o644})
+	part, err := v.Names().Create(v.Root(), "partial", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Preallocate(part, 1<<20); err != nil {
+	if err := v.Files().Preallocate(part, 1<<20); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.WriteAt(part, []byte("head"), 0); err != nil {
+	if _, err := v.Files().WriteAt(part, []byte("head"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Truncate(part, 256<<10); err != nil {
+	if err := v.Files().Truncate(part, 256<<10); err != nil {
 		t.Fatal(err)
 	}
 	if err := v.Close(); err != nil {
@@ -103,7 +103,7 @@ func TestProjectInheritance(t *testing.T) {
 	// Set the project ID and inherit flag the way xfs_quota's "project -s"
 	// does (the kernel here has no quota support, so use xfs_db).
 	v0 := openRO(t, img)
-	bucket, err := v0.LookupPath("bucket", false)
+	bucket, err := v0.Names().LookupPath("bucket", false)
 	v0.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -113,15 +113,15 @@ func TestProjectInheritance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := v.Create(bucket, "object", xfs.Attrs{Mode: 0o644})
+	file, err := v.Names().Create(bucket, "object", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := v.Mkdir(bucket, "prefix", xfs.Attrs{Mode: 0o755})
+	sub, err := v.Names().Mkdir(bucket, "prefix", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deep, err := v.Create(sub, "deep", xfs.Attrs{Mode: 0o644})
+	deep, err := v.Names().Create(sub, "deep", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}

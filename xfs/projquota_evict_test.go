@@ -38,15 +38,15 @@ func TestQuotaEvictionStress(t *testing.T) {
 	ids := make([]uint32, projects)
 	for i := range buckets {
 		ids[i] = uint32(1 + i*7) // spread over three quota file blocks
-		d, err := v.Mkdir(v.Root(), fmt.Sprintf("b%d", i), xfs.Attrs{Mode: 0o755})
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("b%d", i), xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.SetProject(d, ids[i]); err != nil {
+		if err := v.Quotas().SetProject(d, ids[i]); err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 { // small limits, so that some writes fail on them
-			if err := v.SetQuotaLimits(ids[i], quota.Limits{BlkHard: uint64(40 + rng.Intn(40)), InoHard: 30}); err != nil {
+			if err := v.Quotas().SetLimits(ids[i], quota.Limits{BlkHard: uint64(40 + rng.Intn(40)), InoHard: 30}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -65,7 +65,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := v.Quotas(); err != nil {
+			if _, err := v.Quotas().List(); err != nil {
 				adminErr = err
 				return
 			}
@@ -86,7 +86,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 					k := r.Intn(len(mine))
 					f := mine[k]
 					mine = append(mine[:k], mine[k+1:]...)
-					if err := v.Unlink(buckets[f.b], f.name); err != nil {
+					if err := v.Names().Unlink(buckets[f.b], f.name); err != nil {
 						t.Errorf("unlink: %v", err)
 						return
 					}
@@ -94,7 +94,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 				}
 				b := r.Intn(projects)
 				name := fmt.Sprintf("w%d-%d", seed, op)
-				ino, err := v.Create(buckets[b], name, xfs.Attrs{Mode: 0o644})
+				ino, err := v.Names().Create(buckets[b], name, xfs.Attrs{Mode: 0o644})
 				if errors.Is(err, xfs.ErrQuota) {
 					continue
 				}
@@ -106,7 +106,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 					b    int
 					name string
 				}{b, name})
-				if _, err := v.WriteAt(ino, make([]byte, (1+r.Intn(8))*bs), 0); err != nil && !errors.Is(err, xfs.ErrQuota) {
+				if _, err := v.Files().WriteAt(ino, make([]byte, (1+r.Intn(8))*bs), 0); err != nil && !errors.Is(err, xfs.ErrQuota) {
 					t.Errorf("write: %v", err)
 					return
 				}
@@ -122,7 +122,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 	if _, evicted := xfs.DquotCache(v); evicted == 0 {
 		t.Fatal("no dquot was evicted: the test did not exercise eviction")
 	}
-	before, err := v.Quotas()
+	before, err := v.Quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestQuotaEvictionStress(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	after, err := v.Quotas()
+	after, err := v.Quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,23 +53,23 @@ func TestKernelEnforcesOurQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	bs := v.Geometry().BlockSize
-	d, err := v.Mkdir(v.Root(), "bucket", xfs.Attrs{Mode: 0o777, ProjID: 5})
+	d, err := v.Names().Mkdir(v.Root(), "bucket", xfs.Attrs{Mode: 0o777, ProjID: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.SetQuotaLimits(5, quota.Limits{BlkHard: 256, BlkSoft: 128, InoHard: 20}); err != nil {
+	if err := v.Quotas().SetLimits(5, quota.Limits{BlkHard: 256, BlkSoft: 128, InoHard: 20}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; i < 3; i++ {
-		ino, err := v.Create(d, fmt.Sprintf("f%d", i), xfs.Attrs{Mode: 0o666})
+		ino, err := v.Names().Create(d, fmt.Sprintf("f%d", i), xfs.Attrs{Mode: 0o666})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v.WriteAt(ino, make([]byte, 20*bs), 0); err != nil {
+		if _, err := v.Files().WriteAt(ino, make([]byte, 20*bs), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ours, err := v.Quota(5)
+	ours, err := v.Quotas().Get(5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,18 +102,18 @@ grep -q 'No space left on device' "$WORK/dd.err" || { cat "$WORK/dd.err"; exit 1
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := v.Quota(5)
+	q, err := v.Quotas().Get(5)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if uint64(q.Usage.Blocks)*kib != rows[5].BlocksKiB || uint64(q.Usage.Inodes) != rows[5].Inodes {
 		t.Fatalf("we read %+v after the kernel, it reported %+v", q.Usage, rows[5])
 	}
-	ino, err := v.Create(d, "more", xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(d, "more", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.WriteAt(ino, make([]byte, 16*bs), 0); !errors.Is(err, xfs.ErrQuota) {
+	if _, err := v.Files().WriteAt(ino, make([]byte, 16*bs), 0); !errors.Is(err, xfs.ErrQuota) {
 		t.Fatalf("write past the limit after the kernel: %v, want ErrQuota", err)
 	}
 	if err := v.Close(); err != nil {
@@ -139,11 +139,11 @@ xfs_quota -x -c 'limit -p bhard=256k ihard=5 9' "$MNT"
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := v.LookupPath("/b", false)
+	d, err := v.Names().LookupPath("/b", false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := v.Quota(9)
+	q, err := v.Quotas().Get(9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,27 +152,27 @@ xfs_quota -x -c 'limit -p bhard=256k ihard=5 9' "$MNT"
 		t.Fatalf("project 9 as we read it: %+v", q)
 	}
 	// Blocks: fill to the limit, then one block more fails.
-	ino, err := v.Create(d, "data", xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(d, "data", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	room := int64(q.Limits.BlkHard) - q.Usage.Blocks
-	if _, err := v.WriteAt(ino, make([]byte, room*bs), 0); err != nil {
+	if _, err := v.Files().WriteAt(ino, make([]byte, room*bs), 0); err != nil {
 		t.Fatalf("write up to the limit: %v", err)
 	}
-	if _, err := v.WriteAt(ino, make([]byte, bs), room*bs); !errors.Is(err, xfs.ErrQuota) {
+	if _, err := v.Files().WriteAt(ino, make([]byte, bs), room*bs); !errors.Is(err, xfs.ErrQuota) {
 		t.Fatalf("one block past the limit: %v, want ErrQuota", err)
 	}
 	// Inodes: the directory and "data" are 2 of 5.
 	for i := 0; i < 3; i++ {
-		if _, err := v.Create(d, "e"+strconv.Itoa(i), xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(d, "e"+strconv.Itoa(i), xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := v.Create(d, "one-too-many", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrQuota) {
+	if _, err := v.Names().Create(d, "one-too-many", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrQuota) {
 		t.Fatalf("inode past the limit: %v, want ErrQuota", err)
 	}
-	if _, err := v.Lookup(d, "one-too-many"); !errors.Is(err, xfs.ErrNotFound) {
+	if _, err := v.Names().Lookup(d, "one-too-many"); !errors.Is(err, xfs.ErrNotFound) {
 		t.Fatalf("the refused create left a name: %v", err)
 	}
 	if err := v.Close(); err != nil {

@@ -33,7 +33,7 @@ func TestDquotItemsReplay(t *testing.T) {
 				t.Fatal(err)
 			}
 			for id, w := range want {
-				q, err := v.Quota(id)
+				q, err := v.Quotas().Get(id)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -88,12 +88,12 @@ func dquotLogOnlyImage(t *testing.T, seed int64) (img string, want map[uint32]xf
 	ids := []uint32{1, 3, 29, 31}
 	dirs := map[uint32]format.Ino{}
 	for _, id := range ids {
-		d, err := v.Mkdir(v.Root(), fmt.Sprintf("p%d", id), xfs.Attrs{Mode: 0o755, ProjID: id})
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("p%d", id), xfs.Attrs{Mode: 0o755, ProjID: id})
 		if err != nil {
 			t.Fatal(err)
 		}
 		dirs[id] = d
-		if err := v.SetQuotaLimits(id, quota.Limits{BlkHard: uint64(40 + rng.Intn(80)), InoHard: uint64(8 + rng.Intn(8))}); err != nil {
+		if err := v.Quotas().SetLimits(id, quota.Limits{BlkHard: uint64(40 + rng.Intn(80)), InoHard: uint64(8 + rng.Intn(8))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -104,7 +104,7 @@ func dquotLogOnlyImage(t *testing.T, seed int64) (img string, want map[uint32]xf
 		switch r := rng.Intn(10); {
 		case r < 6:
 			name := fmt.Sprintf("f%d", op)
-			ino, err := v.Create(dirs[id], name, xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(dirs[id], name, xfs.Attrs{Mode: 0o644})
 			if errors.Is(err, xfs.ErrQuota) {
 				refused++
 				continue
@@ -113,19 +113,19 @@ func dquotLogOnlyImage(t *testing.T, seed int64) (img string, want map[uint32]xf
 				t.Fatal(err)
 			}
 			files[id] = append(files[id], name)
-			if _, err := v.WriteAt(ino, make([]byte, (1+rng.Intn(12))*bs), 0); errors.Is(err, xfs.ErrQuota) {
+			if _, err := v.Files().WriteAt(ino, make([]byte, (1+rng.Intn(12))*bs), 0); errors.Is(err, xfs.ErrQuota) {
 				refused++
 			} else if err != nil {
 				t.Fatal(err)
 			}
 		case r < 9 && len(files[id]) > 0:
 			i := rng.Intn(len(files[id]))
-			if err := v.Unlink(dirs[id], files[id][i]); err != nil {
+			if err := v.Names().Unlink(dirs[id], files[id][i]); err != nil {
 				t.Fatal(err)
 			}
 			files[id] = append(files[id][:i], files[id][i+1:]...)
 		default:
-			if err := v.SetQuotaLimits(id, quota.Limits{BlkHard: uint64(40 + rng.Intn(80)), InoHard: uint64(8 + rng.Intn(8))}); err != nil {
+			if err := v.Quotas().SetLimits(id, quota.Limits{BlkHard: uint64(40 + rng.Intn(80)), InoHard: uint64(8 + rng.Intn(8))}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -135,7 +135,7 @@ func dquotLogOnlyImage(t *testing.T, seed int64) (img string, want map[uint32]xf
 	}
 	want = map[uint32]xfs.ProjectQuota{}
 	for _, id := range ids {
-		q, err := v.Quota(id)
+		q, err := v.Quotas().Get(id)
 		if err != nil {
 			t.Fatal(err)
 		}

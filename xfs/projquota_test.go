@@ -51,25 +51,25 @@ func TestProjectQuotaOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bucket, err := v.Mkdir(v.Root(), "bucket", xfs.Attrs{Mode: 0o755})
+	bucket, err := v.Names().Mkdir(v.Root(), "bucket", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const id = 7
-	if err := v.SetProject(bucket, id); err != nil {
+	if err := v.Quotas().SetProject(bucket, id); err != nil {
 		t.Fatal(err)
 	}
 	const limit = 64 // blocks
-	if err := v.SetQuotaLimits(id, quota.Limits{BlkHard: limit, InoHard: 10}); err != nil {
+	if err := v.Quotas().SetLimits(id, quota.Limits{BlkHard: limit, InoHard: 10}); err != nil {
 		t.Fatal(err)
 	}
 	bs := v.Geometry().BlockSize
 	write := func(name string, blocks int) error {
-		ino, err := v.Create(bucket, name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(bucket, name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			return err
 		}
-		_, err = v.WriteAt(ino, make([]byte, blocks*bs), 0)
+		_, err = v.Files().WriteAt(ino, make([]byte, blocks*bs), 0)
 		return err
 	}
 	for i := 0; i < 4; i++ {
@@ -77,7 +77,7 @@ func TestProjectQuotaOracle(t *testing.T) {
 			t.Fatalf("write f%d: %v", i, err)
 		}
 	}
-	q, err := v.Quota(id)
+	q, err := v.Quotas().Get(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,17 +88,17 @@ func TestProjectQuotaOracle(t *testing.T) {
 	if !errors.Is(err, xfs.ErrQuota) {
 		t.Fatalf("write past the hard limit: %v, want ErrQuota", err)
 	}
-	q, _ = v.Quota(id)
+	q, _ = v.Quotas().Get(id)
 	if q.Usage.Blocks > limit {
 		t.Fatalf("usage %d blocks passed the hard limit %d", q.Usage.Blocks, limit)
 	}
-	if err := v.Unlink(bucket, "big"); err != nil {
+	if err := v.Names().Unlink(bucket, "big"); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Unlink(bucket, "f0"); err != nil {
+	if err := v.Names().Unlink(bucket, "f0"); err != nil {
 		t.Fatal(err)
 	}
-	q, _ = v.Quota(id)
+	q, _ = v.Quotas().Get(id)
 	if q.Usage.Blocks != 30 || q.Usage.Inodes != 4 {
 		t.Fatalf("after deletes: usage %+v, want 30 blocks and 4 inodes", q.Usage)
 	}
@@ -129,24 +129,24 @@ func TestQuotacheck(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	want := map[uint32][2]int64{}
 	for p := uint32(1); p <= 40; p += 13 { // ids in two quota file blocks
-		d, err := v.Mkdir(v.Root(), fmt.Sprintf("p%d", p), xfs.Attrs{Mode: 0o755})
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("p%d", p), xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := v.SetProject(d, p); err != nil {
+		if err := v.Quotas().SetProject(d, p); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.SetQuotaLimits(p, quota.Limits{BlkHard: 1000 + uint64(p)}); err != nil {
+		if err := v.Quotas().SetLimits(p, quota.Limits{BlkHard: 1000 + uint64(p)}); err != nil {
 			t.Fatal(err)
 		}
 		blocks, inodes := int64(0), int64(1)
 		for i := 0; i < 1+rng.Intn(5); i++ {
-			ino, err := v.Create(d, fmt.Sprintf("f%d", i), xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(d, fmt.Sprintf("f%d", i), xfs.Attrs{Mode: 0o644})
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := rng.Intn(20)
-			if _, err := v.WriteAt(ino, make([]byte, n*v.Geometry().BlockSize), 0); err != nil {
+			if _, err := v.Files().WriteAt(ino, make([]byte, n*v.Geometry().BlockSize), 0); err != nil {
 				t.Fatal(err)
 			}
 			blocks += int64(n)
@@ -165,7 +165,7 @@ func TestQuotacheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qs, err := v.Quotas()
+	qs, err := v.Quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestQuotaGoldenDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		qs, err := v.Quotas()
+		qs, err := v.Quotas().List()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,29 +250,29 @@ func TestQuotaSoftLimitGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	d, err := v.Mkdir(v.Root(), "p", xfs.Attrs{Mode: 0o755, ProjID: 3})
+	d, err := v.Names().Mkdir(v.Root(), "p", xfs.Attrs{Mode: 0o755, ProjID: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.SetQuotaLimits(3, quota.Limits{BlkSoft: 10, BlkHard: 1000}); err != nil {
+	if err := v.Quotas().SetLimits(3, quota.Limits{BlkSoft: 10, BlkHard: 1000}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.SetQuotaGrace(time.Second, time.Second); err != nil {
+	if err := v.Quotas().SetGrace(time.Second, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	bs := v.Geometry().BlockSize
 	write := func(name string, blocks int) error {
-		ino, err := v.Create(d, name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(d, name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			return err
 		}
-		_, err = v.WriteAt(ino, make([]byte, blocks*bs), 0)
+		_, err = v.Files().WriteAt(ino, make([]byte, blocks*bs), 0)
 		return err
 	}
 	if err := write("over", 20); err != nil {
 		t.Fatalf("passing the soft limit: %v", err)
 	}
-	q, _ := v.Quota(3)
+	q, _ := v.Quotas().Get(3)
 	if q.Usage.BTimer == 0 {
 		t.Fatalf("no grace timer after passing the soft limit: %+v", q.Usage)
 	}
@@ -282,10 +282,10 @@ func TestQuotaSoftLimitGrace(t *testing.T) {
 	if err := write("late", 1); !errors.Is(err, xfs.ErrQuota) {
 		t.Fatalf("growth after the grace period: %v, want ErrQuota", err)
 	}
-	if err := v.Unlink(d, "over"); err != nil {
+	if err := v.Names().Unlink(d, "over"); err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := v.Quota(3); q.Usage.BTimer != 0 {
+	if q, _ := v.Quotas().Get(3); q.Usage.BTimer != 0 {
 		t.Fatalf("timer still runs under the soft limit: %+v", q.Usage)
 	}
 	if err := write("again", 5); err != nil {

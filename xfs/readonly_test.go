@@ -40,24 +40,24 @@ func TestReadOnlyReadsFromCache(t *testing.T) {
 	// attribute forks, the latter with remote values.
 	dirs := map[string]int{"sf": 5, "block": 60, "leaf": 400, "node": 4000}
 	for name, n := range dirs {
-		dir, err := v.Mkdir(v.Root(), name, xfs.Attrs{Mode: 0o755})
+		dir, err := v.Names().Mkdir(v.Root(), name, xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < n; i++ {
-			if _, err := v.Create(dir, fmt.Sprintf("entry-%05d", i), xfs.Attrs{Mode: 0o644}); err != nil {
+			if _, err := v.Names().Create(dir, fmt.Sprintf("entry-%05d", i), xfs.Attrs{Mode: 0o644}); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	xattrs := map[string][2]int{"leaf": {40, 32}, "node": {300, 6000}} // count, value size
 	for name, x := range xattrs {
-		ino, err := v.Create(v.Root(), "xattr-"+name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), "xattr-"+name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < x[0]; i++ {
-			if err := v.SetXattr(ino, fmt.Sprintf("user.a%04d", i), make([]byte, x[1]), 0); err != nil {
+			if err := v.Xattrs().Set(ino, fmt.Sprintf("user.a%04d", i), make([]byte, x[1]), 0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -78,31 +78,31 @@ func TestReadOnlyReadsFromCache(t *testing.T) {
 	defer ro.Close()
 	round := func() {
 		for name, n := range dirs {
-			dir, err := ro.Lookup(ro.Root(), name)
+			dir, err := ro.Names().Lookup(ro.Root(), name)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < n; i += 1 + n/50 {
-				if _, err := ro.Lookup(dir, fmt.Sprintf("entry-%05d", i)); err != nil {
+				if _, err := ro.Names().Lookup(dir, fmt.Sprintf("entry-%05d", i)); err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 			}
-			if _, err := ro.Lookup(dir, "missing"); err == nil {
+			if _, err := ro.Names().Lookup(dir, "missing"); err == nil {
 				t.Fatalf("%s: found a missing name", name)
 			}
-			if ents, err := ro.ReadDir(dir); err != nil || len(ents) != n {
+			if ents, err := ro.Names().ReadDir(dir); err != nil || len(ents) != n {
 				t.Fatalf("%s: listed %d entries: %v", name, len(ents), err)
 			}
 		}
 		for name, x := range xattrs {
-			ino, err := ro.Lookup(ro.Root(), "xattr-"+name)
+			ino, err := ro.Names().Lookup(ro.Root(), "xattr-"+name)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if list, err := ro.ListXattr(ino); err != nil || len(list) != x[0] {
+			if list, err := ro.Xattrs().List(ino); err != nil || len(list) != x[0] {
 				t.Fatalf("xattr-%s: listed %d: %v", name, len(list), err)
 			}
-			if val, err := ro.GetXattr(ino, "user.a0007"); err != nil || len(val) != x[1] {
+			if val, err := ro.Xattrs().Get(ino, "user.a0007"); err != nil || len(val) != x[1] {
 				t.Fatalf("xattr-%s: value of %d bytes: %v", name, len(val), err)
 			}
 		}

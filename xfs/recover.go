@@ -40,7 +40,7 @@ func (v *Volume) Recovery() (RecoveryStats, bool) {
 // again (an inode left on an unlinked list under a clean log is what
 // xfs_repair complains about). Logs holding items this recovery cannot
 // replay are refused before anything is written.
-func (v *Volume) recoverLog() error {
+func (v *mount) recoverLog() error {
 	s, st, err := v.logRegion().Recover(v.dev, &v.geo)
 	if err != nil {
 		if errors.Is(err, xlog.ErrUnsupportedItem) {
@@ -55,7 +55,7 @@ func (v *Volume) recoverLog() error {
 
 // rereadSuperblock takes the primary superblock again after a replay: a
 // transaction may have logged it (the quota inode and flags).
-func (v *Volume) rereadSuperblock() error {
+func (v *mount) rereadSuperblock() error {
 	sector := make([]byte, v.geo.SectSize)
 	if _, err := v.dev.ReadAt(sector, 0); err != nil {
 		return fmt.Errorf("read superblock: %w", err)
@@ -79,7 +79,7 @@ func (v *Volume) rereadSuperblock() error {
 // past the intents, so frees split over several transactions could be
 // half lost to a crash; one either lands whole or leaves the intents to
 // the next recovery.
-func (v *Volume) finishIntents() error {
+func (v *mount) finishIntents() error {
 	exts := append([]format.EFIExtent(nil), v.recovery.unfree...)
 	if len(exts) == 0 {
 		return nil
@@ -123,15 +123,15 @@ func (v *Volume) finishIntents() error {
 // then inactivates every inode left on an AGI unlinked list: their last
 // link went before the crash, their blocks and the inode itself were still
 // to be freed.
-func (v *Volume) freeUnlinked() error {
+func (v *mount) freeUnlinked() error {
 	if v.recovery == nil {
-		_, err := v.freeAllUnlinked(false) // a clean log: no intents
+		_, err := v.space().freeAllUnlinked(false) // a clean log: no intents
 		return err
 	}
 	if err := v.finishIntents(); err != nil {
 		return err
 	}
-	n, err := v.freeAllUnlinked(false)
+	n, err := v.space().freeAllUnlinked(false)
 	v.recovery.Unlinked += n
 	return err
 }

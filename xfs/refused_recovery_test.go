@@ -64,7 +64,7 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 		}
 		// The crash: the create reaches the log, none of its blocks the disk.
 		v.cache.SkipWriteback()
-		ino, err := v.Create(v.Root(), "logged", Attrs{Mode: 0o644})
+		ino, err := v.names().Create(v.Root(), "logged", Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestRefusedOpenAfterRecovery(t *testing.T) {
 		if err != nil {
 			t.Fatalf("read-only open after the refusal: %v", err)
 		}
-		got, err := ro.Lookup(ro.Root(), "logged")
+		got, err := ro.names().Lookup(ro.Root(), "logged")
 		ro.Close()
 		if err != nil || got != ino {
 			t.Errorf("the replayed create: lookup gives %d, %v; want %d", got, err, ino)
@@ -153,14 +153,14 @@ func TestCrashedOpenAndCloseWithFailedWrite(t *testing.T) {
 	v.cache.SkipWriteback()
 	for i := range 50 {
 		name := fmt.Sprintf("held%d", i)
-		ino, err := v.CreateFile(v.Root(), name, Attrs{Mode: 0o644}, bytes.Repeat([]byte{byte(i)}, 5000), nil)
+		ino, err := v.names().CreateFile(v.Root(), name, Attrs{Mode: 0o644}, bytes.Repeat([]byte{byte(i)}, 5000), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v.Open(ino); err != nil {
+		if _, err := v.files().Open(ino); err != nil {
 			t.Fatal(err)
 		}
-		if err := v.Unlink(v.Root(), name); err != nil {
+		if err := v.names().Unlink(v.Root(), name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -224,7 +224,7 @@ func statfsOf(t *testing.T, img string) Statfs {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	st, err := v.Statfs()
+	st, err := v.space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}

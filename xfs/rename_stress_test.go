@@ -38,11 +38,11 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 		t.Fatal(err)
 	}
 	mkdir := func(parent format.Ino, name string) format.Ino {
-		ino, err := v.Mkdir(parent, name, xfs.Attrs{Mode: 0o755})
+		ino, err := v.Names().Mkdir(parent, name, xfs.Attrs{Mode: 0o755})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v.Create(ino, "keep", xfs.Attrs{Mode: 0o644}); err != nil {
+		if _, err := v.Names().Create(ino, "keep", xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 		return ino
@@ -82,7 +82,7 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 				i := rng.Intn(len(mine))
 				from := mine[i]
 				to := place{dirs[rng.Intn(len(dirs))], fmt.Sprintf("w%d-f%d-%d", w, i, op)}
-				if err := v.Rename(from.dir, from.name, to.dir, to.name); err != nil {
+				if err := v.Names().Rename(from.dir, from.name, to.dir, to.name); err != nil {
 					errs <- fmt.Errorf("worker %d: rename %v to %v: %w", w, from, to, err)
 					return
 				}
@@ -103,7 +103,7 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 			default:
 			}
 			next := mParents[(i+1)%len(mParents)]
-			if err := v.Rename(at, "m", next, "m"); err != nil {
+			if err := v.Names().Rename(at, "m", next, "m"); err != nil {
 				errs <- fmt.Errorf("move m: %w", err)
 				return
 			}
@@ -119,7 +119,7 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 			default:
 			}
 			for _, pc := range [][2]any{{a, "b"}, {b, "c"}} {
-				if err := v.Rmdir(pc[0].(format.Ino), pc[1].(string)); !errors.Is(err, xfs.ErrNotEmpty) {
+				if err := v.Names().Rmdir(pc[0].(format.Ino), pc[1].(string)); !errors.Is(err, xfs.ErrNotEmpty) {
 					errs <- fmt.Errorf("rmdir of a non-empty directory: %v", err)
 					return
 				}
@@ -149,7 +149,7 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 		}
 	}
 	for _, dir := range dirs {
-		ents, err := v.ReadDir(dir)
+		ents, err := v.Names().ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,9 +174,9 @@ func TestConcurrentCrossDirRenames(t *testing.T) {
 
 // putFile creates dir/name holding its own name.
 func putFile(v *xfs.Volume, dir format.Ino, name string) error {
-	ino, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
 	if err == nil {
-		_, err = v.WriteAt(ino, []byte(name), 0)
+		_, err = v.Files().WriteAt(ino, []byte(name), 0)
 	}
 	return err
 }
@@ -184,12 +184,12 @@ func putFile(v *xfs.Volume, dir format.Ino, name string) error {
 // checkFile reads dir/name back: it holds the name it was created with,
 // which is the new name up to its last "-".
 func checkFile(v *xfs.Volume, dir format.Ino, name string) error {
-	ino, err := v.Lookup(dir, name)
+	ino, err := v.Names().Lookup(dir, name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	buf := make([]byte, 64)
-	n, err := v.ReadAt(ino, buf, 0)
+	n, err := v.Files().ReadAt(ino, buf, 0)
 	if err != nil && !errors.Is(err, errEOF) {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -219,7 +219,7 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 	}
 	inos := make([]format.Ino, dirs)
 	for d := range inos {
-		if inos[d], err = v.Mkdir(v.Root(), fmt.Sprintf("d%02d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+		if inos[d], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("d%02d", d), xfs.Attrs{Mode: 0o755}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,12 +229,12 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	for f := range files {
 		for d := range inos {
-			ino, err := v.Create(inos[d], fmt.Sprintf("%s-%05d", long, f), xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(inos[d], fmt.Sprintf("%s-%05d", long, f), xfs.Attrs{Mode: 0o644})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rng.Intn(8) == 0 {
-				if _, err := v.WriteAt(ino, make([]byte, 4096*(1+rng.Intn(4))), 0); err != nil {
+				if _, err := v.Files().WriteAt(ino, make([]byte, 4096*(1+rng.Intn(4))), 0); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -254,7 +254,7 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 			order := rand.New(rand.NewSource(int64(w))).Perm(dirs)
 			for f := w; f < files; f += workers {
 				for _, d := range order {
-					if err := v.Unlink(inos[d], fmt.Sprintf("%s-%05d", long, f)); err != nil {
+					if err := v.Names().Unlink(inos[d], fmt.Sprintf("%s-%05d", long, f)); err != nil {
 						errs <- fmt.Errorf("worker %d: unlink %d/%d: %w", w, d, f, err)
 						return
 					}
@@ -268,7 +268,7 @@ func TestConcurrentDirectoryShrink(t *testing.T) {
 		t.Fatal(err)
 	}
 	for d, ino := range inos {
-		if empty, err := v.IsEmptyDir(ino); err != nil || !empty {
+		if empty, err := v.Names().IsEmptyDir(ino); err != nil || !empty {
 			t.Fatalf("directory %d: empty %v, %v", d, empty, err)
 		}
 	}

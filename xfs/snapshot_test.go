@@ -31,13 +31,13 @@ func engineSnapshot(t testing.TB, v *xfs.Volume) oracle.Snapshot {
 		if e.Type != oracle.TypeDir {
 			return
 		}
-		ents, err := v.ReadDir(ino)
+		ents, err := v.Names().ReadDir(ino)
 		if err != nil {
 			t.Fatalf("readdir %s: %v", p, err)
 		}
 		for _, de := range ents {
 			// Every name must also be found by hash lookup.
-			got, err := v.Lookup(ino, de.Name)
+			got, err := v.Names().Lookup(ino, de.Name)
 			if err != nil || got != de.Ino {
 				t.Fatalf("lookup %q in %s: got %d, %v; readdir says %d", de.Name, p, got, err, de.Ino)
 			}
@@ -71,13 +71,13 @@ func describe(v *xfs.Volume, ino format.Ino) (oracle.Entry, error) {
 		e.Type = oracle.TypeDir
 	case format.SIFLNK:
 		e.Type = oracle.TypeSymlink
-		if e.Target, err = v.Readlink(ino); err != nil {
+		if e.Target, err = v.Files().Readlink(ino); err != nil {
 			return e, err
 		}
 	default:
 		e.Type = oracle.TypeOther
 	}
-	xs, err := v.ListXattr(ino)
+	xs, err := v.Xattrs().List(ino)
 	if err != nil {
 		return e, err
 	}
@@ -87,7 +87,7 @@ func describe(v *xfs.Volume, ino format.Ino) (oracle.Entry, error) {
 		}
 		e.Xattrs[x.FullName()] = string(x.Value)
 		// Every listed name must also be found by hash lookup.
-		got, err := v.GetXattr(ino, x.FullName())
+		got, err := v.Xattrs().Get(ino, x.FullName())
 		if err != nil || string(got) != string(x.Value) {
 			return e, fmt.Errorf("getxattr %s of inode %d: %d bytes, %v (listed with %d bytes)", x.FullName(), ino, len(got), err, len(x.Value))
 		}
@@ -101,7 +101,7 @@ func hashFile(v *xfs.Volume, ino format.Ino, size int64) (string, error) {
 	h := sha256.New()
 	buf := make([]byte, min(max(size, 1), 1<<20))
 	for off := int64(0); ; {
-		n, err := v.ReadAt(ino, buf, off)
+		n, err := v.Files().ReadAt(ino, buf, off)
 		h.Write(buf[:n])
 		off += int64(n)
 		if errors.Is(err, io.EOF) {

@@ -3,9 +3,7 @@ package xfs
 import (
 	"time"
 
-	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
-	"github.com/xfs3/xfs3/xfs/ialloc"
 )
 
 // Stat describes an inode.
@@ -41,7 +39,9 @@ func (s *Stat) Type() string { return format.FileType(uint16(s.Mode)) }
 func (s *Stat) IsDir() bool { return s.Mode&format.SIFMT == format.SIFDIR }
 
 // Stat returns an inode's attributes.
-func (v *Volume) Stat(ino format.Ino) (Stat, error) {
+func (v *Volume) Stat(ino format.Ino) (Stat, error) { return v.stat(ino) }
+
+func (v *mount) stat(ino format.Ino) (Stat, error) {
 	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
@@ -51,7 +51,7 @@ func (v *Volume) Stat(ino format.Ino) (Stat, error) {
 }
 
 // statOf describes one committed version of an inode.
-func (v *Volume) statOf(ip *inode) Stat {
+func (v *mount) statOf(ip *inode) Stat {
 	c := &ip.core
 	s := Stat{
 		Ino: ip.ino, Mode: uint32(c.Mode), UID: c.UID, GID: c.GID, Nlink: c.Nlink, Size: c.Size,
@@ -77,44 +77,3 @@ type Version struct {
 func (s *Stat) Version() Version { return Version{s.Gen, s.ChangeCount} }
 
 func versionOf(c *format.Dinode) Version { return Version{c.Gen, c.ChangeCount} }
-
-// Statfs counts space and inodes.
-type Statfs struct {
-	BlockSize    int
-	Blocks       uint64 // data device blocks (sb_dblocks)
-	LogBlocks    uint64 // blocks of the internal log
-	FreeBlocks   uint64 // free blocks per the AG headers: free space btrees + AGFL + btree blocks
-	SbFreeBlocks uint64 // free blocks per the superblock (lazily counted; may lag)
-	Inodes       uint64 // allocated inodes (sum of agi_count)
-	FreeInodes   uint64 // of those, free (sum of agi_freecount)
-	MaxInodes    uint64 // the imax_pct limit in inodes (0: no limit)
-	AgCount      uint32
-}
-
-// UsedBlocks is what df shows as used: everything but the free space and
-// the log.
-func (s Statfs) UsedBlocks() uint64 { return s.Blocks - s.LogBlocks - s.FreeBlocks }
-
-// Statfs sums the AG headers, reading and verifying each AGF and AGI.
-func (v *Volume) Statfs() (Statfs, error) {
-	// Space that deleted files still hold is freed first, so it shows.
-	v.flushInactive()
-	g := &v.geo
-	s := Statfs{BlockSize: g.BlockSize, Blocks: g.DBlocks, LogBlocks: uint64(v.sb.LogBlocks),
-		SbFreeBlocks: v.sb.FDBlocks, AgCount: g.AgCount}
-	s.MaxInodes = ialloc.MaxInodes(g, v.sb.IMaxPct)
-	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
-		agf, err := alloc.Committed(v.readCommitted, g, ag)
-		if err != nil {
-			return Statfs{}, err
-		}
-		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
-		agi, err := ialloc.Committed(v.readCommitted, g, ag)
-		if err != nil {
-			return Statfs{}, err
-		}
-		s.Inodes += uint64(agi.Count)
-		s.FreeInodes += uint64(agi.FreeCount)
-	}
-	return s, nil
-}

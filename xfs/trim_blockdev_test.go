@@ -35,7 +35,7 @@ func TestTrimBlockDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := du(t, img)
-	st, err := v.Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
+	st, err := v.Space().Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
 	if err != nil {
 		if st.Unsupported {
 			t.Skipf("the loop device here has no discard (BLKDISCARD): %v", err)

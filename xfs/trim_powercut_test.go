@@ -51,7 +51,7 @@ func TestTrimPowerCut(t *testing.T) {
 		g := &fragmented{dir: f.dir, names: append([]string(nil), f.names...), data: map[string][]byte{}}
 		g.remove(t, v, keep)
 		start, _ := fd.Stats()
-		_, err = v.Trim(context.Background(), xfs.TrimOptions{BatchRecords: 4})
+		_, err = v.Space().Trim(context.Background(), xfs.TrimOptions{BatchRecords: 4})
 		if err != nil && !fd.IsCut() {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func checkTrimCrash(t *testing.T, img string, f *fragmented, keep func(int) bool
 	}
 	present := &fragmented{dir: f.dir, data: map[string][]byte{}}
 	for i, name := range f.names {
-		ino, err := v.Lookup(f.dir, name)
+		ino, err := v.Names().Lookup(f.dir, name)
 		if errors.Is(err, xfs.ErrNotFound) && !keep(i) {
 			continue
 		}
@@ -108,7 +108,7 @@ func checkTrimCrash(t *testing.T, img string, f *fragmented, keep func(int) bool
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := make([]byte, len(f.data[name]))
-		if n, err := v.ReadAt(ino, got, 0); n != len(got) || !bytes.Equal(got, f.data[name]) {
+		if n, err := v.Files().ReadAt(ino, got, 0); n != len(got) || !bytes.Equal(got, f.data[name]) {
 			t.Fatalf("%s (kept %v) reads %d bytes (%v), not as written", name, keep(i), n, err)
 		}
 		present.names = append(present.names, name)

@@ -31,7 +31,7 @@ type fragmented struct {
 
 func writeFragmented(t testing.TB, v *xfs.Volume, files, chunks, chunk int, seed int64) *fragmented {
 	t.Helper()
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func writeFragmented(t testing.TB, v *xfs.Volume, files, chunks, chunk int, seed
 	inos := make([]format.Ino, files)
 	for i := range inos {
 		name := fmt.Sprintf("f%03d", i)
-		if inos[i], err = v.Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
+		if inos[i], err = v.Names().Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
 			t.Fatal(err)
 		}
 		f.names = append(f.names, name)
@@ -51,7 +51,7 @@ func writeFragmented(t testing.TB, v *xfs.Volume, files, chunks, chunk int, seed
 	for c := 0; c < chunks; c++ {
 		for i, ino := range inos {
 			off := c * chunk
-			if _, err := v.WriteAt(ino, f.data[f.names[i]][off:off+chunk], int64(off)); err != nil {
+			if _, err := v.Files().WriteAt(ino, f.data[f.names[i]][off:off+chunk], int64(off)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -68,7 +68,7 @@ func (f *fragmented) remove(t testing.TB, v *xfs.Volume, keep func(i int) bool) 
 			kept = append(kept, name)
 			continue
 		}
-		if err := v.Unlink(f.dir, name); err != nil {
+		if err := v.Names().Unlink(f.dir, name); err != nil {
 			t.Fatal(err)
 		}
 		delete(f.data, name)
@@ -80,12 +80,12 @@ func (f *fragmented) remove(t testing.TB, v *xfs.Volume, keep func(i int) bool) 
 func (f *fragmented) check(t testing.TB, v *xfs.Volume) {
 	t.Helper()
 	for _, name := range f.names {
-		ino, err := v.Lookup(f.dir, name)
+		ino, err := v.Names().Lookup(f.dir, name)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got := make([]byte, len(f.data[name])+1)
-		n, err := v.ReadAt(ino, got, 0)
+		n, err := v.Files().ReadAt(ino, got, 0)
 		if err != nil && n != len(f.data[name]) {
 			t.Fatalf("%s: read %d bytes: %v", name, n, err)
 		}
@@ -171,7 +171,7 @@ func TestTrimReturnsFreedSpace(t *testing.T) {
 	if got := du(t, img); got < before-freed/100 {
 		t.Fatalf("the host freed %d bytes before any trim", before-got)
 	}
-	st, err := v.Trim(context.Background(), xfs.TrimOptions{})
+	st, err := v.Space().Trim(context.Background(), xfs.TrimOptions{})
 	if errors.Is(err, xfs.ErrDiscardUnsupported) {
 		t.Skipf("the test directory's filesystem cannot punch holes: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestTrimReturnsFreedSpace(t *testing.T) {
 	f.check(t, v)
 
 	// Nothing was freed since: a pass over the freed space finds nothing.
-	st, err = v.Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
+	st, err = v.Space().Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
 	if err != nil || st.DiscardedBytes != 0 || st.ExaminedBytes != 0 {
 		t.Fatalf("second pass: %+v, %v", st, err)
 	}
@@ -200,7 +200,7 @@ func TestTrimReturnsFreedSpace(t *testing.T) {
 	f.remove(t, v, func(i int) bool { return i%3 != 0 })
 	freed = freeBytes(t, v) - free1
 	before = du(t, img)
-	st, err = v.Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
+	st, err = v.Space().Trim(context.Background(), xfs.TrimOptions{OnlyFreed: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,31 +231,31 @@ func TestTrimRangeAndOptions(t *testing.T) {
 	size := int64(v.Geometry().DBlocks) * int64(v.Geometry().BlockSize)
 
 	for _, o := range []xfs.TrimOptions{{Offset: -1}, {Offset: size}, {Offset: 4096, Length: 100}, {MinLen: -1}} {
-		if _, err := v.Trim(context.Background(), o); !errors.Is(err, xfs.ErrInvalid) {
+		if _, err := v.Space().Trim(context.Background(), o); !errors.Is(err, xfs.ErrInvalid) {
 			t.Errorf("%+v: %v, want ErrInvalid", o, err)
 		}
 	}
 	half := size / 2
-	st, err := v.Trim(context.Background(), xfs.TrimOptions{Offset: half, Length: 4 << 20})
+	st, err := v.Space().Trim(context.Background(), xfs.TrimOptions{Offset: half, Length: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Next != half+4<<20 || st.ExaminedBytes > 4<<20 {
 		t.Fatalf("ranged pass: %+v", st)
 	}
-	st, err = v.Trim(context.Background(), xfs.TrimOptions{MaxBytes: 1 << 20, BatchRecords: 4})
+	st, err = v.Space().Trim(context.Background(), xfs.TrimOptions{MaxBytes: 1 << 20, BatchRecords: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.DiscardedBytes < 1<<20 || st.Next >= size {
 		t.Fatalf("budgeted pass: %+v", st)
 	}
-	rest, err := v.Trim(context.Background(), xfs.TrimOptions{Offset: st.Next})
+	rest, err := v.Space().Trim(context.Background(), xfs.TrimOptions{Offset: st.Next})
 	if err != nil || rest.Next != size {
 		t.Fatalf("resumed pass: %+v, %v", rest, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	st, err = v.Trim(ctx, xfs.TrimOptions{BatchRecords: 1, Progress: func(p xfs.TrimProgress) {
+	st, err = v.Space().Trim(ctx, xfs.TrimOptions{BatchRecords: 1, Progress: func(p xfs.TrimProgress) {
 		if p.Stats.Batches == 2 {
 			cancel()
 		}
@@ -279,7 +279,7 @@ func TestTrimRangeAndOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer xfs.Abandon(fv)
-	st, err = fv.Trim(context.Background(), xfs.TrimOptions{})
+	st, err = fv.Space().Trim(context.Background(), xfs.TrimOptions{})
 	if !errors.Is(err, xfs.ErrDiscardUnsupported) || !st.Unsupported {
 		t.Fatalf("device without discard: %+v, %v", st, err)
 	}
@@ -288,7 +288,7 @@ func TestTrimRangeAndOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if _, err := ro.Trim(context.Background(), xfs.TrimOptions{}); !errors.Is(err, xfs.ErrReadOnly) {
+	if _, err := ro.Space().Trim(context.Background(), xfs.TrimOptions{}); !errors.Is(err, xfs.ErrReadOnly) {
 		t.Fatalf("trim of a read-only volume: %v", err)
 	}
 }
@@ -309,7 +309,7 @@ func TestTrimWithConcurrentWriters(t *testing.T) {
 	trimDone := make(chan error, 1)
 	go func() {
 		for ctx.Err() == nil {
-			st, err := v.Trim(ctx, xfs.TrimOptions{BatchRecords: 8})
+			st, err := v.Space().Trim(ctx, xfs.TrimOptions{BatchRecords: 8})
 			if err != nil && !errors.Is(err, context.Canceled) {
 				trimDone <- err
 				return
@@ -380,14 +380,14 @@ func writerLoop(v *xfs.Volume, dir format.Ino, w, rounds int, report func(name s
 	var mine []string
 	for i := 0; i < rounds; i++ {
 		name := fmt.Sprintf("w%d-%d", w, i)
-		ino, err := v.Create(dir, name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			return err
 		}
 		data := make([]byte, (1+rng.Intn(16))*8<<10)
 		rng.Read(data)
 		for off := 0; off < len(data); off += 8 << 10 {
-			if _, err := v.WriteAt(ino, data[off:off+8<<10], int64(off)); err != nil {
+			if _, err := v.Files().WriteAt(ino, data[off:off+8<<10], int64(off)); err != nil {
 				return err
 			}
 		}
@@ -395,7 +395,7 @@ func writerLoop(v *xfs.Volume, dir format.Ino, w, rounds int, report func(name s
 		mine = append(mine, name)
 		if rng.Intn(3) == 0 {
 			k := rng.Intn(len(mine))
-			if err := v.Unlink(dir, mine[k]); err != nil {
+			if err := v.Names().Unlink(dir, mine[k]); err != nil {
 				return err
 			}
 			report(mine[k], nil)
@@ -438,7 +438,7 @@ func TestAllocationWaitsForDiscard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer v.Close()
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,9 +448,9 @@ func TestAllocationWaitsForDiscard(t *testing.T) {
 			chunk[i] = 0x5A
 		}
 		for i := 0; ; i++ {
-			ino, err := v.Create(d, fmt.Sprintf("%s%d", prefix, i), xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(d, fmt.Sprintf("%s%d", prefix, i), xfs.Attrs{Mode: 0o644})
 			for off := 0; err == nil && off < size; off += len(chunk) {
-				_, err = v.WriteAt(ino, chunk, int64(off))
+				_, err = v.Files().WriteAt(ino, chunk, int64(off))
 			}
 			if errors.Is(err, xfs.ErrNoSpace) {
 				return
@@ -462,12 +462,12 @@ func TestAllocationWaitsForDiscard(t *testing.T) {
 	}
 	fill("big", 1<<20)
 	fill("small", 4<<10)
-	if err := v.Unlink(d, "big3"); err != nil {
+	if err := v.Names().Unlink(d, "big3"); err != nil {
 		t.Fatal(err)
 	}
 	trimmed := make(chan error, 1)
 	go func() {
-		_, err := v.Trim(context.Background(), xfs.TrimOptions{})
+		_, err := v.Space().Trim(context.Background(), xfs.TrimOptions{})
 		trimmed <- err
 	}()
 	select {
@@ -479,19 +479,19 @@ func TestAllocationWaitsForDiscard(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		close(bd.release)
 	}()
-	ino, err := v.Create(d, "after", xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(d, "after", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := bytes.Repeat([]byte{0xC3}, 512<<10)
-	if _, err := v.WriteAt(ino, data, 0); err != nil {
+	if _, err := v.Files().WriteAt(ino, data, 0); err != nil {
 		t.Fatalf("write into space being discarded: %v", err)
 	}
 	if err := <-trimmed; err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, len(data))
-	if _, err := v.ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, data) {
+	if _, err := v.Files().ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("file written after the discard reads back wrong (%v)", err)
 	}
 }
@@ -534,7 +534,7 @@ func TestTrimBoundsRequestsAndBatches(t *testing.T) {
 	var after []int64
 	var examined []int64
 	var stillBusy []dev.Range
-	st, err := v.Trim(context.Background(), xfs.TrimOptions{RequestBytes: reqBytes, BatchBytes: batchBytes,
+	st, err := v.Space().Trim(context.Background(), xfs.TrimOptions{RequestBytes: reqBytes, BatchBytes: batchBytes,
 		AfterRequest: func(n int64, took time.Duration, err error) {
 			rl.mu.Lock()
 			r := rl.reqs[len(rl.reqs)-1]

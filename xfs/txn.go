@@ -16,7 +16,7 @@ import (
 // changes and the block reservation it holds.
 type txn struct {
 	*trans.Tx
-	v      *Volume
+	v      *mount
 	inodes inodeChanges
 	alloc  *alloc.Tx  // the AGFs this transaction holds
 	ialloc *ialloc.Tx // the AGIs this transaction holds
@@ -29,15 +29,15 @@ type txn struct {
 }
 
 // begin starts a transaction that may allocate up to blocks blocks.
-func (v *Volume) begin(blocks int64) (*txn, error) { return v.beginWith(blocks, false) }
+func (v *mount) begin(blocks int64) (*txn, error) { return v.beginWith(blocks, false) }
 
 // beginFreeing starts a transaction that gives space back (remove,
 // truncate, inactivation). On a full volume it may dip into the blocks
 // kept aside for such changes, so that deleting always works — the
 // kernel's reserve pool.
-func (v *Volume) beginFreeing(blocks int64) (*txn, error) { return v.beginWith(blocks, true) }
+func (v *mount) beginFreeing(blocks int64) (*txn, error) { return v.beginWith(blocks, true) }
 
-func (v *Volume) beginWith(blocks int64, freeing bool) (*txn, error) {
+func (v *mount) beginWith(blocks int64, freeing bool) (*txn, error) {
 	if err := v.checkWritable(); err != nil {
 		return nil, err
 	}
@@ -210,3 +210,69 @@ func (c *inodeChange) committed() *inode {
 
 // forks returns the data and attribute fork bytes of the private copy.
 func (c *inodeChange) forks() (data, attr []byte) { return c.core.Forks(c.raw) }
+
+// runTx runs fn in a transaction reserving blocks (freeing: see
+// beginFreeing), committing when fn succeeds and cancelling otherwise; it
+// runs it once more after a sync when only busy free space was found, and
+// once more after freeing released inodes when the volume was full.
+func (v *mount) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
+	var prelock []format.AgNumber
+	once := func() error {
+		t, err := v.beginWith(blocks, freeing)
+		if err != nil {
+			return err
+		}
+		t.alloc.Prelock(prelock)
+		if err := fn(t); err != nil {
+			t.Cancel()
+			return err
+		}
+		return t.Commit()
+	}
+	// A change that needs an AGF below one it holds, held by another
+	// change, starts again taking it in order (alloc.LockOrderError).
+	inOrder := func() error {
+		for {
+			err := once()
+			var order *alloc.LockOrderError
+			if !errors.As(err, &order) || slices.Contains(prelock, order.AG) {
+				return err
+			}
+			prelock = append(prelock, order.AG)
+			v.w.lockOrderRetries.Add(1)
+		}
+	}
+	run := func() error { return v.retryBusy(inOrder) }
+	err := run()
+	// Deleted files may still hold the space (or the project quota) the
+	// change needs. Waiting
+	// for their inactivation is safe here: a change that allocates holds
+	// no lock of an unlinked inode or of an AG's unlinked list, which is
+	// all inactivation takes (freeing changes, which may, never wait).
+	if isQuotaOrSpace(err) && !freeing && v.w.inactive != nil {
+		v.w.inactive.Flush()
+		err = run()
+	}
+	return err
+}
+
+// retryBusy runs fn, and once more after making busy extents reusable
+// when fn found only busy free space.
+func (v *mount) retryBusy(fn func() error) error {
+	err := fn()
+	if errors.Is(err, alloc.ErrBusyOnly) {
+		if serr := v.cache.Sync(); serr != nil {
+			return serr
+		}
+		err = fn()
+	}
+	if b := v.cache.Busy(); errors.Is(err, alloc.ErrBusyOnly) && b.Discarding() > 0 {
+		// What is left is being discarded by trim: wait for that.
+		b.WaitDiscards()
+		err = fn()
+	}
+	if errors.Is(err, alloc.ErrBusyOnly) {
+		return fmt.Errorf("%w: only recently freed space is left", ErrNoSpace)
+	}
+	return err
+}

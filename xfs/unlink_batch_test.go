@@ -26,11 +26,11 @@ func TestUnlinkFiles(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	v, img, q := newHeldVolume(t)
 	base := spaceCheck(t, v)
-	st0, err := v.Statfs()
+	st0, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,20 +41,20 @@ func TestUnlinkFiles(t *testing.T) {
 		writeFile(t, v, d, name, []int{0, 100, 5000, 20000}[rng.Intn(4)], 4096, byte(i))
 		names = append(names, name)
 	}
-	if _, err := v.Mkdir(d, "sub", xfs.Attrs{Mode: 0o755}); err != nil {
+	if _, err := v.Names().Mkdir(d, "sub", xfs.Attrs{Mode: 0o755}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Symlink(d, "ln", "f000", xfs.Attrs{Mode: 0o777}); err != nil {
+	if _, err := v.Names().Symlink(d, "ln", "f000", xfs.Attrs{Mode: 0o777}); err != nil {
 		t.Fatal(err)
 	}
-	f7, err := v.Lookup(d, "f007")
+	f7, err := v.Names().Lookup(d, "f007")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Link(f7, d, "f007-link"); err != nil {
+	if err := v.Names().Link(f7, d, "f007-link"); err != nil {
 		t.Fatal(err)
 	}
-	f9, err := v.Lookup(d, "f009")
+	f9, err := v.Names().Lookup(d, "f009")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,10 +63,10 @@ func TestUnlinkFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	want9 := make([]byte, st9.Size)
-	if _, err := v.ReadAt(f9, want9, 0); err != nil {
+	if _, err := v.Files().ReadAt(f9, want9, 0); err != nil {
 		t.Fatal(err)
 	}
-	open9, err := v.Open(f9)
+	open9, err := v.Files().Open(f9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestUnlinkFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := v.LogStats().Commits
-	errs := v.UnlinkFiles(d, batch)
+	errs := v.Names().UnlinkFiles(d, batch)
 	if err := v.Force(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestUnlinkFiles(t *testing.T) {
 	if commits*8 > files {
 		t.Errorf("%d names removed in %d commits, want fewer than an eighth as many", files+1, commits)
 	}
-	left, err := v.ReadDir(d)
+	left, err := v.Names().ReadDir(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +115,11 @@ func TestUnlinkFiles(t *testing.T) {
 	if want := []string{"kept", "ln", "sub"}; !slices.Equal(leftNames, want) {
 		t.Errorf("directory holds %v, want %v", leftNames, want)
 	}
-	if _, err := v.Open(f9); err == nil {
+	if _, err := v.Files().Open(f9); err == nil {
 		t.Error("Open of an unlinked inode succeeded")
 	}
 	got9 := make([]byte, len(want9))
-	if _, err := v.ReadAt(f9, got9, 0); err != nil || !bytes.Equal(got9, want9) {
+	if _, err := v.Files().ReadAt(f9, got9, 0); err != nil || !bytes.Equal(got9, want9) {
 		t.Errorf("open file unreadable after UnlinkFiles: %v", err)
 	}
 	if err := open9.Close(); err != nil {
@@ -130,11 +130,11 @@ func TestUnlinkFiles(t *testing.T) {
 		t.Fatalf("%d inodes released, want %d", len(released), files)
 	}
 	for _, ino := range released {
-		if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+		if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := v.Unlinked(); n != 0 {
+	if n := v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
 	}
 	if n := xfs.HeldInodes(v); n != 0 {
@@ -165,7 +165,7 @@ func TestUnlinkFiles(t *testing.T) {
 func TestUnlinkFilesConcurrent(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount)
 	v, img, q := newHeldVolume(t)
-	d, err := v.Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "d", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,12 +188,12 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 		var names []string
 		for i := range files {
 			name := fmt.Sprintf("r%02d-%03d", r, i)
-			if _, err := v.Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
+			if _, err := v.Names().Create(d, name, xfs.Attrs{Mode: 0o644}); err != nil {
 				t.Fatal(err)
 			}
 			names = append(names, name)
 		}
-		h, err := v.Open(mustLookup(t, v, d, names[0]))
+		h, err := v.Files().Open(mustLookup(t, v, d, names[0]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,11 +206,11 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 				if w == 2 {
 					for _, name := range order[:files/4] {
-						note(name, v.Unlink(d, name))
+						note(name, v.Names().Unlink(d, name))
 					}
 					return
 				}
-				for i, err := range v.UnlinkFiles(d, order) {
+				for i, err := range v.Names().UnlinkFiles(d, order) {
 					note(order[i], err)
 				}
 			}()
@@ -220,7 +220,7 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, ino := range q.take() {
-			if _, err := v.Inactivate(format.Ino(ino)); err != nil {
+			if _, err := v.Space().Inactivate(format.Ino(ino)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -230,7 +230,7 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 			}
 		}
 	}
-	if n := v.Unlinked(); n != 0 {
+	if n := v.Space().Unlinked(); n != 0 {
 		t.Fatalf("%d inodes still unlinked", n)
 	}
 	if n := xfs.HeldInodes(v); n != 0 {
@@ -248,7 +248,7 @@ func TestUnlinkFilesConcurrent(t *testing.T) {
 
 func mustLookup(t *testing.T, v *xfs.Volume, dir format.Ino, name string) format.Ino {
 	t.Helper()
-	ino, err := v.Lookup(dir, name)
+	ino, err := v.Names().Lookup(dir, name)
 	if err != nil {
 		t.Fatal(err)
 	}

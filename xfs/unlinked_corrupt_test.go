@@ -31,18 +31,18 @@ func newUnlinkedBase(t *testing.T) *unlinkedBase {
 	base := &unlinkedBase{live: map[string]format.Ino{}}
 	for i := range 12 {
 		name := fmt.Sprintf("f%02d", i)
-		ino, err := v.Create(v.Root(), name, xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), name, xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := v.WriteAt(ino, unlinkedLiveData(name), 0); err != nil {
+		if _, err := v.Files().WriteAt(ino, unlinkedLiveData(name), 0); err != nil {
 			t.Fatal(err)
 		}
 		if i%2 == 0 {
 			base.live[name] = ino
 			continue
 		}
-		if err := v.Unlink(v.Root(), name); err != nil {
+		if err := v.Names().Unlink(v.Root(), name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +58,7 @@ func newUnlinkedBase(t *testing.T) *unlinkedBase {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	if base.statfs, err = ro.Statfs(); err != nil {
+	if base.statfs, err = ro.Space().Statfs(); err != nil {
 		t.Fatal(err)
 	}
 	return base
@@ -207,13 +207,13 @@ func checkLiveFiles(t *testing.T, d *overlay, base *unlinkedBase) {
 		t.Fatalf("read-only open after the refused one: %v", err)
 	}
 	defer v.Close()
-	st, err := v.Statfs()
+	st, err := v.Space().Statfs()
 	if err != nil || st.FreeBlocks != base.statfs.FreeBlocks || st.FreeInodes != base.statfs.FreeInodes {
 		t.Errorf("after the refused open: %d free blocks and %d free inodes (%v), want %d and %d",
 			st.FreeBlocks, st.FreeInodes, err, base.statfs.FreeBlocks, base.statfs.FreeInodes)
 	}
 	for name, ino := range base.live {
-		got, err := v.Lookup(v.Root(), name)
+		got, err := v.Names().Lookup(v.Root(), name)
 		if err != nil || got != ino {
 			t.Errorf("%s: lookup gives %d, %v; want %d", name, got, err, ino)
 			continue
@@ -225,7 +225,7 @@ func checkLiveFiles(t *testing.T, d *overlay, base *unlinkedBase) {
 			continue
 		}
 		buf := make([]byte, len(want))
-		if n, err := v.ReadAt(ino, buf, 0); err != nil || n != len(want) || !bytes.Equal(buf, want) {
+		if n, err := v.Files().ReadAt(ino, buf, 0); err != nil || n != len(want) || !bytes.Equal(buf, want) {
 			t.Errorf("%s: read %d bytes, %v; the bytes differ: %v", name, n, err, !bytes.Equal(buf, want))
 		}
 	}

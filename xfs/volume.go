@@ -47,8 +47,25 @@ type Options struct {
 // keeps most of its memory for requests.
 const DefaultCacheBytes = 128 << 20
 
-// Volume is an open XFS filesystem.
-type Volume struct {
+// Volume is an open XFS filesystem: the handle a program opens, syncs and
+// closes. Its operations are grouped in roles reached from it, each a
+// small value type over the same mounted state:
+//
+//	v.Names()   the namespace: lookup, create, link, rename, unlink, read directories
+//	v.Files()   file data and extents: read, write, truncate, punch, preallocate,
+//	            move extents, references that keep an unlinked inode readable
+//	v.Xattrs()  extended attributes
+//	v.Quotas()  project quotas: limits, usage, enforcement
+//	v.Space()   free space and reclaim: statfs, trim, freeing unlinked inodes
+//
+// The Volume itself keeps what concerns the whole filesystem: geometry,
+// durability (Sync, Force, Close), stat of an inode, and statistics.
+type Volume struct{ *mount }
+
+// mount is the state every role shares (libxfs's xfs_mount): the device,
+// the geometry, the caches, the log and the writable state, with the
+// glue they all use (inode reads and locks, transactions, block reads).
+type mount struct {
 	dev  dev.Device
 	sb   *format.Superblock // primary superblock as read at open; immutable
 	geo  format.Geometry    // immutable
@@ -113,7 +130,7 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 	if err := checkFeatures(sb); err != nil {
 		return nil, err
 	}
-	v := &Volume{dev: d, sb: sb, geo: format.NewGeometry(sb), ro: o.ReadOnly}
+	v := &mount{dev: d, sb: sb, geo: format.NewGeometry(sb), ro: o.ReadOnly}
 	// Compared in blocks: the size in bytes of a corrupt superblock's
 	// geometry may not fit an int64.
 	if v.geo.DBlocks > uint64(d.Size())>>v.geo.BlockLog {
@@ -146,25 +163,25 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 			return nil, v.endRefusedOpen(err)
 		}
 	}
-	return v, nil
+	return &Volume{v}, nil
 }
 
 // startWriting finishes a writable open once the log is open: it frees
 // what the unlinked lists hold and turns quota enforcement on.
-func (v *Volume) startWriting(o Options) error {
-	if err := v.loadUnlinked(); err != nil {
+func (v *mount) startWriting(o Options) error {
+	if err := v.space().loadUnlinked(); err != nil {
 		return err
 	}
 	// After a crash the lists hold what was being deleted; with a clean
 	// log they are empty (Close empties them), unless another writer left
 	// inodes there.
-	if v.recovery != nil || v.unlinkedCount() > 0 {
+	if v.recovery != nil || v.space().unlinkedCount() > 0 {
 		if err := v.freeUnlinked(); err != nil {
 			return fmt.Errorf("free the inodes on the unlinked lists: %w", err)
 		}
 	}
 	if !o.NoQuota {
-		if err := v.enableQuota(o.DquotCache); err != nil {
+		if err := v.quotas().enableQuota(o.DquotCache); err != nil {
 			return fmt.Errorf("project quota: %w", err)
 		}
 	}
@@ -177,11 +194,11 @@ func (v *Volume) startWriting(o Options) error {
 // read-only while the damage that stopped the open waits for xfs_repair.
 // A replayed log whose intents are still to be finished, or a failed
 // write, leaves the log dirty for the next recovery instead.
-func (v *Volume) endRefusedOpen(cause error) error {
+func (v *mount) endRefusedOpen(cause error) error {
 	if v.cache.Err() != nil || (v.recovery != nil && len(v.recovery.unfree) > 0) {
 		return cause
 	}
-	if err := v.Sync(); err != nil {
+	if err := v.sync(); err != nil {
 		return fmt.Errorf("%w (and making the open's changes durable failed: %v)", cause, err)
 	}
 	if err := v.cache.Log().Unmount(); err != nil {
@@ -218,7 +235,7 @@ func checkFeatures(sb *format.Superblock) error {
 }
 
 // checkLog refuses a volume whose log still holds changes to replay.
-func (v *Volume) checkLog() error {
+func (v *mount) checkLog() error {
 	g := &v.geo
 	if !g.ValidFsb(v.sb.LogStart) || !g.ValidExtent(v.sb.LogStart, uint64(v.sb.LogBlocks)) {
 		return format.Corrupt("superblock", "daddr 0", "log of %d blocks at %d lies outside the filesystem", v.sb.LogBlocks, v.sb.LogStart)
@@ -257,7 +274,7 @@ func (v *Volume) checkLog() error {
 // blocks. Zeros over a hole change nothing recovery reads. A host short
 // of space keeps the holes (dev.ErrHostFull): the log works as before,
 // only slower, and a later open fills them.
-func (v *Volume) fillLogHoles() error {
+func (v *mount) fillLogHoles() error {
 	f, ok := v.dev.(interface {
 		FillHoles(off, n int64) (int64, error)
 	})
@@ -277,7 +294,7 @@ func (v *Volume) fillLogHoles() error {
 }
 
 // logRegion locates the internal log.
-func (v *Volume) logRegion() *xlog.Log {
+func (v *mount) logRegion() *xlog.Log {
 	g := &v.geo
 	return &xlog.Log{R: v.dev, Start: format.DaddrToByte(g.FsbToDaddr(v.sb.LogStart)),
 		Blocks: v.sb.LogBlocks << (g.BlockLog - format.BBShift)}
@@ -292,7 +309,7 @@ func (v *Volume) Close() error {
 			// Never leave an inode on an unlinked list under a clean
 			// log: what a queue did not free, and inodes whose handles
 			// are still open, are freed now.
-			_, err = v.freeAllUnlinked(true)
+			_, err = v.space().freeAllUnlinked(true)
 		}
 		if serr := v.Sync(); err == nil {
 			err = serr
@@ -317,26 +334,26 @@ func (v *Volume) Superblock() format.Superblock { return *v.sb }
 func (v *Volume) Root() format.Ino { return v.sb.RootIno }
 
 // readAt reads len(b) bytes at a disk address.
-func (v *Volume) readAt(b []byte, d format.Daddr) error {
+func (v *mount) readAt(b []byte, d format.Daddr) error {
 	return v.readMeta(b, format.DaddrToByte(d))
 }
 
 // readMeta reads metadata at byte offset off that the caller does not take
 // through the buffer cache: on a writable volume it sees every committed
 // change, including those whose blocks are not yet written in place.
-func (v *Volume) readMeta(b []byte, off int64) error {
+func (v *mount) readMeta(b []byte, off int64) error {
 	return v.cache.ReadAt(b, off)
 }
 
 // readCommitted returns the committed content of a metadata block outside
 // any transaction, verified with ops once, when the buffer cache reads it.
 // The slice must not be modified.
-func (v *Volume) readCommitted(d format.Daddr, size int, ops *trans.Ops) ([]byte, error) {
+func (v *mount) readCommitted(d format.Daddr, size int, ops *trans.Ops) ([]byte, error) {
 	return v.cache.Read(d, size, ops)
 }
 
 // readFsb reads n filesystem blocks starting at fsb.
-func (v *Volume) readFsb(fsb format.FsBlock, n int) ([]byte, error) {
+func (v *mount) readFsb(fsb format.FsBlock, n int) ([]byte, error) {
 	b := make([]byte, n<<v.geo.BlockLog)
 	if err := v.readAt(b, v.geo.FsbToDaddr(fsb)); err != nil {
 		return nil, err

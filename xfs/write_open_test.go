@@ -31,7 +31,7 @@ func TestOpenReadWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, err := v.Statfs()
+	before, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestOpenReadWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	ro := openRO(t, img)
-	after, _ := ro.Statfs()
+	after, _ := ro.Space().Statfs()
 	if before != after {
 		t.Fatalf("statfs changed across a read-write open: %+v -> %+v", before, after)
 	}

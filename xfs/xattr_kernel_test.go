@@ -30,12 +30,12 @@ func TestXattrsReadByKernel(t *testing.T) {
 	for _, size := range sizes {
 		for _, name := range []string{"user.kt", "user..kt", "trusted.x", "security.selinux"} {
 			file := fmt.Sprintf("f%d-%s", size, name)
-			ino, err := v.Create(v.Root(), file, xfs.Attrs{Mode: 0o644})
+			ino, err := v.Names().Create(v.Root(), file, xfs.Attrs{Mode: 0o644})
 			if err != nil {
 				t.Fatal(err)
 			}
 			val := bytes.Repeat([]byte{'v'}, size)
-			if err := v.SetXattr(ino, name, val, 0); err != nil {
+			if err := v.Xattrs().Set(ino, name, val, 0); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
 			want[file] = map[string][]byte{name: val}
@@ -71,23 +71,23 @@ func TestSymlinkAttrForkComesAndGoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := string(bytes.Repeat([]byte("abcdefg/"), 41))[:322]
-	ino, err := v.Symlink(v.Root(), "link", target, xfs.Attrs{})
+	ino, err := v.Names().Symlink(v.Root(), "link", target, xfs.Attrs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.SetXattr(ino, "trusted.big", bytes.Repeat([]byte{'x'}, 200), 0); err != nil {
+	if err := v.Xattrs().Set(ino, "trusted.big", bytes.Repeat([]byte{'x'}, 200), 0); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := v.Stat(ino); st.DataFormat != "extents" {
 		t.Fatalf("the attribute did not push the target out (data fork %s)", st.DataFormat)
 	}
-	if err := v.RemoveXattr(ino, "trusted.big"); err != nil {
+	if err := v.Xattrs().Remove(ino, "trusted.big"); err != nil {
 		t.Fatal(err)
 	}
 	if st, _ := v.Stat(ino); st.DataFormat != "local" {
 		t.Fatalf("target stayed in a block (data fork %s)", st.DataFormat)
 	}
-	if got, err := v.Readlink(ino); err != nil || got != target {
+	if got, err := v.Files().Readlink(ino); err != nil || got != target {
 		t.Fatalf("readlink: %v", err)
 	}
 	if err := v.Close(); err != nil {
@@ -111,7 +111,7 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ino, err := v.Create(v.Root(), "obj", xfs.Attrs{Mode: 0o644})
+	ino, err := v.Names().Create(v.Root(), "obj", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,14 +124,14 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		batch = append(batch, xfs.Xattr{Namespace: "user", Name: fmt.Sprintf("meta.k%02d", i), Value: bytes.Repeat([]byte{byte('a' + i%26)}, 40)})
 	}
-	if err := v.SetXattrs(ino, batch); err != nil {
+	if err := v.Xattrs().SetMany(ino, batch); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]byte{}
 	for _, x := range batch {
 		want[x.FullName()] = x.Value
 	}
-	list, err := v.ListXattr(ino)
+	list, err := v.Xattrs().List(ino)
 	if err != nil || len(list) != len(want) {
 		t.Fatalf("ListXattr: %d attributes (%v), want %d", len(list), err, len(want))
 	}
@@ -141,66 +141,66 @@ func TestSetXattrsIsOneChange(t *testing.T) {
 		}
 	}
 
-	link, err := v.Symlink(v.Root(), "link", "obj", xfs.Attrs{})
+	link, err := v.Names().Symlink(v.Root(), "link", "obj", xfs.Attrs{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bad := []xfs.Xattr{{Namespace: "trusted", Name: "ok", Value: []byte("x")}, {Namespace: "user", Name: "no", Value: []byte("y")}}
-	if err := v.SetXattrs(link, bad); err == nil {
+	if err := v.Xattrs().SetMany(link, bad); err == nil {
 		t.Error("a user attribute on a symlink was accepted")
 	}
-	if list, err := v.ListXattr(link); err != nil || len(list) != 0 {
+	if list, err := v.Xattrs().List(link); err != nil || len(list) != 0 {
 		t.Errorf("a failed batch left %v (%v)", list, err)
 	}
 
 	// A rename that sets attributes is one commit; a refused one moves
 	// nothing and sets nothing.
-	tmp, err := v.Mkdir(v.Root(), "tmp", xfs.Attrs{Mode: 0o755})
+	tmp, err := v.Names().Mkdir(v.Root(), "tmp", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
-	staged, err := v.Create(tmp, "staged", xfs.Attrs{Mode: 0o644})
+	staged, err := v.Names().Create(tmp, "staged", xfs.Attrs{Mode: 0o644})
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := v.LogStats().Commits
-	if err := v.RenameSettingXattrs(tmp, "staged", v.Root(), "placed", batch); err != nil {
+	if err := v.Names().RenameSettingXattrs(tmp, "staged", v.Root(), "placed", batch); err != nil {
 		t.Fatal(err)
 	}
 	if n := v.LogStats().Commits - before; n != 1 {
 		t.Errorf("rename with attributes took %d commits", n)
 	}
-	if got, err := v.Lookup(v.Root(), "placed"); err != nil || got != staged {
+	if got, err := v.Names().Lookup(v.Root(), "placed"); err != nil || got != staged {
 		t.Fatalf("placed: inode %d, %v; want %d", got, err, staged)
 	}
-	if list, err := v.ListXattr(staged); err != nil || len(list) != len(want) {
+	if list, err := v.Xattrs().List(staged); err != nil || len(list) != len(want) {
 		t.Fatalf("placed has %d attributes (%v), want %d", len(list), err, len(want))
 	}
 	// Onto another link of the same inode nothing moves, but the
 	// attributes are still set.
-	if err := v.Link(staged, v.Root(), "alias"); err != nil {
+	if err := v.Names().Link(staged, v.Root(), "alias"); err != nil {
 		t.Fatal(err)
 	}
 	extra := xfs.Xattr{Namespace: "user", Name: "extra", Value: []byte("set by a rename that moved nothing")}
-	if err := v.RenameSettingXattrs(v.Root(), "placed", v.Root(), "alias", []xfs.Xattr{extra}); err != nil {
+	if err := v.Names().RenameSettingXattrs(v.Root(), "placed", v.Root(), "alias", []xfs.Xattr{extra}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := v.GetXattr(staged, extra.FullName()); err != nil || !bytes.Equal(got, extra.Value) {
+	if got, err := v.Xattrs().Get(staged, extra.FullName()); err != nil || !bytes.Equal(got, extra.Value) {
 		t.Errorf("rename onto a link of the same inode: %s = %q, %v", extra.FullName(), got, err)
 	}
-	if err := v.Unlink(v.Root(), "alias"); err != nil {
+	if err := v.Names().Unlink(v.Root(), "alias"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Symlink(tmp, "badlink", "obj", xfs.Attrs{}); err != nil {
+	if _, err := v.Names().Symlink(tmp, "badlink", "obj", xfs.Attrs{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := v.RenameSettingXattrs(tmp, "badlink", v.Root(), "moved", bad); !errors.Is(err, xfs.ErrInvalid) {
+	if err := v.Names().RenameSettingXattrs(tmp, "badlink", v.Root(), "moved", bad); !errors.Is(err, xfs.ErrInvalid) {
 		t.Errorf("rename of a symlink with a user attribute: %v, want ErrInvalid", err)
 	}
-	if _, err := v.Lookup(v.Root(), "moved"); !errors.Is(err, xfs.ErrNotFound) {
+	if _, err := v.Names().Lookup(v.Root(), "moved"); !errors.Is(err, xfs.ErrNotFound) {
 		t.Errorf("a refused rename made its target (%v)", err)
 	}
-	if _, err := v.Lookup(tmp, "badlink"); err != nil {
+	if _, err := v.Names().Lookup(tmp, "badlink"); err != nil {
 		t.Errorf("a refused rename lost its source: %v", err)
 	}
 	if err := v.Close(); err != nil {
@@ -238,23 +238,23 @@ func TestGetXattrAbsent(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []int{0, 2, 30, 400} { // none, shortform, leaf, node
-		ino, err := v.Create(v.Root(), fmt.Sprintf("f%d", n), xfs.Attrs{Mode: 0o644})
+		ino, err := v.Names().Create(v.Root(), fmt.Sprintf("f%d", n), xfs.Attrs{Mode: 0o644})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i := range n {
-			if err := v.SetXattr(ino, fmt.Sprintf("user.a%04d", i), bytes.Repeat([]byte{'v'}, 40), 0); err != nil {
+			if err := v.Xattrs().Set(ino, fmt.Sprintf("user.a%04d", i), bytes.Repeat([]byte{'v'}, 40), 0); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, name := range []string{"user.absent", fmt.Sprintf("user.a%04d", n), "trusted.a0000"} {
-			val, err := v.GetXattr(ino, name)
+			val, err := v.Xattrs().Get(ino, name)
 			if !errors.Is(err, xfs.ErrNoData) || errors.Is(err, xfs.ErrNotFound) || val != nil {
 				t.Fatalf("%d attributes, %s: %q, %v; want ErrNoData", n, name, val, err)
 			}
 		}
 		if n > 0 {
-			if val, err := v.GetXattr(ino, "user.a0000"); err != nil || len(val) != 40 {
+			if val, err := v.Xattrs().Get(ino, "user.a0000"); err != nil || len(val) != 40 {
 				t.Fatalf("%d attributes, user.a0000: %d bytes, %v", n, len(val), err)
 			}
 		}

@@ -241,7 +241,7 @@ func TestHealthReportsShutdown(t *testing.T) {
 		t.Fatalf("healthy volume: %d", got)
 	}
 	d.Cut()
-	v.Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644})
+	v.Names().Create(v.Root(), "lost", xfs.Attrs{Mode: 0o644})
 	if got := status("ready"); got != http.StatusServiceUnavailable {
 		t.Errorf("ready after a failed write: %d, want 503", got)
 	}

@@ -129,7 +129,7 @@ func openVolume(path string) (*xfs.Volume, error) {
 // lookup resolves path inside the volume; follow says whether a final
 // symlink is followed. Errors name the volume and the path.
 func lookup(v *xfs.Volume, volPath, path string, follow bool) (format.Ino, xfs.Stat, error) {
-	ino, err := v.LookupPath(path, follow)
+	ino, err := v.Names().LookupPath(path, follow)
 	if err != nil {
 		return 0, xfs.Stat{}, fmt.Errorf("%s: %w", volPath, err)
 	}

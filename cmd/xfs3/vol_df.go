@@ -48,7 +48,7 @@ func volDf(args []string, e *env) error {
 		return err
 	}
 	defer v.Close()
-	s, err := v.Statfs()
+	s, err := v.Space().Statfs()
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}

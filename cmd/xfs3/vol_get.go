@@ -101,7 +101,7 @@ func copyOut(v *xfs.Volume, ino format.Ino, size int64, w io.Writer) error {
 		if size-off < n {
 			n = size - off
 		}
-		got, err := v.ReadAt(ino, buf[:n], off)
+		got, err := v.Files().ReadAt(ino, buf[:n], off)
 		if err != nil && !(errors.Is(err, io.EOF) && int64(got) == n) {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("file ended at byte %d of %d: %w", off+int64(got), size, io.ErrUnexpectedEOF)

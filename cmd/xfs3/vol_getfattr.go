@@ -69,7 +69,7 @@ func volGetfattr(args []string, e *env) error {
 		return err
 	}
 	defer v.Close()
-	attrs, err := v.ListXattr(ino)
+	attrs, err := v.Xattrs().List(ino)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
 	}

@@ -111,14 +111,14 @@ func (w *writer) symlink(target, path string) error {
 	if err != nil {
 		return w.fail(dirOf(en.path), err)
 	}
-	if _, err := w.v.Symlink(en.dir, en.name, target, a); err != nil {
+	if _, err := w.v.Names().Symlink(en.dir, en.name, target, a); err != nil {
 		return w.fail(en.path, err)
 	}
 	return nil
 }
 
 func (w *writer) hardlink(existing, newPath string) error {
-	ino, err := w.v.LookupPath(existing, false)
+	ino, err := w.v.Names().LookupPath(existing, false)
 	if err != nil {
 		return fmt.Errorf("%s: %w", w.vol, err)
 	}
@@ -133,7 +133,7 @@ func (w *writer) hardlink(existing, newPath string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.v.Link(ino, en.dir, en.name); err != nil {
+	if err := w.v.Names().Link(ino, en.dir, en.name); err != nil {
 		return w.fail(en.path, err)
 	}
 	return nil

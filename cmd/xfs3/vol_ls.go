@@ -92,7 +92,7 @@ func (l *lister) dir(ino format.Ino, prefix string) error {
 	}
 	l.seen[ino] = true
 	defer delete(l.seen, ino)
-	ents, err := l.v.ReadDir(ino)
+	ents, err := l.v.Names().ReadDir(ino)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", l.vol, displayName(prefix), err)
 	}
@@ -133,7 +133,7 @@ func (l *lister) entry(name string, ino format.Ino, st *xfs.Stat) error {
 	}
 	fmt.Fprintf(w, "%-10s %-8s %12d %12d %s", modeString(st.Mode), typeName(st.Mode), st.Size, ino, displayName(name))
 	if st.Mode&format.SIFMT == format.SIFLNK {
-		target, err := l.v.Readlink(ino)
+		target, err := l.v.Files().Readlink(ino)
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", l.vol, displayName(name), err)
 		}

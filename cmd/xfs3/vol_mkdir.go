@@ -100,7 +100,7 @@ func (w *writer) mkdir(path string, mode uint32) error {
 	if err != nil {
 		return w.fail(dirOf(path), err)
 	}
-	if _, err := w.v.Mkdir(en.dir, en.name, a); err != nil {
+	if _, err := w.v.Names().Mkdir(en.dir, en.name, a); err != nil {
 		return w.fail(path, err)
 	}
 	return nil

@@ -66,7 +66,7 @@ func (w *writer) mv(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if err := w.v.Rename(from.dir, from.name, to.dir, to.name); err != nil {
+	if err := w.v.Names().Rename(from.dir, from.name, to.dir, to.name); err != nil {
 		return fmt.Errorf("%s: cannot move %s to %s: %w", w.vol, displayName(src), displayName(to.path), kindOnly(err))
 	}
 	return nil

@@ -188,7 +188,7 @@ func (p *putter) writeFile(r io.Reader, srcName string, mode uint32, xattrs []ho
 		return p.fail(dirOf(en.path), err)
 	}
 	err = p.replace(en,
-		func(name string) (format.Ino, error) { return p.v.Create(en.dir, name, a) },
+		func(name string) (format.Ino, error) { return p.v.Names().Create(en.dir, name, a) },
 		func(ino format.Ino) error {
 			if err := p.copyData(r, srcName, ino, en.path); err != nil {
 				return err
@@ -210,7 +210,7 @@ func (p *putter) copyData(r io.Reader, srcName string, ino format.Ino, path stri
 		n, rerr := io.ReadFull(r, p.buf)
 		if n > 0 {
 			if chunk := p.buf[:n]; !bytes.Equal(chunk, p.zero[:n]) {
-				if _, err := p.v.WriteAt(ino, chunk, off); err != nil {
+				if _, err := p.v.Files().WriteAt(ino, chunk, off); err != nil {
 					return p.fail(path, err)
 				}
 				end = off + int64(n)
@@ -225,7 +225,7 @@ func (p *putter) copyData(r io.Reader, srcName string, ino format.Ino, path stri
 		}
 	}
 	if off > end {
-		if err := p.v.Truncate(ino, off); err != nil {
+		if err := p.v.Files().Truncate(ino, off); err != nil {
 			return p.fail(path, err)
 		}
 	}
@@ -244,7 +244,7 @@ func (p *putter) putDir(src string, fi os.FileInfo, en *entry) error {
 		if err != nil {
 			return p.fail(dirOf(en.path), err)
 		}
-		if dirIno, err = p.v.Mkdir(en.dir, en.name, a); err != nil {
+		if dirIno, err = p.v.Names().Mkdir(en.dir, en.name, a); err != nil {
 			return p.fail(en.path, err)
 		}
 		p.written(en.path)
@@ -313,7 +313,7 @@ func (p *putter) putSymlink(src string, en *entry) error {
 		return p.fail(dirOf(en.path), err)
 	}
 	err = p.replace(en,
-		func(name string) (format.Ino, error) { return p.v.Symlink(en.dir, name, target, a) },
+		func(name string) (format.Ino, error) { return p.v.Names().Symlink(en.dir, name, target, a) },
 		func(ino format.Ino) error { return p.setXattrs(ino, xattrs, en.path) })
 	if err != nil {
 		return err
@@ -333,7 +333,7 @@ func (p *putter) setXattrsFrom(src string, ino format.Ino, path string) error {
 
 func (p *putter) setXattrs(ino format.Ino, xattrs []hostXattr, path string) error {
 	for _, x := range xattrs {
-		if err := p.v.SetXattr(ino, x.name, x.value, 0); err != nil {
+		if err := p.v.Xattrs().Set(ino, x.name, x.value, 0); err != nil {
 			return p.pathErr(path, fmt.Errorf("attribute %s: %w", displayName(x.name), err))
 		}
 	}

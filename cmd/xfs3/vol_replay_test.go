@@ -25,11 +25,11 @@ func TestVolReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := v.Mkdir(v.Root(), "dir", xfs.Attrs{Mode: 0o755})
+	d, err := v.Names().Mkdir(v.Root(), "dir", xfs.Attrs{Mode: 0o755})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := v.Create(d, "file", xfs.Attrs{Mode: 0o644}); err != nil {
+	if _, err := v.Names().Create(d, "file", xfs.Attrs{Mode: 0o644}); err != nil {
 		t.Fatal(err)
 	}
 	// Every commit is durable on return: a copy now is a crash image.

@@ -90,7 +90,7 @@ func (w *writer) rm(path string, recursive, force bool) error {
 		if strings.HasSuffix(path, "/") {
 			return w.pathErr(path, xfs.ErrNotDir)
 		}
-		if err := w.v.Unlink(en.dir, en.name); err != nil {
+		if err := w.v.Names().Unlink(en.dir, en.name); err != nil {
 			return w.fail(path, err)
 		}
 		return nil
@@ -101,7 +101,7 @@ func (w *writer) rm(path string, recursive, force bool) error {
 	if err := w.emptyDir(en.ino, strings.TrimRight(path, "/"), map[format.Ino]bool{}); err != nil {
 		return err
 	}
-	if err := w.v.Rmdir(en.dir, en.name); err != nil {
+	if err := w.v.Names().Rmdir(en.dir, en.name); err != nil {
 		return w.fail(path, err)
 	}
 	return nil
@@ -116,7 +116,7 @@ func (w *writer) emptyDir(ino format.Ino, path string, seen map[format.Ino]bool)
 	}
 	seen[ino] = true
 	defer delete(seen, ino)
-	ents, err := w.v.ReadDir(ino)
+	ents, err := w.v.Names().ReadDir(ino)
 	if err != nil {
 		return w.fail(path, err)
 	}
@@ -127,7 +127,7 @@ func (w *writer) emptyDir(ino format.Ino, path string, seen map[format.Ino]bool)
 			files = append(files, d.Name)
 		}
 	}
-	for i, err := range w.v.UnlinkFiles(ino, files) {
+	for i, err := range w.v.Names().UnlinkFiles(ino, files) {
 		if err != nil {
 			return w.fail(joinPath(path, files[i]), err)
 		}
@@ -146,7 +146,7 @@ func (w *writer) emptyDir(ino format.Ino, path string, seen map[format.Ino]bool)
 			isDir = st.IsDir()
 		}
 		if !isDir {
-			if err := w.v.Unlink(ino, d.Name); err != nil {
+			if err := w.v.Names().Unlink(ino, d.Name); err != nil {
 				return w.fail(child, err)
 			}
 			continue
@@ -154,7 +154,7 @@ func (w *writer) emptyDir(ino format.Ino, path string, seen map[format.Ino]bool)
 		if err := w.emptyDir(d.Ino, child, seen); err != nil {
 			return err
 		}
-		if err := w.v.Rmdir(ino, d.Name); err != nil {
+		if err := w.v.Names().Rmdir(ino, d.Name); err != nil {
 			return w.fail(child, err)
 		}
 	}

@@ -83,14 +83,14 @@ func xattrCommand(name string, args []string, set bool) error {
 		}
 	}
 	return withWriter(vol, func(w *writer) error {
-		ino, err := w.v.LookupPath(path, !*noDeref)
+		ino, err := w.v.Names().LookupPath(path, !*noDeref)
 		if err != nil {
 			return fmt.Errorf("%s: %w", vol, err)
 		}
 		if set {
-			err = w.v.SetXattr(ino, attr, value, 0)
+			err = w.v.Xattrs().Set(ino, attr, value, 0)
 		} else {
-			err = w.v.RemoveXattr(ino, attr)
+			err = w.v.Xattrs().Remove(ino, attr)
 		}
 		if err != nil {
 			return w.pathErr(path, fmt.Errorf("%s: %w", displayName(attr), kindOnly(err)))

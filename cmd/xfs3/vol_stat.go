@@ -146,7 +146,7 @@ func volStat(args []string, e *env) error {
 	defer v.Close()
 	j := statRecord(path, &st)
 	if st.Mode&format.SIFMT == format.SIFLNK {
-		if j.Target, err = v.Readlink(ino); err != nil {
+		if j.Target, err = v.Files().Readlink(ino); err != nil {
 			return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
 		}
 	}

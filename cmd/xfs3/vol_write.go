@@ -124,7 +124,7 @@ func (en *entry) exists() bool { return en.ino != 0 }
 // in it, and checks that it is a directory.
 func (w *writer) parentDir(path string) (format.Ino, error) {
 	parent, _ := splitPath(path)
-	ino, err := w.v.LookupPath(parent, true)
+	ino, err := w.v.Names().LookupPath(parent, true)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", w.vol, err)
 	}
@@ -156,7 +156,7 @@ func (w *writer) entryIn(dirIno format.Ino, name, path string) (*entry, error) {
 	if len(name) > format.MaxNameLen {
 		return nil, w.pathErr(path, fmt.Errorf("%w: the last name has %d bytes, at most %d are allowed", xfs.ErrNameTooLong, len(name), format.MaxNameLen))
 	}
-	ino, err := w.v.Lookup(dirIno, name)
+	ino, err := w.v.Names().Lookup(dirIno, name)
 	switch {
 	case errors.Is(err, xfs.ErrNotFound):
 		return en, nil
@@ -175,7 +175,7 @@ func (w *writer) entryIn(dirIno format.Ino, name, path string) (*entry, error) {
 // symlinks all the way, and returns it. Any failure to resolve path means
 // "no"; the caller's own lookup then reports what is wrong.
 func (w *writer) dirAt(path string) (format.Ino, bool) {
-	ino, err := w.v.LookupPath(path, true)
+	ino, err := w.v.Names().LookupPath(path, true)
 	if err != nil {
 		return 0, false
 	}
@@ -235,12 +235,12 @@ func (w *writer) replace(en *entry, create func(name string) (format.Ino, error)
 	}
 	err = fill(ino)
 	if err == nil {
-		if err = w.v.Rename(en.dir, tmp, en.dir, en.name); err != nil {
+		if err = w.v.Names().Rename(en.dir, tmp, en.dir, en.name); err != nil {
 			err = w.fail(en.path, err)
 		}
 	}
 	if err != nil {
-		if uerr := w.v.Unlink(en.dir, tmp); uerr != nil {
+		if uerr := w.v.Names().Unlink(en.dir, tmp); uerr != nil {
 			err = fmt.Errorf("%w (and the partial file %s could not be removed: %v)", err, displayName(joinPath(dirOf(en.path), tmp)), uerr)
 		}
 		return err

@@ -285,19 +285,19 @@ func engineReadBack(t *testing.T, img string, data []byte) {
 		t.Fatalf("engine open after kernel writes: %v", err)
 	}
 	defer v.Close()
-	ino, err := v.LookupPath("object", false)
+	ino, err := v.Names().LookupPath("object", false)
 	if err != nil {
 		t.Fatalf("engine lookup: %v", err)
 	}
 	got := make([]byte, len(data))
-	if n, err := v.ReadAt(ino, got, 0); n != len(data) || (err != nil && err != io.EOF) || !bytes.Equal(got, data) {
+	if n, err := v.Files().ReadAt(ino, got, 0); n != len(data) || (err != nil && err != io.EOF) || !bytes.Equal(got, data) {
 		t.Errorf("engine read of the kernel's file: %d bytes, %v, equal %v", n, err, bytes.Equal(got, data))
 	}
-	dir, err := v.LookupPath("bucket/prefix", false)
+	dir, err := v.Names().LookupPath("bucket/prefix", false)
 	if err != nil {
 		t.Fatalf("engine lookup: %v", err)
 	}
-	if val, err := v.GetXattr(dir, "user.xfs3"); err != nil || string(val) != "meta" {
+	if val, err := v.Xattrs().Get(dir, "user.xfs3"); err != nil || string(val) != "meta" {
 		t.Errorf("engine xattr read: %q, %v", val, err)
 	}
 }

@@ -23,7 +23,7 @@ const maxMovePerTx = 512
 // one of them at every commit; a very fragmented src is moved in several
 // transactions, front first, dst growing over what has been moved while
 // src keeps its size over a leading hole.
-func (v *Volume) AppendExtents(dst, src format.Ino) (err error) {
+func (v Files) AppendExtents(dst, src format.Ino) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -68,14 +68,14 @@ type extentMove struct {
 
 // moveReserve covers one batch: dst's bmbt growing by maxMovePerTx
 // records (half-full leaves after splits) plus a split of every level.
-func (v *Volume) moveReserve() int64 {
+func (v Files) moveReserve() int64 {
 	perLeaf := format.BmbtShape.MaxRecs(v.geo.BlockSize, true) / 2
 	return int64(2*(maxMovePerTx/perLeaf+1)) + v.bmbtReserve()
 }
 
 // moveBatchTx moves up to maxMovePerTx extents; done reports that src is
 // now empty.
-func (v *Volume) moveBatchTx(t *txn, m *extentMove) (done bool, err error) {
+func (v Files) moveBatchTx(t *txn, m *extentMove) (done bool, err error) {
 	cd, err := t.modify(m.hd, m.dst)
 	if err != nil {
 		return false, err

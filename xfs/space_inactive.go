@@ -3,7 +3,6 @@ package xfs
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
@@ -27,7 +26,7 @@ import (
 // log recovery) frees it.
 
 // InactiveQueue takes inodes that have lost their last link and last
-// reference, and calls Volume.Inactivate for each later. Flush returns
+// reference, and calls Space.Inactivate for each later. Flush returns
 // once every inode queued before it was called has been inactivated.
 type InactiveQueue interface {
 	Queue(ino uint64) error
@@ -37,7 +36,7 @@ type InactiveQueue interface {
 // SetInactiveQueue hands released inodes to q instead of inactivating them
 // inside the call that released them; nil restores that. Set it before
 // the volume is shared.
-func (v *Volume) SetInactiveQueue(q InactiveQueue) {
+func (v Space) SetInactiveQueue(q InactiveQueue) {
 	if v.w != nil {
 		v.w.inactive = q
 	}
@@ -45,108 +44,23 @@ func (v *Volume) SetInactiveQueue(q InactiveQueue) {
 
 // flushInactive waits for the inodes already released to be freed, so
 // that what they held shows as free (statfs, space errors).
-func (v *Volume) flushInactive() {
+func (v *mount) flushInactive() {
 	if v.w != nil && v.w.inactive != nil {
 		v.w.inactive.Flush()
 	}
 }
 
-// Handle is a reference on an inode: while it is open the inode stays
-// readable, even after its last link is removed. Close it once.
-type Handle struct {
-	v      *Volume
-	ino    format.Ino
-	h      *inodeHandle
-	closed bool
-}
-
-// Open takes a reference on ino, which must have a link.
-func (v *Volume) Open(ino format.Ino) (*Handle, error) {
-	h := v.icache.hold(ino)
-	// Shared, so an unlink's transaction cannot commit between the link
-	// check and the reference: either the unlink sees the reference or
-	// this sees no link.
-	h.lock.RLock()
-	defer h.lock.RUnlock()
-	ip, err := v.igetHeld(h, ino)
-	if err == nil && ip.core.Nlink == 0 {
-		err = fmt.Errorf("inode %d has no link: %w", ino, ErrNotFound)
-	}
-	if err != nil {
-		v.icache.release(h)
-		return nil, err
-	}
-	h.shard.Mu.Lock()
-	h.opens++
-	h.shard.Mu.Unlock()
-	return &Handle{v: v, ino: ino, h: h}, nil
-}
-
-// OpenAt looks name up in directory dirIno and takes a reference on the
-// inode it names, under the directory's lock: the reference is on the
-// inode the name held at that moment, never on one whose number was
-// freed and reused since a separate Lookup (which Open alone cannot tell).
-// A missing name gives ErrNotFound.
-func (v *Volume) OpenAt(dirIno format.Ino, name string) (*Handle, error) {
-	if name == "" || name == "." || name == ".." {
-		return nil, fmt.Errorf("open %q: %w", name, ErrInvalid)
-	}
-	if len(name) > format.MaxNameLen {
-		return nil, fmt.Errorf("%q: %w", name, ErrNameTooLong)
-	}
-	if strings.ContainsAny(name, "/\x00") {
-		return nil, fmt.Errorf("%q: %w", name, ErrNotFound)
-	}
-	// Directory before the inode it names (lock order): an unlink needs
-	// the directory's lock exclusively, so the name keeps its link while
-	// the reference is taken.
-	defer v.rlock(dirIno)()
-	ino, err := v.lookupLocked(dirIno, name)
-	if err != nil {
-		return nil, err
-	}
-	if !v.geo.ValidIno(ino) || ino == dirIno {
-		return nil, format.Corrupt("directory entry", fmt.Sprintf("inode %d", dirIno), "%q points at invalid inode %d", name, ino)
-	}
-	return v.Open(ino)
-}
-
-// Ino is the inode the handle refers to.
-func (hd *Handle) Ino() format.Ino { return hd.ino }
-
-// Close drops the reference; the last one on an inode without links
-// releases it for inactivation.
-func (hd *Handle) Close() error {
-	if hd.closed {
-		return nil
-	}
-	hd.closed = true
-	s := hd.h.shard
-	s.Mu.Lock()
-	hd.h.opens--
-	release := hd.h.opens == 0 && hd.h.doomed
-	if release {
-		hd.h.doomed = false
-	}
-	s.Mu.Unlock()
-	hd.v.icache.release(hd.h)
-	if release {
-		return hd.v.release(hd.ino)
-	}
-	return nil
-}
-
 // lastLinkGone is called, with no lock held, once a committed change has
 // put ino on its unlinked list: it is released now or, when handles are
 // open on it, by the last Close.
-func (v *Volume) lastLinkGone(ino format.Ino) error {
+func (v Space) lastLinkGone(ino format.Ino) error {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
 	return v.lastLinkGoneHeld(h, ino)
 }
 
 // lastLinkGoneHeld is lastLinkGone for a caller that holds ino's handle.
-func (v *Volume) lastLinkGoneHeld(h *inodeHandle, ino format.Ino) error {
+func (v Space) lastLinkGoneHeld(h *inodeHandle, ino format.Ino) error {
 	h.shard.Mu.Lock()
 	if h.opens > 0 {
 		h.doomed = true
@@ -159,7 +73,7 @@ func (v *Volume) lastLinkGoneHeld(h *inodeHandle, ino format.Ino) error {
 
 // release hands an inode with no link and no reference to the queue, or
 // inactivates it now without one.
-func (v *Volume) release(ino format.Ino) error {
+func (v Space) release(ino format.Ino) error {
 	if q := v.w.inactive; q != nil {
 		return q.Queue(uint64(ino))
 	}
@@ -176,7 +90,7 @@ var ErrReferenced = errors.New("inode is still referenced")
 // list. It does not wait for the changes to be durable. An inode that is
 // not on an unlinked list (already freed) is left alone; one with open
 // handles gives ErrReferenced. It returns the number of extents freed.
-func (v *Volume) Inactivate(ino format.Ino) (extents uint64, err error) {
+func (v Space) Inactivate(ino format.Ino) (extents uint64, err error) {
 	if err := v.checkWritable(); err != nil {
 		return 0, err
 	}
@@ -196,14 +110,14 @@ func (v *Volume) Inactivate(ino format.Ino) (extents uint64, err error) {
 
 // freeable reports whether ino is still to be freed: on its unlinked
 // list, without handles. The caller holds the inode's lock.
-func (v *Volume) freeable(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
+func (v Space) freeable(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
 	u.Lock()
 	defer u.Unlock()
 	return v.freeableListed(u, h, ino, agino)
 }
 
 // freeableListed is freeable for a caller that holds u's lock too.
-func (v *Volume) freeableListed(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
+func (v Space) freeableListed(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno) (bool, error) {
 	if _, listed := u.Prev(agino); !listed {
 		return false, nil
 	}
@@ -220,7 +134,7 @@ func (v *Volume) freeableListed(u *ialloc.Unlinked, h *inodeHandle, ino format.I
 // or, when none are left, frees the inode (more is then false). Each step
 // takes the inode's lock anew, so the inodes beside it on its list can be
 // relinked in between.
-func (v *Volume) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.AgIno) (freed uint64, more bool, err error) {
+func (v Space) truncateStep(u *ialloc.Unlinked, ino format.Ino, agino format.AgIno) (freed uint64, more bool, err error) {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	if ok, err := v.freeable(u, h, ino, agino); !ok || err != nil {
@@ -267,7 +181,7 @@ const maxFreePerTx = 256
 
 // inactiveTruncateTx frees up to maxFreePerTx extents of ino's forks, from the
 // end; more is false when the forks map nothing (and nothing changed).
-func (v *Volume) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (freed uint64, more bool, err error) {
+func (v Space) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (freed uint64, more bool, err error) {
 	c, err := t.modify(h, ino)
 	if err != nil {
 		return 0, false, err
@@ -327,7 +241,7 @@ func (t *txn) forgetExtent(e format.Extent) {
 // may wait for the predecessor) and the predecessor checked again after.
 // Predecessors are always newer on the list, so these waits end at the
 // bucket head and never form a cycle.
-func (v *Volume) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno, truncate bool) (freed uint64, err error) {
+func (v Space) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, agino format.AgIno, truncate bool) (freed uint64, err error) {
 	ag, _ := v.geo.InoToAg(ino)
 	for {
 		u.Lock()
@@ -360,7 +274,7 @@ func (v *Volume) freeUnlinkedInode(u *ialloc.Unlinked, h *inodeHandle, ino forma
 // freeInodeTx commits ino's removal from its list (through the AGI bucket,
 // or through predecessor ph's di_next_unlinked) and its freeing. The
 // caller holds u's lock, ino's lock and ph's lock.
-func (v *Volume) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ph *inodeHandle, prev format.AgIno, truncate bool) (freed uint64, err error) {
+func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, ph *inodeHandle, prev format.AgIno, truncate bool) (freed uint64, err error) {
 	ag, agino := v.geo.InoToAg(ino)
 	err = v.runTx(v.bmbtReserve(), true, func(t *txn) error {
 		freed = 0
@@ -447,7 +361,7 @@ func (t *txn) iunlink(c *inodeChange) error {
 // loadUnlinked indexes every AG's unlinked lists at a writable open. A
 // list that reaches an inode in use (linked) or not in use (free) is
 // corrupt, and refused before anything on the lists is freed.
-func (v *Volume) loadUnlinked() error {
+func (v Space) loadUnlinked() error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		err := v.w.inodes.Load(ag, func(agino format.AgIno) (format.AgIno, error) {
 			ino := v.geo.AgInoToIno(ag, agino)
@@ -471,7 +385,7 @@ func (v *Volume) loadUnlinked() error {
 // (their last link went before a crash) and at Close (inodes a queue did
 // not get to, or whose handles were never closed). It returns how many it
 // freed.
-func (v *Volume) freeAllUnlinked(force bool) (int, error) {
+func (v Space) freeAllUnlinked(force bool) (int, error) {
 	n := 0
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		for _, agino := range v.w.inodes.Unlinked(ag).Inodes() {
@@ -489,7 +403,7 @@ func (v *Volume) freeAllUnlinked(force bool) (int, error) {
 }
 
 // dropHandles forgets the references on ino, at Close.
-func (v *Volume) dropHandles(ino format.Ino) {
+func (v Space) dropHandles(ino format.Ino) {
 	h := v.icache.hold(ino)
 	h.shard.Mu.Lock()
 	h.opens, h.doomed = 0, false
@@ -498,7 +412,7 @@ func (v *Volume) dropHandles(ino format.Ino) {
 }
 
 // unlinkedCount is the number of inodes on every AG's unlinked lists.
-func (v *Volume) unlinkedCount() int {
+func (v Space) unlinkedCount() int {
 	n := 0
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		n += v.w.inodes.Unlinked(ag).Len()
@@ -508,7 +422,7 @@ func (v *Volume) unlinkedCount() int {
 
 // Unlinked is the number of inodes that have lost their last link but are
 // not freed yet: still referenced, or waiting for inactivation.
-func (v *Volume) Unlinked() int {
+func (v Space) Unlinked() int {
 	if v.w == nil {
 		return 0
 	}
@@ -517,7 +431,7 @@ func (v *Volume) Unlinked() int {
 
 // Releasable lists AG ag's inodes that have lost their last link and
 // have no handles, in inode order: what a sweeping collector frees.
-func (v *Volume) Releasable(ag format.AgNumber) []format.Ino {
+func (v Space) Releasable(ag format.AgNumber) []format.Ino {
 	if v.w == nil {
 		return nil
 	}

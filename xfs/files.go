@@ -1,21 +1,37 @@
 package xfs
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"slices"
 	"time"
 
-	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 )
+
+// Files is the data of regular files and the extents that hold it:
+// reading and writing bytes, truncating, punching holes, preallocating,
+// moving extents from one file to another without copying them, and
+// handles that keep an inode readable after its last name is gone.
+//
+// Data is written straight to its blocks before the transaction that
+// maps them commits (ordered data), so neither a reader nor recovery
+// after a crash can reach blocks that hold another file's old bytes. A
+// change allocates in transactions of bounded size (maxWriteChunk) and
+// holds the file's lock from its first to its last. The extent map
+// switches between in-inode extents and a bmbt where the kernel would
+// (bmap.go). A Files comes from Volume.Files and is safe for many
+// goroutines.
+type Files struct{ *mount }
+
+// Files returns the volume's file data and extents.
+func (v *Volume) Files() Files { return Files{v.mount} }
+
+func (m *mount) files() Files { return Files{m} }
 
 // ReadAt reads file data at byte offset off. Holes and unwritten extents
 // read as zeros. It returns io.EOF when off+len(p) passes the end of file,
 // like io.ReaderAt.
-func (v *Volume) ReadAt(ino format.Ino, p []byte, off int64) (int, error) {
+func (v Files) ReadAt(ino format.Ino, p []byte, off int64) (int, error) {
 	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
@@ -51,69 +67,8 @@ func (v *Volume) ReadAt(ino format.Ino, p []byte, off int64) (int, error) {
 	return len(p), nil
 }
 
-// readMapped fills p with the bytes at byte offset off of a mapped fork,
-// reading each contiguous run of blocks with one device read.
-func (v *Volume) readMapped(ext []format.Extent, p []byte, off int64) error {
-	bs := int64(v.geo.BlockSize)
-	for len(p) > 0 {
-		fb := format.FileOff(off >> v.geo.BlockLog)
-		inBlock := off & (bs - 1)
-		fsb, run, ok, unwritten := mapBlock(ext, fb)
-		if !ok {
-			// A hole: zeros up to the next extent.
-			n := int64(len(p))
-			// The next extent starts after off; one starting beyond
-			// the largest byte offset cannot end the hole early (and
-			// its byte offset would overflow).
-			if i := lookupExtent(ext, fb); i < len(ext) && uint64(ext[i].StartOff) <= math.MaxInt64>>v.geo.BlockLog {
-				if gap := int64(ext[i].StartOff)<<v.geo.BlockLog - off; gap < n {
-					n = gap
-				}
-			}
-			clear(p[:n])
-			p, off = p[n:], off+n
-			continue
-		}
-		n := int64(run)<<v.geo.BlockLog - inBlock
-		if n > int64(len(p)) {
-			n = int64(len(p))
-		}
-		if unwritten {
-			clear(p[:n])
-		} else if _, err := v.dev.ReadAt(p[:n], format.DaddrToByte(v.geo.FsbToDaddr(fsb))+inBlock); err != nil {
-			return err
-		}
-		p, off = p[n:], off+n
-	}
-	return nil
-}
-
-// readForkBlocks reads count consecutive fork blocks starting at file block
-// off into one buffer; every block must be mapped (metadata has no holes).
-// It also returns the disk address of the first block, which v5 headers
-// record as their own location.
-func (v *Volume) readForkBlocks(ext []format.Extent, off format.FileOff, count int) ([]byte, format.Daddr, error) {
-	b := make([]byte, count<<v.geo.BlockLog)
-	var first format.Daddr
-	for done := 0; done < count; {
-		fsb, run, ok, _ := mapBlock(ext, off+format.FileOff(done))
-		if !ok {
-			return nil, 0, format.Corrupt("fork", "", "metadata block %d is a hole", uint64(off)+uint64(done))
-		}
-		if done == 0 {
-			first = v.geo.FsbToDaddr(fsb)
-		}
-		n := int(min(run, uint64(count-done)))
-		if err := v.readAt(b[done<<v.geo.BlockLog:(done+n)<<v.geo.BlockLog], v.geo.FsbToDaddr(fsb)); err != nil {
-			return nil, 0, err
-		}
-		done += n
-	}
-	return b, first, nil
-}
-
 // Readlink returns a symlink's target.
-func (v *Volume) Readlink(ino format.Ino) (string, error) {
+func (v Files) Readlink(ino format.Ino) (string, error) {
 	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
@@ -145,40 +100,6 @@ func (v *Volume) Readlink(ino format.Ino) (string, error) {
 	return string(target), nil
 }
 
-// readSymlinkBlocks reads a remote symlink target. Unlike remote xattr
-// values, a symlink has one header per extent (the kernel writes each
-// mapped extent as one buffer), with the CRC over the whole extent.
-func (v *Volume) readSymlinkBlocks(ext []format.Extent, length int, owner format.Ino) ([]byte, error) {
-	out := make([]byte, 0, length)
-	for _, e := range ext {
-		if len(out) >= length {
-			break
-		}
-		if e.Unwritten {
-			return nil, format.Corrupt("symlink block", "", "unwritten extent in a symlink")
-		}
-		if e.BlockCount > uint64(format.MaxSymlinkLen+format.RmtHdrSize)>>v.geo.BlockLog+1 {
-			return nil, format.Corrupt("symlink block", "", "extent of %d blocks for a target of %d bytes", e.BlockCount, length)
-		}
-		b, daddr, err := v.readForkBlocks(ext, e.StartOff, int(e.BlockCount))
-		if err != nil {
-			return nil, err
-		}
-		payload, err := format.VerifyRmtBlock(&v.geo, "symlink block", format.SymlinkMagic, b, daddr, owner, uint32(len(out)))
-		if err != nil {
-			return nil, format.Located(err, fmt.Sprintf("daddr %d", daddr))
-		}
-		if want := min(len(b)-format.RmtHdrSize, length-len(out)); len(payload) != want {
-			return nil, format.Corrupt("symlink block", fmt.Sprintf("daddr %d", daddr), "holds %d bytes, want %d", len(payload), want)
-		}
-		out = append(out, payload...)
-	}
-	if len(out) != length {
-		return nil, format.Corrupt("symlink", "", "extents hold %d of %d bytes", len(out), length)
-	}
-	return out, nil
-}
-
 // File data changes. Data is written straight to its blocks before the
 // transaction that maps them commits (ordered data), so a reader can never
 // reach blocks that hold another file's old bytes.
@@ -186,112 +107,9 @@ func (v *Volume) readSymlinkBlocks(ext []format.Extent, length int, owner format
 // maxWriteChunk bounds the blocks one transaction allocates.
 const maxWriteChunk = 64 << 20
 
-// lockInode takes ino's lock exclusively for a change and returns the
-// handle and the function that drops it.
-func (v *Volume) lockInode(ino format.Ino) (*inodeHandle, func()) {
-	h := v.icache.hold(ino)
-	h.lock.Lock()
-	return h, func() {
-		h.lock.Unlock()
-		v.icache.release(h)
-	}
-}
-
-// lockInodePair takes the locks of two different inodes, which no lock
-// order ranks against each other (two directories, either of which may be
-// the other's ancestor), and returns their handles and the function that
-// drops both. It never waits for one lock while holding the other: it
-// waits for one, tries the other, and on failure lets go and waits for
-// the one it missed first. So it joins no cycle of waiters, whatever order
-// others take these locks in.
-func (v *Volume) lockInodePair(a, b format.Ino) (ha, hb *inodeHandle, unlock func()) {
-	ha, hb = v.icache.hold(a), v.icache.hold(b)
-	first, second := ha, hb
-	for {
-		first.lock.Lock()
-		if second.lock.TryLock() {
-			break
-		}
-		first.lock.Unlock()
-		first, second = second, first
-	}
-	return ha, hb, func() {
-		hb.lock.Unlock()
-		ha.lock.Unlock()
-		v.icache.release(hb)
-		v.icache.release(ha)
-	}
-}
-
-// retryBusy runs fn, and once more after making busy extents reusable
-// when fn found only busy free space.
-func (v *Volume) retryBusy(fn func() error) error {
-	err := fn()
-	if errors.Is(err, alloc.ErrBusyOnly) {
-		if serr := v.cache.Sync(); serr != nil {
-			return serr
-		}
-		err = fn()
-	}
-	if b := v.cache.Busy(); errors.Is(err, alloc.ErrBusyOnly) && b.Discarding() > 0 {
-		// What is left is being discarded by trim: wait for that.
-		b.WaitDiscards()
-		err = fn()
-	}
-	if errors.Is(err, alloc.ErrBusyOnly) {
-		return fmt.Errorf("%w: only recently freed space is left", ErrNoSpace)
-	}
-	return err
-}
-
-// runTx runs fn in a transaction reserving blocks (freeing: see
-// beginFreeing), committing when fn succeeds and cancelling otherwise; it
-// runs it once more after a sync when only busy free space was found, and
-// once more after freeing released inodes when the volume was full.
-func (v *Volume) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
-	var prelock []format.AgNumber
-	once := func() error {
-		t, err := v.beginWith(blocks, freeing)
-		if err != nil {
-			return err
-		}
-		t.alloc.Prelock(prelock)
-		if err := fn(t); err != nil {
-			t.Cancel()
-			return err
-		}
-		return t.Commit()
-	}
-	// A change that needs an AGF below one it holds, held by another
-	// change, starts again taking it in order (alloc.LockOrderError).
-	inOrder := func() error {
-		for {
-			err := once()
-			var order *alloc.LockOrderError
-			if !errors.As(err, &order) || slices.Contains(prelock, order.AG) {
-				return err
-			}
-			prelock = append(prelock, order.AG)
-			v.w.lockOrderRetries.Add(1)
-		}
-	}
-	run := func() error { return v.retryBusy(inOrder) }
-	err := run()
-	// Deleted files may still hold the space (or the project quota) the
-	// change needs. Waiting
-	// for their inactivation is safe here: a change that allocates holds
-	// no lock of an unlinked inode or of an AG's unlinked list, which is
-	// all inactivation takes (freeing changes, which may, never wait).
-	if isQuotaOrSpace(err) && !freeing && v.w.inactive != nil {
-		v.w.inactive.Flush()
-		err = run()
-	}
-	return err
-}
-
 // WriteAt writes p at byte offset off of regular file ino, allocating
 // blocks for holes, and extends the file when it writes past the end.
-func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (written int, err error) {
+func (v Files) WriteAt(ino format.Ino, p []byte, off int64) (written int, err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return 0, err
@@ -313,7 +131,7 @@ func (v *Volume) WriteAt(ino format.Ino, p []byte, off int64) (written int, err 
 	return done, nil
 }
 
-func (v *Volume) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64) error {
+func (v Files) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64) error {
 	g := &v.geo
 	first := format.FileOff(off >> g.BlockLog)
 	last := format.FileOff((off + int64(len(p)) - 1) >> g.BlockLog)
@@ -323,9 +141,9 @@ func (v *Volume) writeChunk(h *inodeHandle, ino format.Ino, p []byte, off int64)
 }
 
 // bmbtReserve is the blocks a mapping change may need for bmbt splits.
-func (v *Volume) bmbtReserve() int64 { return 2 * format.MaxBtreeLevels }
+func (v *mount) bmbtReserve() int64 { return 2 * format.MaxBtreeLevels }
 
-func (v *Volume) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, off int64, first, last format.FileOff) error {
+func (v Files) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, off int64, first, last format.FileOff) error {
 	c, err := t.modify(h, ino)
 	if err != nil {
 		return err
@@ -405,7 +223,7 @@ func (c *inodeChange) touch(data bool) {
 
 // writeData writes p at byte off into mapped blocks. Partial blocks are
 // completed from disk, or with zeros when the block is fresh.
-func (v *Volume) writeData(ext, fresh []format.Extent, p []byte, off int64) error {
+func (v Files) writeData(ext, fresh []format.Extent, p []byte, off int64) error {
 	g := &v.geo
 	bs := int64(g.BlockSize)
 	start := off &^ (bs - 1)
@@ -449,7 +267,7 @@ func isFresh(fresh []format.Extent, fb format.FileOff) bool {
 }
 
 // Truncate sets a regular file's size, freeing blocks past the new end.
-func (v *Volume) Truncate(ino format.Ino, size int64) (err error) {
+func (v Files) Truncate(ino format.Ino, size int64) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -462,7 +280,7 @@ func (v *Volume) Truncate(ino format.Ino, size int64) (err error) {
 	return v.runTx(v.bmbtReserve(), true, func(t *txn) error { return v.truncateTx(t, h, ino, size) })
 }
 
-func (v *Volume) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) error {
+func (v Files) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) error {
 	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err
@@ -511,7 +329,7 @@ func (c *inodeChange) unmap(ext []format.Extent, off format.FileOff, n uint64) e
 // writeFileData writes file data in place. The log flushes it before it
 // writes the next records, so a transaction mapping these blocks never
 // reaches the disk before their content (ordered data).
-func (v *Volume) writeFileData(p []byte, off int64) error {
+func (v Files) writeFileData(p []byte, off int64) error {
 	if _, err := v.dev.WriteAt(p, off); err != nil {
 		return err
 	}
@@ -520,7 +338,7 @@ func (v *Volume) writeFileData(p []byte, off int64) error {
 }
 
 // zeroRange writes zeros over the written blocks of [from, to).
-func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
+func (v Files) zeroRange(ext []format.Extent, from, to int64) error {
 	g := &v.geo
 	for pos := from; pos < to; {
 		fb := format.FileOff(pos >> g.BlockLog)
@@ -539,7 +357,7 @@ func (v *Volume) zeroRange(ext []format.Extent, from, to int64) error {
 
 // PunchHole frees the blocks of [off, off+length) of a regular file and
 // zeroes the partial blocks at its edges; the size does not change.
-func (v *Volume) PunchHole(ino format.Ino, off, length int64) (err error) {
+func (v Files) PunchHole(ino format.Ino, off, length int64) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -552,7 +370,7 @@ func (v *Volume) PunchHole(ino format.Ino, off, length int64) (err error) {
 	return v.runTx(v.bmbtReserve(), true, func(t *txn) error { return v.punchTx(t, h, ino, off, length) })
 }
 
-func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64) error {
+func (v Files) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64) error {
 	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err
@@ -586,7 +404,7 @@ func (v *Volume) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int
 // unwritten extents (reading as zeros) without changing its size, so that
 // writes of an object whose final size is known land in one extent where
 // free space allows (like fallocate with FALLOC_FL_KEEP_SIZE).
-func (v *Volume) Preallocate(ino format.Ino, size int64) (err error) {
+func (v Files) Preallocate(ino format.Ino, size int64) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -611,7 +429,7 @@ func (v *Volume) Preallocate(ino format.Ino, size int64) (err error) {
 	return nil
 }
 
-func (v *Volume) preallocTx(t *txn, h *inodeHandle, ino format.Ino, first, last format.FileOff) error {
+func (v Files) preallocTx(t *txn, h *inodeHandle, ino format.Ino, first, last format.FileOff) error {
 	c, err := t.modifyFile(h, ino)
 	if err != nil {
 		return err

@@ -12,6 +12,32 @@ import (
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
+// Namespace is the volume's tree of names: looking names up, creating
+// files, directories and symlinks, linking, renaming and removing names,
+// and reading directories. Each change is one transaction that changes
+// the directories and the link counts together, so after a crash a name
+// is either as before the change or as after it.
+//
+// Inodes are named by number and a name is one path component (no "/"
+// or NUL, at most 255 bytes). A change takes the locks of the
+// directories it changes and of the inodes they name, in the lock order
+// of the package doc, before its transaction starts. An inode that loses
+// its last link goes on its AG's unlinked list in the same transaction
+// and is handed to Space once the change commits; from then on no
+// reader finds its name, while handles opened before (Files.Open) keep
+// reading it.
+//
+// Directories are read and changed through package dir, the one decoder
+// of every directory format, so Lookup and Create never disagree on
+// whether a name exists. A Namespace comes from Volume.Names and is safe
+// for many goroutines.
+type Namespace struct{ *mount }
+
+// Names returns the volume's namespace.
+func (v *Volume) Names() Namespace { return Namespace{v.mount} }
+
+func (m *mount) names() Namespace { return Namespace{m} }
+
 // Directory reads, through package dir: the same decoder the write path
 // uses, so Lookup and Create never disagree on whether a name exists.
 
@@ -23,7 +49,7 @@ type DirEntry struct {
 	Type uint8
 }
 
-func (v *Volume) getDir(ino format.Ino) (*inode, error) {
+func (v Namespace) getDir(ino format.Ino) (*inode, error) {
 	ip, err := v.iget(ino)
 	if err != nil {
 		return nil, err
@@ -35,7 +61,7 @@ func (v *Volume) getDir(ino format.Ino) (*inode, error) {
 }
 
 // ReadDir lists a directory in on-disk order, without "." and "..".
-func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
+func (v Namespace) ReadDir(ino format.Ino) ([]DirEntry, error) {
 	defer v.rlock(ino)()
 	ip, err := v.getDir(ino)
 	if err != nil {
@@ -46,9 +72,9 @@ func (v *Volume) ReadDir(ino format.Ino) ([]DirEntry, error) {
 
 // readDirLocked lists a committed directory version; the caller holds the
 // directory's lock.
-func (v *Volume) readDirLocked(ip *inode) ([]DirEntry, error) {
+func (v Namespace) readDirLocked(ip *inode) ([]DirEntry, error) {
 	var out []DirEntry
-	err := dir.List(readFork{v, ip}, func(name []byte, e format.Ino, ftype uint8) error {
+	err := dir.List(readFork{v.mount, ip}, func(name []byte, e format.Ino, ftype uint8) error {
 		if !v.geo.ValidIno(e) {
 			return format.Corrupt("directory entry", "", "%q points at invalid inode %d", name, e)
 		}
@@ -61,18 +87,18 @@ func (v *Volume) readDirLocked(ip *inode) ([]DirEntry, error) {
 // IsEmptyDir reports whether directory ino holds nothing but "." and
 // "..". It stops at the first entry, so a large directory costs no more
 // than a small one.
-func (v *Volume) IsEmptyDir(ino format.Ino) (bool, error) {
+func (v Namespace) IsEmptyDir(ino format.Ino) (bool, error) {
 	defer v.rlock(ino)()
 	ip, err := v.getDir(ino)
 	if err != nil {
 		return false, err
 	}
-	empty, err := dir.IsEmpty(readFork{v, ip})
+	empty, err := dir.IsEmpty(readFork{v.mount, ip})
 	return empty, format.Located(err, fmt.Sprintf("inode %d", ino))
 }
 
 // Lookup finds name in directory dirIno. "." and ".." work in every format.
-func (v *Volume) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
+func (v Namespace) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
 	defer v.rlock(dirIno)()
 	ip, err := v.getDir(dirIno)
 	if err != nil {
@@ -91,7 +117,7 @@ func (v *Volume) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
 	if strings.ContainsAny(name, "/\x00") {
 		return 0, fmt.Errorf("%q: %w", name, ErrNotFound)
 	}
-	ino, _, err := dir.Lookup(readFork{v, ip}, []byte(name))
+	ino, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(name))
 	if err != nil {
 		return 0, format.Located(err, fmt.Sprintf("inode %d", dirIno))
 	}
@@ -108,15 +134,15 @@ const maxSymlinkHops = 40
 // the middle of the path are followed (absolute targets from the volume
 // root); a symlink in the last component is followed only when follow is
 // set. "." and ".." are honoured; ".." of the root is the root.
-func (v *Volume) LookupPath(path string, follow bool) (format.Ino, error) {
+func (v Namespace) LookupPath(path string, follow bool) (format.Ino, error) {
 	hops := 0
-	return v.resolve(v.Root(), path, follow, &hops)
+	return v.resolve(v.sb.RootIno, path, follow, &hops)
 }
 
-func (v *Volume) resolve(start format.Ino, path string, follow bool, hops *int) (format.Ino, error) {
+func (v Namespace) resolve(start format.Ino, path string, follow bool, hops *int) (format.Ino, error) {
 	cur := start
 	if strings.HasPrefix(path, "/") {
-		cur = v.Root()
+		cur = v.sb.RootIno
 	}
 	parts := strings.Split(path, "/")
 	for i, name := range parts {
@@ -130,7 +156,7 @@ func (v *Volume) resolve(start format.Ino, path string, follow bool, hops *int) 
 		}
 		last := i == len(parts)-1 || allEmpty(parts[i+1:])
 		if !last || follow {
-			st, err := v.Stat(next)
+			st, err := v.stat(next)
 			if err != nil {
 				return 0, err
 			}
@@ -138,7 +164,7 @@ func (v *Volume) resolve(start format.Ino, path string, follow bool, hops *int) 
 				if *hops++; *hops > maxSymlinkHops {
 					return 0, fmt.Errorf("%s: %w", strings.Join(parts[:i+1], "/"), ErrLoop)
 				}
-				target, err := v.Readlink(next)
+				target, err := v.files().Readlink(next)
 				if err != nil {
 					return 0, err
 				}
@@ -174,18 +200,18 @@ type Attrs struct {
 
 // createReserve is the block reservation of a create: an inode chunk, a
 // directory block or two, and splits of every tree they touch.
-func (v *Volume) createReserve() int64 {
+func (v Namespace) createReserve() int64 {
 	return int64(ialloc.BlocksPerAlloc(&v.geo)) + 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
 }
 
 // dirChangeReserve covers adding or removing one name: a directory block
 // or two and splits of the trees they touch.
-func (v *Volume) dirChangeReserve() int64 {
+func (v Namespace) dirChangeReserve() int64 {
 	return 4*int64(v.geo.DirBlockFsbs()) + 4*format.MaxBtreeLevels
 }
 
 // Create makes a regular file name in directory dir.
-func (v *Volume) Create(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
+func (v Namespace) Create(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
 	return v.create(dirIno, name, format.SIFREG|uint16(a.Mode&0o7777), a, "", nil)
 }
 
@@ -198,11 +224,11 @@ const MaxCreateData = 1 << 20
 // commit, against three for a file written under a staging name and
 // renamed into place with its attributes. data is at most MaxCreateData
 // bytes; an existing name gives ErrExist.
-func (v *Volume) CreateFile(dirIno format.Ino, name string, a Attrs, data []byte, attrs []Xattr) (format.Ino, error) {
+func (v Namespace) CreateFile(dirIno format.Ino, name string, a Attrs, data []byte, attrs []Xattr) (format.Ino, error) {
 	if len(data) > MaxCreateData {
 		return 0, fmt.Errorf("CreateFile of %d bytes (at most %d): %w", len(data), MaxCreateData, ErrInvalid)
 	}
-	set, err := v.parseXattrs(attrs)
+	set, err := v.xattrs().parseXattrs(attrs)
 	if err != nil {
 		return 0, err
 	}
@@ -218,10 +244,10 @@ type fileContent struct {
 
 // reserve is the blocks the content may need: its data and their
 // mapping, its attributes.
-func (f *fileContent) reserve(v *Volume) int64 {
+func (f *fileContent) reserve(v *mount) int64 {
 	var blocks int64
 	if len(f.set.list) > 0 {
-		blocks += v.xattrReserve(f.set.blocks)
+		blocks += v.xattrs().xattrReserve(f.set.blocks)
 	}
 	if len(f.data) > 0 {
 		blocks += int64((len(f.data)+v.geo.BlockSize-1)>>v.geo.BlockLog) + v.bmbtReserve()
@@ -234,7 +260,7 @@ func (f *fileContent) fill(t *txn, ino format.Ino) error {
 	c := t.inodes.get(ino)
 	if len(f.data) > 0 {
 		last := format.FileOff((int64(len(f.data)) - 1) >> t.v.geo.BlockLog)
-		if err := t.v.writeChunkTx(t, c.h, ino, f.data, 0, 0, last); err != nil {
+		if err := t.v.files().writeChunkTx(t, c.h, ino, f.data, 0, 0, last); err != nil {
 			return err
 		}
 	}
@@ -245,12 +271,12 @@ func (f *fileContent) fill(t *txn, ino format.Ino) error {
 }
 
 // Mkdir makes a directory name in directory dir.
-func (v *Volume) Mkdir(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
+func (v Namespace) Mkdir(dirIno format.Ino, name string, a Attrs) (format.Ino, error) {
 	return v.create(dirIno, name, format.SIFDIR|uint16(a.Mode&0o7777), a, "", nil)
 }
 
 // Symlink makes a symbolic link name in directory dir pointing at target.
-func (v *Volume) Symlink(dirIno format.Ino, name, target string, a Attrs) (format.Ino, error) {
+func (v Namespace) Symlink(dirIno format.Ino, name, target string, a Attrs) (format.Ino, error) {
 	if len(target) == 0 || len(target) >= format.MaxSymlinkLen {
 		return 0, fmt.Errorf("symlink target of %d bytes: %w", len(target), ErrNameTooLong)
 	}
@@ -259,7 +285,7 @@ func (v *Volume) Symlink(dirIno format.Ino, name, target string, a Attrs) (forma
 
 // create makes an inode of mode under name in dir: a symlink to target,
 // or a regular file filled with content (nil: empty).
-func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string, content *fileContent) (ino format.Ino, err error) {
+func (v Namespace) create(dirIno format.Ino, name string, mode uint16, a Attrs, target string, content *fileContent) (ino format.Ino, err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return 0, err
@@ -268,7 +294,7 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 		return 0, err
 	}
 	if m := v.w.quota; m != nil && a.ProjID != 0 {
-		if err := v.ensureDquot(m, a.ProjID); err != nil {
+		if err := v.quotas().ensureDquot(m, a.ProjID); err != nil {
 			return 0, err
 		}
 	}
@@ -276,7 +302,7 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	defer unlock()
 	reserve := v.createReserve() + int64(len(target)>>v.geo.BlockLog) + 1
 	if content != nil {
-		reserve += content.reserve(v)
+		reserve += content.reserve(v.mount)
 	}
 	err = v.runTx(reserve, false, func(t *txn) error {
 		var err error
@@ -289,7 +315,7 @@ func (v *Volume) create(dirIno format.Ino, name string, mode uint16, a Attrs, ta
 	return ino, err
 }
 
-func (v *Volume) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, mode uint16, a Attrs, target string) (format.Ino, error) {
+func (v Namespace) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, mode uint16, a Attrs, target string) (format.Ino, error) {
 	pc, err := t.modifyDir(hd, dirIno)
 	if err != nil {
 		return 0, err
@@ -377,7 +403,7 @@ func (c *inodeChange) writeSymlink(target string) error {
 }
 
 // Link adds name in directory dir for the existing non-directory ino.
-func (v *Volume) Link(ino, dirIno format.Ino, name string) (err error) {
+func (v Namespace) Link(ino, dirIno format.Ino, name string) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -418,7 +444,7 @@ func (v *Volume) Link(ino, dirIno format.Ino, name string) (err error) {
 }
 
 // Unlink removes name, which must not be a directory, from directory dir.
-func (v *Volume) Unlink(dirIno format.Ino, name string) error {
+func (v Namespace) Unlink(dirIno format.Ino, name string) error {
 	return v.remove(dirIno, name, removeNonDir)
 }
 
@@ -427,12 +453,12 @@ func (v *Volume) Unlink(dirIno format.Ino, name string) error {
 // both leaving the name. It is a lookup, a type check and Unlink in one
 // step: callers whose names stand only for regular files (objects) need
 // no Lookup and Stat first.
-func (v *Volume) UnlinkFile(dirIno format.Ino, name string) error {
+func (v Namespace) UnlinkFile(dirIno format.Ino, name string) error {
 	return v.remove(dirIno, name, removeFile)
 }
 
 // Rmdir removes the empty directory name from directory dir.
-func (v *Volume) Rmdir(dirIno format.Ino, name string) error {
+func (v Namespace) Rmdir(dirIno format.Ino, name string) error {
 	return v.remove(dirIno, name, removeDir)
 }
 
@@ -459,7 +485,7 @@ func (k removeKind) check(name string, mode uint16) error {
 	return nil
 }
 
-func (v *Volume) remove(dirIno format.Ino, name string, kind removeKind) (err error) {
+func (v Namespace) remove(dirIno format.Ino, name string, kind removeKind) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -471,12 +497,12 @@ func (v *Volume) remove(dirIno format.Ino, name string, kind removeKind) (err er
 	if err != nil || !gone {
 		return err
 	}
-	return v.lastLinkGone(ino)
+	return v.space().lastLinkGone(ino)
 }
 
 // removeLocked removes the entry under the directory's and the inode's
 // locks; gone reports that the inode lost its last link.
-func (v *Volume) removeLocked(dirIno format.Ino, name string, kind removeKind) (ino format.Ino, gone bool, err error) {
+func (v Namespace) removeLocked(dirIno format.Ino, name string, kind removeKind) (ino format.Ino, gone bool, err error) {
 	hd, unlockDir := v.lockInode(dirIno)
 	defer unlockDir()
 	ino, err = v.lookupLocked(dirIno, name)
@@ -503,12 +529,12 @@ func (v *Volume) removeLocked(dirIno format.Ino, name string, kind removeKind) (
 }
 
 // lookupLocked is Lookup for a caller holding the directory's lock.
-func (v *Volume) lookupLocked(dirIno format.Ino, name string) (format.Ino, error) {
+func (v Namespace) lookupLocked(dirIno format.Ino, name string) (format.Ino, error) {
 	ip, err := v.getDir(dirIno)
 	if err != nil {
 		return 0, err
 	}
-	ino, _, err := dir.Lookup(readFork{v, ip}, []byte(name))
+	ino, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(name))
 	if err != nil {
 		return 0, fmt.Errorf("%q: %w", name, err)
 	}
@@ -517,7 +543,7 @@ func (v *Volume) lookupLocked(dirIno format.Ino, name string) (format.Ino, error
 
 // removeTx drops the entry and a link; gone reports that the inode lost
 // its last link and went on the unlinked list.
-func (v *Volume) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, h *inodeHandle, ino format.Ino, kind removeKind) (bool, error) {
+func (v Namespace) removeTx(t *txn, hd *inodeHandle, dirIno format.Ino, name string, h *inodeHandle, ino format.Ino, kind removeKind) (bool, error) {
 	pc, err := t.modifyDir(hd, dirIno)
 	if err != nil {
 		return false, err
@@ -577,21 +603,21 @@ func (t *txn) dropLink(pc, c *inodeChange) (bool, error) {
 
 // Rename moves srcName in srcDir to dstName in dstDir, replacing a
 // non-directory target or an empty directory target, in one transaction.
-func (v *Volume) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) error {
+func (v Namespace) Rename(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string) error {
 	return v.RenameSettingXattrs(srcDir, srcName, dstDir, dstName, nil)
 }
 
 // RenameSettingXattrs is Rename that also sets attrs on the moved inode,
 // in the same transaction: the new name appears with its attributes or
 // not at all, and a file put in place (written under a staging name, then
-// renamed with its metadata) costs one commit less than a SetXattrs
+// renamed with its metadata) costs one commit less than an Xattrs.SetMany
 // followed by a Rename.
-func (v *Volume) RenameSettingXattrs(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, attrs []Xattr) (err error) {
+func (v Namespace) RenameSettingXattrs(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, attrs []Xattr) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
 	}
-	set, err := v.parseXattrs(attrs)
+	set, err := v.xattrs().parseXattrs(attrs)
 	if err != nil {
 		return err
 	}
@@ -599,12 +625,12 @@ func (v *Volume) RenameSettingXattrs(srcDir format.Ino, srcName string, dstDir f
 	if err != nil || replaced == 0 {
 		return err
 	}
-	return v.lastLinkGone(replaced)
+	return v.space().lastLinkGone(replaced)
 }
 
 // renameLocked is Rename under its locks; replaced is the target's inode
 // when it lost its last link.
-func (v *Volume) renameLocked(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, set xattrSet) (replaced format.Ino, err error) {
+func (v Namespace) renameLocked(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, set xattrSet) (replaced format.Ino, err error) {
 	for _, n := range []string{srcName, dstName} {
 		if n == "." || n == ".." {
 			return 0, fmt.Errorf("rename %q: %w", n, ErrInvalid)
@@ -630,7 +656,7 @@ var errMovesDirectory = errors.New("rename moves a directory")
 // such move changes meanwhile. Moving a file between directories takes
 // just the two directories' locks, so PUTs into different buckets (each a
 // rename out of a staging directory) do not queue behind each other.
-func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, set xattrSet, serial bool) (replaced format.Ino, err error) {
+func (v Namespace) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, set xattrSet, serial bool) (replaced format.Ino, err error) {
 	crossDir := srcDir != dstDir
 	handles := map[format.Ino]*inodeHandle{}
 	if !crossDir {
@@ -671,7 +697,7 @@ func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino
 		}
 		h, unlock := v.lockInode(src)
 		defer unlock()
-		return 0, v.xattrTx(h, src, set.apply, set.blocks, false)
+		return 0, v.xattrs().xattrTx(h, src, set.apply, set.blocks, false)
 	}
 	if err != nil {
 		dst = 0
@@ -717,7 +743,7 @@ func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino
 	var gone bool
 	reserve := 2 * v.dirChangeReserve()
 	if len(set.list) > 0 {
-		reserve += v.xattrReserve(set.blocks)
+		reserve += v.xattrs().xattrReserve(set.blocks)
 	}
 	err = v.runTx(reserve, true, func(t *txn) error {
 		var err error
@@ -732,7 +758,7 @@ func (v *Volume) renameOnce(srcDir format.Ino, srcName string, dstDir format.Ino
 
 // checkNotAncestor refuses to move directory src below itself: it walks up
 // from dst through ".." entries to the root.
-func (v *Volume) checkNotAncestor(src, dst format.Ino) error {
+func (v Namespace) checkNotAncestor(src, dst format.Ino) error {
 	st, err := v.iget(src)
 	if err != nil {
 		return err
@@ -740,7 +766,7 @@ func (v *Volume) checkNotAncestor(src, dst format.Ino) error {
 	if !st.isDir() {
 		return nil
 	}
-	for cur, hops := dst, 0; cur != v.Root(); hops++ {
+	for cur, hops := dst, 0; cur != v.sb.RootIno; hops++ {
 		if cur == src {
 			return fmt.Errorf("move a directory below itself: %w", ErrInvalid)
 		}
@@ -748,7 +774,7 @@ func (v *Volume) checkNotAncestor(src, dst format.Ino) error {
 		if err != nil {
 			return err
 		}
-		parent, _, err := dir.Lookup(readFork{v, ip}, []byte(".."))
+		parent, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(".."))
 		if err != nil {
 			return err
 		}
@@ -760,7 +786,7 @@ func (v *Volume) checkNotAncestor(src, dst format.Ino) error {
 	return nil
 }
 
-func (v *Volume) renameTx(t *txn, handles map[format.Ino]*inodeHandle, srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, src, dst format.Ino, set xattrSet) (bool, error) {
+func (v Namespace) renameTx(t *txn, handles map[format.Ino]*inodeHandle, srcDir format.Ino, srcName string, dstDir format.Ino, dstName string, src, dst format.Ino, set xattrSet) (bool, error) {
 	sd, err := t.modifyDir(handles[srcDir], srcDir)
 	if err != nil {
 		return false, err

@@ -20,7 +20,7 @@ const maxInactiveBatch = 32
 // btrees, the AGF and the free-space btrees are then copied and logged
 // once for them all instead of once each. Every other inode, and an AG's
 // if its shared transaction fails, goes through Inactivate after.
-func (v *Volume) InactivateBatch(inos []format.Ino) (extents uint64, errs []error) {
+func (v Space) InactivateBatch(inos []format.Ino) (extents uint64, errs []error) {
 	errs = make([]error, len(inos))
 	if err := v.checkWritable(); err != nil {
 		for i := range errs {
@@ -70,7 +70,7 @@ type batchMember struct {
 // that qualify (see InactivateBatch) and marks them done; it marks done too the inodes
 // already freed. With fewer than two to share a transaction it leaves
 // them to Inactivate.
-func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) (extents uint64, err error) {
+func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) (extents uint64, err error) {
 	// u's lock is taken once for the whole batch: taken for each
 	// member, it would wait for each transaction of an unlink in this AG
 	// that is under way meanwhile, not for one.
@@ -159,7 +159,7 @@ func (v *Volume) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool
 // with at most maxFreePerTx extents among them. It only tries each inode
 // lock, so it never waits while holding one. Inodes no longer listed
 // (already freed) are marked done. The caller holds u's lock.
-func (v *Volume) lockMembers(u *ialloc.Unlinked, ag format.AgNumber, inos []format.Ino, done []bool) []*batchMember {
+func (v Space) lockMembers(u *ialloc.Unlinked, ag format.AgNumber, inos []format.Ino, done []bool) []*batchMember {
 	var members []*batchMember
 	var extents uint64
 	for i := len(inos) - 1; i >= 0 && len(members) < maxInactiveBatch; i-- {
@@ -212,7 +212,7 @@ func (v *Volume) lockMembers(u *ialloc.Unlinked, ag format.AgNumber, inos []form
 // then pointing past it. A member behind an inode it cannot lock at once
 // stays listed, for Inactivate, which waits for that lock. The caller
 // holds u's lock: trying inode locks under it never waits.
-func (v *Volume) planRemovals(u *ialloc.Unlinked, ag format.AgNumber, members *[]*batchMember) []*batchMember {
+func (v Space) planRemovals(u *ialloc.Unlinked, ag format.AgNumber, members *[]*batchMember) []*batchMember {
 	listed := make(map[format.AgIno]*batchMember, len(*members))
 	// The list as the plan changes it: predecessors of inodes whose
 	// predecessor left, successors of inodes whose successor left.
@@ -253,7 +253,7 @@ func (v *Volume) planRemovals(u *ialloc.Unlinked, ag format.AgNumber, members *[
 // lockNeighbour tries the lock of inode agino of AG ag, a predecessor on
 // an unlinked list, and returns it as a neighbour (a member not freed),
 // or nil if the lock is taken or the inode cannot be read.
-func (v *Volume) lockNeighbour(ag format.AgNumber, agino format.AgIno) *batchMember {
+func (v Space) lockNeighbour(ag format.AgNumber, agino format.AgIno) *batchMember {
 	ino := v.geo.AgInoToIno(ag, agino)
 	h := v.icache.hold(ino)
 	if !h.lock.TryLock() {

@@ -21,7 +21,7 @@ import (
 
 // ReadDirVersion is ReadDir plus the version of the directory that the
 // entries are of, both read under one hold of its lock.
-func (v *Volume) ReadDirVersion(ino format.Ino) ([]DirEntry, Version, error) {
+func (v Namespace) ReadDirVersion(ino format.Ino) ([]DirEntry, Version, error) {
 	defer v.rlock(ino)()
 	ip, err := v.getDir(ino)
 	if err != nil {
@@ -36,7 +36,7 @@ func (v *Volume) ReadDirVersion(ino format.Ino) ([]DirEntry, Version, error) {
 // One serves every inode of a call, so reading them allocates nothing per
 // inode.
 type EntryInode struct {
-	v     *Volume
+	v     *mount
 	ip    *inode
 	attrs attrReadFork // of ip; given to package attr by pointer, unboxed
 	x     xattrVisitor
@@ -49,7 +49,7 @@ func (e *EntryInode) Ino() format.Ino { return e.ip.ino }
 // Stat describes the inode.
 func (e *EntryInode) Stat() Stat { return e.v.statOf(e.ip) }
 
-// Xattrs calls fn for each of the inode's attributes, as ListXattr lists
+// Xattrs calls fn for each of the inode's attributes, as Xattrs.List lists
 // them, with the namespace ("user", "trusted" or "security") apart from
 // the name; name and value are valid only during the call. An error from
 // fn stops the walk and is returned.
@@ -68,7 +68,7 @@ func (e *EntryInode) Xattrs(fn func(ns string, name, value []byte) error) error 
 // returns current false. An inode without links (which dir at version at
 // cannot name) is skipped. fn must not call the Volume: it runs under
 // inode locks.
-func (v *Volume) ReadEntryInodes(dir format.Ino, at Version, inos []format.Ino, fn func(i int, e *EntryInode) error) (current bool, err error) {
+func (v Namespace) ReadEntryInodes(dir format.Ino, at Version, inos []format.Ino, fn func(i int, e *EntryInode) error) (current bool, err error) {
 	// Directory before the inodes it names (lock order).
 	defer v.rlock(dir)()
 	dp, err := v.getDir(dir)
@@ -78,7 +78,7 @@ func (v *Volume) ReadEntryInodes(dir format.Ino, at Version, inos []format.Ino, 
 	if versionOf(&dp.core) != at {
 		return false, nil
 	}
-	e := &EntryInode{v: v}
+	e := &EntryInode{v: v.mount}
 	e.visit = e.x.visit
 	for i, ino := range inos {
 		if !v.geo.ValidIno(ino) || ino == dir {
@@ -94,7 +94,7 @@ func (v *Volume) ReadEntryInodes(dir format.Ino, at Version, inos []format.Ino, 
 // readEntryInode reads inos[i] = ino under its lock shared and hands it to
 // fn unless it has no link. The caller holds the lock of a directory that
 // names ino.
-func (v *Volume) readEntryInode(i int, ino format.Ino, e *EntryInode, fn func(i int, e *EntryInode) error) error {
+func (v Namespace) readEntryInode(i int, ino format.Ino, e *EntryInode, fn func(i int, e *EntryInode) error) error {
 	h := v.icache.hold(ino)
 	defer v.icache.release(h)
 	h.lock.RLock()
@@ -106,6 +106,6 @@ func (v *Volume) readEntryInode(i int, ino format.Ino, e *EntryInode, fn func(i 
 	if ip.core.Nlink == 0 || ip.core.Mode == 0 {
 		return nil
 	}
-	e.ip, e.attrs = ip, attrReadFork{readFork{v, ip}}
+	e.ip, e.attrs = ip, attrReadFork{readFork{v.mount, ip}}
 	return fn(i, e)
 }

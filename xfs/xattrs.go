@@ -13,6 +13,20 @@ import (
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
+// Xattrs is the volume's extended attributes: names in the user,
+// trusted and security namespaces with values up to 64 KiB, in every
+// attribute fork format the kernel writes (short form in the inode, leaf
+// and node blocks, remote values), converted at the kernel's thresholds
+// by package attr. Each call is one transaction on one inode under its
+// lock; SetMany sets several attributes in one. An Xattrs comes from
+// Volume.Xattrs and is safe for many goroutines.
+type Xattrs struct{ *mount }
+
+// Xattrs returns the volume's extended attributes.
+func (v *Volume) Xattrs() Xattrs { return Xattrs{v.mount} }
+
+func (m *mount) xattrs() Xattrs { return Xattrs{m} }
+
 // Xattr is one extended attribute.
 type Xattr struct {
 	Namespace string // "user", "trusted" or "security"
@@ -47,9 +61,9 @@ func SplitXattrName(full string) (flags uint8, name string, err error) {
 	return 0, "", fmt.Errorf("attribute namespace %q is not supported: %w", ns, ErrInvalid)
 }
 
-// ListXattr returns every attribute with its value, in on-disk order.
+// List returns every attribute with its value, in on-disk order.
 // Parent-pointer attributes, which are not user-visible, are left out.
-func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
+func (v Xattrs) List(ino format.Ino) ([]Xattr, error) {
 	defer v.rlock(ino)()
 	ip, err := v.iget(ino)
 	if err != nil {
@@ -60,7 +74,7 @@ func (v *Volume) ListXattr(ino format.Ino) ([]Xattr, error) {
 		out = append(out, Xattr{Namespace: ns, Name: string(name), Value: bytes.Clone(value)})
 		return nil
 	}}
-	if err := listXattrs(attrReadFork{readFork{v, ip}}, x.visit); err != nil {
+	if err := listXattrs(attrReadFork{readFork{v.mount, ip}}, x.visit); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -96,9 +110,9 @@ func listXattrs(r fork.Reader, visit func(ns uint8, name, value []byte) error) e
 	return nil
 }
 
-// GetXattr returns the value of the attribute named like "user.color". It
+// Get returns the value of the attribute named like "user.color". It
 // looks the name up by hash, as the kernel does.
-func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
+func (v Xattrs) Get(ino format.Ino, full string) ([]byte, error) {
 	flags, name, err := SplitXattrName(full)
 	if err != nil {
 		return nil, err
@@ -108,7 +122,7 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	val, err := attr.Get(attrReadFork{readFork{v, ip}}, flags, []byte(name))
+	val, err := attr.Get(attrReadFork{readFork{v.mount, ip}}, flags, []byte(name))
 	if err == attr.ErrNoData {
 		return nil, errNoXattr
 	} else if err != nil {
@@ -117,7 +131,7 @@ func (v *Volume) GetXattr(ino format.Ino, full string) ([]byte, error) {
 	return val, nil
 }
 
-// errNoXattr is GetXattr's answer for an absent attribute: an expected
+// errNoXattr is Get's answer for an absent attribute: an expected
 // outcome (optional metadata, a folder marker looked for), so it costs
 // no formatting.
 var errNoXattr = fmt.Errorf("%w: %w", ErrNoData, attr.ErrNoData)
@@ -135,8 +149,8 @@ const (
 	XattrReplace XattrFlag = XattrFlag(attr.Replace)
 )
 
-// SetXattr sets the attribute named like "user.color" to value.
-func (v *Volume) SetXattr(ino format.Ino, name string, value []byte, flag XattrFlag) error {
+// Set sets the attribute named like "user.color" to value.
+func (v Xattrs) Set(ino format.Ino, name string, value []byte, flag XattrFlag) error {
 	ns, short, err := SplitXattrName(name)
 	if err != nil {
 		return err
@@ -146,9 +160,9 @@ func (v *Volume) SetXattr(ino format.Ino, name string, value []byte, flag XattrF
 	}, v.xattrBlocks(len(value)))
 }
 
-// SetXattrs sets several attributes in one transaction: all of them or,
+// SetMany sets several attributes in one transaction: all of them or,
 // on error, none. Later entries win over earlier ones of the same name.
-func (v *Volume) SetXattrs(ino format.Ino, attrs []Xattr) error {
+func (v Xattrs) SetMany(ino format.Ino, attrs []Xattr) error {
 	set, err := v.parseXattrs(attrs)
 	if err != nil {
 		return err
@@ -169,7 +183,7 @@ type parsedXattr struct {
 	value []byte
 }
 
-func (v *Volume) parseXattrs(attrs []Xattr) (xattrSet, error) {
+func (v Xattrs) parseXattrs(attrs []Xattr) (xattrSet, error) {
 	set := xattrSet{list: make([]parsedXattr, len(attrs))}
 	for i, x := range attrs {
 		ns, short, err := SplitXattrName(x.FullName())
@@ -195,13 +209,13 @@ func (set xattrSet) apply(f *attrFork) error {
 // xattrReserve is the reservation of a change to an attribute fork that
 // needs blocks for its values: room for the fork to become a tree and for
 // the bmbt.
-func (v *Volume) xattrReserve(blocks int64) int64 {
+func (v Xattrs) xattrReserve(blocks int64) int64 {
 	return blocks + 4*format.MaxBtreeLevels + v.bmbtReserve()
 }
 
 // xattrBlocks is the reservation for setting one value of n bytes: its
 // remote blocks and room for the fork to grow a level.
-func (v *Volume) xattrBlocks(n int) int64 { return int64(n>>v.geo.BlockLog) + 2 }
+func (v Xattrs) xattrBlocks(n int) int64 { return int64(n>>v.geo.BlockLog) + 2 }
 
 // setXattrIn sets one attribute within a transaction.
 func setXattrIn(f *attrFork, ns uint8, short string, value []byte, flag XattrFlag) error {
@@ -213,8 +227,8 @@ func setXattrIn(f *attrFork, ns uint8, short string, value []byte, flag XattrFla
 	return attr.Set(f, ns, []byte(short), value, int(flag))
 }
 
-// RemoveXattr removes the attribute named like "user.color".
-func (v *Volume) RemoveXattr(ino format.Ino, name string) error {
+// Remove removes the attribute named like "user.color".
+func (v Xattrs) Remove(ino format.Ino, name string) error {
 	ns, short, err := SplitXattrName(name)
 	if err != nil {
 		return err
@@ -224,11 +238,11 @@ func (v *Volume) RemoveXattr(ino format.Ino, name string) error {
 	}, 2, true)
 }
 
-func (v *Volume) changeXattr(ino format.Ino, fn func(*attrFork) error, blocks int64) error {
+func (v Xattrs) changeXattr(ino format.Ino, fn func(*attrFork) error, blocks int64) error {
 	return v.changeXattrWith(ino, fn, blocks, false)
 }
 
-func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) (err error) {
+func (v Xattrs) changeXattrWith(ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -240,7 +254,7 @@ func (v *Volume) changeXattrWith(ino format.Ino, fn func(*attrFork) error, block
 
 // xattrTx runs fn on ino's attribute fork in one transaction; the caller
 // holds ino's lock.
-func (v *Volume) xattrTx(h *inodeHandle, ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) error {
+func (v Xattrs) xattrTx(h *inodeHandle, ino format.Ino, fn func(*attrFork) error, blocks int64, freeing bool) error {
 	return v.runTx(v.xattrReserve(blocks), freeing, func(t *txn) error {
 		c, err := t.modify(h, ino)
 		if err != nil {

@@ -12,6 +12,21 @@ import (
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
+// Quotas is the volume's project quotas, kept in the project quota inode
+// in the kernel's format, so that xfs_quota on a quota-enabled kernel
+// reports the same limits and usage. Every inode is charged to the
+// project in its di_projid within the transaction that allocates or
+// frees its blocks or itself; a change that would pass a hard limit
+// fails with ErrQuota and changes nothing. Limits of project 0 are the
+// default of every project without its own. A Quotas comes from
+// Volume.Quotas and is safe for many goroutines.
+type Quotas struct{ *mount }
+
+// Quotas returns the volume's project quotas.
+func (v *Volume) Quotas() Quotas { return Quotas{v.mount} }
+
+func (m *mount) quotas() Quotas { return Quotas{m} }
+
 // Project quota: every inode is charged to the project in its di_projid,
 // in the transaction that allocates or frees its blocks or itself (see
 // chargeQuota), and the records live in the project quota inode in the
@@ -41,7 +56,7 @@ func validQuotaIno(sb *format.Superblock) bool {
 // loadQuota reads the dquots of a volume whose counts can be trusted, so
 // that every change from here on (freeing unlinked inodes included) is
 // charged. Other volumes get quota in enableQuota.
-func (v *Volume) loadQuota(dquotCache int) error {
+func (v Quotas) loadQuota(dquotCache int) error {
 	// Only project quota is kept: user and group counts would go stale,
 	// so their flags go (the kernel recounts them on its next mount with
 	// those options).
@@ -62,11 +77,11 @@ func (v *Volume) loadQuota(dquotCache int) error {
 // dquotLoader returns m's loader: it reads a project's record as
 // committed, for a dquot evicted from memory; ok is false when the quota
 // file has a hole where the record would be. It takes no lock.
-func (v *Volume) dquotLoader(m *quota.Manager) quota.Loader {
+func (v Quotas) dquotLoader(m *quota.Manager) quota.Loader {
 	return func(id uint32) (quota.Record, format.Daddr, bool, error) { return v.loadDquot(m, id) }
 }
 
-func (v *Volume) loadDquot(m *quota.Manager, id uint32) (r quota.Record, d format.Daddr, ok bool, err error) {
+func (v Quotas) loadDquot(m *quota.Manager, id uint32) (r quota.Record, d format.Daddr, ok bool, err error) {
 	ip, err := v.iget(v.sb.PQuotIno)
 	if err != nil {
 		return r, 0, false, fmt.Errorf("quota inode: %w", err)
@@ -89,7 +104,7 @@ func (v *Volume) loadDquot(m *quota.Manager, id uint32) (r quota.Record, d forma
 }
 
 // eachDquotBlock calls fn with every block of the quota file, verified.
-func (v *Volume) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr) error) error {
+func (v Quotas) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr) error) error {
 	ip, err := v.iget(v.sb.PQuotIno)
 	if err != nil {
 		return fmt.Errorf("quota inode: %w", err)
@@ -116,7 +131,7 @@ func (v *Volume) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr
 // enableQuota gives a volume whose counts cannot be trusted a quota inode
 // (if it has none) and exact counts. Until it sets the "checked" flag at
 // the end, a crash leaves the flag clear and the next open starts over.
-func (v *Volume) enableQuota(dquotCache int) error {
+func (v Quotas) enableQuota(dquotCache int) error {
 	if v.w.quota != nil {
 		return nil
 	}
@@ -132,7 +147,7 @@ func (v *Volume) enableQuota(dquotCache int) error {
 	v.sb.QFlags = quota.FlagsProject
 	m.SetLoader(v.dquotLoader(m), dquotCache)
 	v.w.quota = m
-	if err := v.Sync(); err != nil {
+	if err := v.sync(); err != nil {
 		return err
 	}
 	return v.cache.Force()
@@ -145,9 +160,9 @@ var superblockOps = trans.Ops{Name: "superblock",
 // makeQuotaInode allocates the quota inode and points the superblock at
 // it in one transaction, as the kernel does: a crash leaves either both
 // or neither.
-func (v *Volume) makeQuotaInode() error {
+func (v Quotas) makeQuotaInode() error {
 	var ino format.Ino
-	err := v.runTx(v.createReserve(), false, func(t *txn) error {
+	err := v.runTx(v.names().createReserve(), false, func(t *txn) error {
 		free, err := t.allocInode(v.sb.RootIno, false)
 		if err != nil {
 			return err
@@ -192,7 +207,7 @@ func (v *Volume) makeQuotaInode() error {
 // quotacheck counts every inode and its blocks by project, and rewrites
 // every record with those counts (keeping limits), making records for
 // projects that have none. Nothing else runs during it (open).
-func (v *Volume) quotacheck(m *quota.Manager) error {
+func (v Quotas) quotacheck(m *quota.Manager) error {
 	type use struct{ blocks, inodes int64 }
 	counts := map[uint32]*use{0: {}}
 	g := &v.geo
@@ -274,7 +289,7 @@ func (v *Volume) quotacheck(m *quota.Manager) error {
 }
 
 // readInodeCore reads an inode's core as committed, in use or not.
-func (v *Volume) readInodeCore(ino format.Ino) (*format.Dinode, error) {
+func (v *mount) readInodeCore(ino format.Ino) (*format.Dinode, error) {
 	g := &v.geo
 	ag, agino := g.InoToAg(ino)
 	bno, slot := g.AgInoToAgBlock(agino)
@@ -295,7 +310,7 @@ func (v *Volume) readInodeCore(ino format.Ino) (*format.Dinode, error) {
 // be in flight for may be changed this way (a new one, or any while
 // quotacheck runs at open), or the buffer would undo the items: with a
 // nil change, a block that exists already is left alone.
-func (v *Volume) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte)) error {
+func (v Quotas) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte)) error {
 	ino := v.sb.PQuotIno
 	h, unlock := v.lockInode(ino)
 	defer unlock()
@@ -378,13 +393,13 @@ func (c *inodeChange) chargeQuota() {
 	charge(c.t.Tx, newID, newBlocks, newInodes)
 }
 
-// QuotaOn reports whether the volume keeps project quota (a writable
+// Enabled reports whether the volume keeps project quota (a writable
 // volume not opened with NoQuota).
-func (v *Volume) QuotaOn() bool { return v.w != nil && v.w.quota != nil }
+func (v Quotas) Enabled() bool { return v.w != nil && v.w.quota != nil }
 
 // quotaManager returns the volume's dquots, or an error when the volume
 // keeps none (opened read-only).
-func (v *Volume) quotaManager() (*quota.Manager, error) {
+func (v Quotas) quotaManager() (*quota.Manager, error) {
 	if err := v.checkWritable(); err != nil {
 		return nil, err
 	}
@@ -399,7 +414,7 @@ func (v *Volume) quotaManager() (*quota.Manager, error) {
 // that everything made below it is charged to id too. What ino already
 // holds moves to id. The project gets a record if it has none (when the
 // volume keeps quota: Options.NoQuota).
-func (v *Volume) SetProject(ino format.Ino, id uint32) (err error) {
+func (v Quotas) SetProject(ino format.Ino, id uint32) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -426,7 +441,7 @@ func (v *Volume) SetProject(ino format.Ino, id uint32) (err error) {
 }
 
 // ensureDquot gives project id a record if it has none.
-func (v *Volume) ensureDquot(m *quota.Manager, id uint32) error {
+func (v Quotas) ensureDquot(m *quota.Manager, id uint32) error {
 	if ok, err := m.Has(id); ok || err != nil {
 		return err
 	}
@@ -434,9 +449,9 @@ func (v *Volume) ensureDquot(m *quota.Manager, id uint32) error {
 	return v.withDquotBlock(m, fb, nil)
 }
 
-// SetQuotaLimits sets project id's own limits (zero fields fall back to
+// SetLimits sets project id's own limits (zero fields fall back to
 // project 0's, the defaults). Limits of project 0 are the defaults.
-func (v *Volume) SetQuotaLimits(id uint32, l quota.Limits) (err error) {
+func (v Quotas) SetLimits(id uint32, l quota.Limits) (err error) {
 	defer v.settle(&err)
 	m, err := v.quotaManager()
 	if err != nil {
@@ -452,9 +467,9 @@ func (v *Volume) SetQuotaLimits(id uint32, l quota.Limits) (err error) {
 	})
 }
 
-// SetQuotaGrace sets the grace periods of soft limits (kept in project
+// SetGrace sets the grace periods of soft limits (kept in project
 // 0's timers, as the kernel does); 0 keeps the current value.
-func (v *Volume) SetQuotaGrace(blocks, inodes time.Duration) (err error) {
+func (v Quotas) SetGrace(blocks, inodes time.Duration) (err error) {
 	defer v.settle(&err)
 	m, err := v.quotaManager()
 	if err != nil {
@@ -469,10 +484,10 @@ func (v *Volume) SetQuotaGrace(blocks, inodes time.Duration) (err error) {
 	})
 }
 
-// Quota returns project id's limits and usage, after freeing what deleted
+// Get returns project id's limits and usage, after freeing what deleted
 // files still hold so that the usage is current.
-func (v *Volume) Quota(id uint32) (ProjectQuota, error) {
-	qs, err := v.Quotas()
+func (v Quotas) Get(id uint32) (ProjectQuota, error) {
+	qs, err := v.List()
 	if err != nil {
 		return ProjectQuota{}, err
 	}
@@ -484,9 +499,9 @@ func (v *Volume) Quota(id uint32) (ProjectQuota, error) {
 	return ProjectQuota{ID: id}, nil
 }
 
-// Quotas returns every project that has a record with usage or limits,
+// List returns every project that has a record with usage or limits,
 // by ID, after flushing pending inactivation.
-func (v *Volume) Quotas() ([]ProjectQuota, error) {
+func (v Quotas) List() ([]ProjectQuota, error) {
 	v.flushInactive()
 	if v.w == nil {
 		return v.readQuotas()
@@ -501,7 +516,7 @@ func (v *Volume) Quotas() ([]ProjectQuota, error) {
 // projectQuotas reports the projects of the quota file that have usage
 // or limits, and project 0 (the defaults): from their dquots where they
 // are in memory, else from their records.
-func (v *Volume) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
+func (v Quotas) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
 	var out []ProjectQuota
 	err := v.eachDquotBlock(m.Ops(), func(b []byte, _ format.Daddr) error {
 		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
@@ -525,7 +540,7 @@ func (v *Volume) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
 }
 
 // readDquots puts every record of the quota file into m.
-func (v *Volume) readDquots(m *quota.Manager) error {
+func (v Quotas) readDquots(m *quota.Manager) error {
 	return v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
 		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
 			m.Add(quota.Decode(b[off:]), d)
@@ -535,7 +550,7 @@ func (v *Volume) readDquots(m *quota.Manager) error {
 }
 
 // readQuotas reads the records of a read-only volume.
-func (v *Volume) readQuotas() ([]ProjectQuota, error) {
+func (v Quotas) readQuotas() ([]ProjectQuota, error) {
 	if !quotaOn(v.sb) {
 		return nil, fmt.Errorf("%w: project quota is not on (or its counts are not checked)", ErrUnsupported)
 	}
@@ -546,10 +561,10 @@ func (v *Volume) readQuotas() ([]ProjectQuota, error) {
 	return v.projectQuotas(m)
 }
 
-// CheckQuota tells, before anything is written, whether project id has
+// Check tells, before anything is written, whether project id has
 // room for blocks more blocks and inodes more inodes: a write of known
 // size that cannot fit fails at once. Transactions check again, exactly.
-func (v *Volume) CheckQuota(id uint32, blocks, inodes int64) error {
+func (v Quotas) Check(id uint32, blocks, inodes int64) error {
 	if v.w == nil || v.w.quota == nil {
 		return nil
 	}

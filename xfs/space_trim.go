@@ -111,7 +111,7 @@ type TrimStats struct {
 // discards are counted, not fatal; a device that cannot discard ends the
 // pass with ErrDiscardUnsupported. Passes run one at a time, and must be
 // over before Close.
-func (v *Volume) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
+func (v Space) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
 	if err := v.checkWritable(); err != nil {
 		return TrimStats{}, err
 	}
@@ -119,7 +119,7 @@ func (v *Volume) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
 	if err != nil {
 		return TrimStats{}, err
 	}
-	p := &trimPass{v: v, o: o, from: from, to: to, started: time.Now()}
+	p := &trimPass{v: v.mount, o: o, from: from, to: to, started: time.Now()}
 	p.st.Next = int64(from) << v.geo.BlockLog
 	if _, ok := v.dev.(dev.Discarder); !ok {
 		p.st.Unsupported = true
@@ -140,7 +140,7 @@ func (v *Volume) Trim(ctx context.Context, o TrimOptions) (TrimStats, error) {
 
 // trimRange converts the options' byte range to filesystem blocks in the
 // linear (AG number × AG size + AG block) space.
-func (v *Volume) trimRange(o TrimOptions) (from, to uint64, err error) {
+func (v Space) trimRange(o TrimOptions) (from, to uint64, err error) {
 	g := &v.geo
 	size := g.DBlocks << g.BlockLog
 	if o.Offset < 0 || o.Length < 0 || o.MinLen < 0 || uint64(o.Offset) >= size {
@@ -159,7 +159,7 @@ func (v *Volume) trimRange(o TrimOptions) (from, to uint64, err error) {
 }
 
 // trimMinLen is MinLen in blocks, at least the device's granule.
-func (v *Volume) trimMinLen(minLen int64) uint32 {
+func (v Space) trimMinLen(minLen int64) uint32 {
 	bs := int64(v.geo.BlockSize)
 	if d, ok := v.dev.(dev.Discarder); ok {
 		minLen = max(minLen, d.DiscardGranularity())
@@ -169,7 +169,7 @@ func (v *Volume) trimMinLen(minLen int64) uint32 {
 
 // trimPass is one Trim call's state.
 type trimPass struct {
-	v        *Volume
+	v        *mount
 	o        TrimOptions
 	from, to uint64 // linear blocks
 	minLen   uint32
@@ -397,7 +397,7 @@ func percentile(ds []time.Duration, q float64) time.Duration {
 // TrimBacklog is, per AG, how many bytes lie where space was freed since
 // it was last trimmed (whole granules: an upper bound of what a pass with
 // OnlyFreed would walk). After open it is every AG's whole size.
-func (v *Volume) TrimBacklog() []int64 {
+func (v Space) TrimBacklog() []int64 {
 	if v.w == nil {
 		return nil
 	}

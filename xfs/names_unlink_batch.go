@@ -33,7 +33,7 @@ const unlinkChunk = 8 * maxUnlinkBatch
 // unlinks. A name repeated, an inode another change holds locked, and
 // every name of a shared transaction that fails go through UnlinkFile's
 // own path after, each reporting what stops it.
-func (v *Volume) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
+func (v Namespace) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
 	errs = make([]error, len(names))
 	var err error
 	defer func() {
@@ -54,7 +54,7 @@ func (v *Volume) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
 	for lo := 0; lo < len(names); lo += unlinkChunk {
 		hi := min(lo+unlinkChunk, len(names))
 		for _, m := range v.unlinkTogether(dirIno, names[lo:hi], errs[lo:hi], done[lo:hi]) {
-			errs[lo+m.i] = v.lastLinkGoneHeld(m.h, m.ino)
+			errs[lo+m.i] = v.space().lastLinkGoneHeld(m.h, m.ino)
 			v.icache.release(m.h)
 		}
 	}
@@ -68,7 +68,7 @@ func (v *Volume) UnlinkFiles(dirIno format.Ino, names []string) (errs []error) {
 		}
 		ino, gone, err := v.removeLocked(dirIno, name, removeFile)
 		if err == nil && gone {
-			err = v.lastLinkGone(ino)
+			err = v.space().lastLinkGone(ino)
 		}
 		errs[i] = err
 	}
@@ -93,7 +93,7 @@ type unlinkMember struct {
 // still held, for the caller to release after. A name it cannot look
 // up is done only when it is not there (ErrNotFound); any other trouble
 // is left to the caller's one-by-one path, which reports it.
-func (v *Volume) unlinkTogether(dirIno format.Ino, names []string, errs []error, done []bool) (gone []unlinkMember) {
+func (v Namespace) unlinkTogether(dirIno format.Ino, names []string, errs []error, done []bool) (gone []unlinkMember) {
 	hd, unlockDir := v.lockInode(dirIno)
 	defer unlockDir()
 	byAG := map[format.AgNumber][]int{}
@@ -138,7 +138,7 @@ func (v *Volume) unlinkTogether(dirIno format.Ino, names []string, errs []error,
 // never waits for one while holding others). A transaction that fails
 // changes nothing and leaves its names undone. The handles of the inodes
 // it returns (those that lost their last link) stay held.
-func (v *Volume) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNumber, names []string, inos []format.Ino, idx []int, errs []error, done []bool) (gone []unlinkMember) {
+func (v Namespace) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.AgNumber, names []string, inos []format.Ino, idx []int, errs []error, done []bool) (gone []unlinkMember) {
 	members := make([]unlinkMember, 0, len(idx))
 	var lost []bool    // by member, once the transaction has committed
 	committed := false // then the handles of lost members stay held
