@@ -138,7 +138,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	} else {
 		collectVolume(vs, emit)
 	}
-	if us, err := c.store.BucketQuotas(); err != nil {
+	if us, err := c.store.Quotas().List(); err != nil {
 		fail(mBucketBytes, err)
 	} else {
 		for _, u := range us {

@@ -288,7 +288,7 @@ func TestAdminInfo(t *testing.T) {
 	mustBucket(t, ts, "bkt1")
 	mustBucket(t, ts, "bkt2")
 	mustPut(t, ts, "bkt1", "k", strings.Repeat("x", 10000), store.Meta{})
-	if err := ts.store.SetBucketQuota("bkt2", store.BucketQuota{HardBytes: 1 << 20}); err != nil {
+	if err := ts.store.Quotas().Set("bkt2", store.BucketQuota{HardBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	resp, body := ts.mcDo(t, http.MethodGet, admin.Prefix+admin.PathInfo, nil)

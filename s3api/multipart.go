@@ -26,7 +26,7 @@ func (s *server) createMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if meta.Checksums, err = uploadChecksumHeaders(r.Header); err != nil {
 		return err
 	}
-	up, err := s.store.CreateMultipartUpload(rq.bucket, rq.key, meta)
+	up, err := s.store.Uploads().Create(rq.bucket, rq.key, meta)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	up, err := s.store.Upload(rq.bucket, rq.key, q.Get("uploadId"))
+	up, err := s.store.Uploads().Get(rq.bucket, rq.key, q.Get("uploadId"))
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := partChecksum(body, up); err != nil {
 		return err
 	}
-	info, err := s.store.UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, size, body.declared())
+	info, err := s.store.Uploads().UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, size, body.declared())
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 	if content.Size() > store.MaxPartSize {
 		return errorf("EntityTooLarge", "A part is at most %d bytes.", int64(store.MaxPartSize))
 	}
-	up, err := s.store.Upload(rq.bucket, rq.key, q.Get("uploadId"))
+	up, err := s.store.Uploads().Get(rq.bucket, rq.key, q.Get("uploadId"))
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 			return err
 		}
 	}
-	info, err := s.store.UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, content.Size(), store.Checksums{})
+	info, err := s.store.Uploads().UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, content.Size(), store.Checksums{})
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	}
 	id := r.URL.Query().Get("uploadId")
 	if typ := r.Header.Get(hdrChecksumType); typ != "" {
-		up, err := s.store.Upload(rq.bucket, rq.key, id)
+		up, err := s.store.Uploads().Get(rq.bucket, rq.key, id)
 		if err != nil {
 			return err
 		}
@@ -252,7 +252,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err := s.checkWritePrecondition(rq, cond); err != nil {
 		return err
 	}
-	info, err := s.store.CompleteMultipartUploadWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want, If: cond})
+	info, err := s.store.Uploads().CompleteWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want, If: cond})
 	if err != nil {
 		return raceLost(err)
 	}
@@ -268,7 +268,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 }
 
 func (s *server) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.AbortMultipartUpload(rq.bucket, rq.key, r.URL.Query().Get("uploadId")); err != nil {
+	if err := s.store.Uploads().Abort(rq.bucket, rq.key, r.URL.Query().Get("uploadId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -325,7 +325,7 @@ func (s *server) listParts(w http.ResponseWriter, r *http.Request, rq *request) 
 		return err
 	}
 	maxParts = min(max(maxParts, 1), 1000)
-	res, err := s.store.ListParts(rq.bucket, rq.key, q.Get("uploadId"), store.ListPartsOptions{PartNumberMarker: marker, MaxParts: maxParts})
+	res, err := s.store.Uploads().ListParts(rq.bucket, rq.key, q.Get("uploadId"), store.ListPartsOptions{PartNumberMarker: marker, MaxParts: maxParts})
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq
 		Prefix: q.Get("prefix"), Delimiter: q.Get("delimiter"),
 		KeyMarker: q.Get("key-marker"), UploadIDMarker: q.Get("upload-id-marker"), MaxUploads: maxUploads,
 	}
-	res, err := s.store.ListMultipartUploads(rq.bucket, opt)
+	res, err := s.store.Uploads().List(rq.bucket, opt)
 	if err != nil {
 		return err
 	}

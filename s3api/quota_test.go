@@ -65,7 +65,7 @@ var mcClearBody = []byte(`{"quota":0,"size":0,"rate":0,"requests":0}`)
 // usageOf is a bucket's usage and limits as the store reports them.
 func usageOf(t *testing.T, ts *testServer, bucket string) store.BucketUsage {
 	t.Helper()
-	u, err := ts.store.BucketQuota(bucket)
+	u, err := ts.store.Quotas().Get(bucket)
 	if err != nil && !errors.Is(err, store.ErrNoQuota) {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestMinioQuotaEndpoints(t *testing.T) {
 	}
 
 	// The limits MinIO does not know survive its set.
-	if err := ts.store.SetBucketQuota("qta1", store.BucketQuota{HardBytes: 65536, SoftBytes: 32768, HardObjects: 500, SoftObjects: 400}); err != nil {
+	if err := ts.store.Quotas().Set("qta1", store.BucketQuota{HardBytes: 65536, SoftBytes: 32768, HardObjects: 500, SoftObjects: 400}); err != nil {
 		t.Fatal(err)
 	}
 	resp, body = ts.mcDo(t, "PUT", set+"?bucket=qta1", mcQuotaBody(1<<20))
@@ -172,7 +172,7 @@ func TestMinioQuotaEndpoints(t *testing.T) {
 	mustPut(t, ts, "qta1", "after-clear", strings.Repeat("c", 128<<10), store.Meta{})
 
 	// Only byte limits of xfs3's own: no MinIO quota to show.
-	if err := ts.store.SetBucketQuota("qta1", store.BucketQuota{HardObjects: 1000}); err != nil {
+	if err := ts.store.Quotas().Set("qta1", store.BucketQuota{HardObjects: 1000}); err != nil {
 		t.Fatal(err)
 	}
 	resp, body = ts.mcDo(t, "GET", get+"?bucket=qta1", nil)

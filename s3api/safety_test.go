@@ -41,7 +41,7 @@ func confinedServer(t *testing.T) *testServer {
 		for _, k := range keys {
 			mustPut(t, ts, b, k, "content of "+b+"/"+k, store.Meta{})
 		}
-		if _, err := ts.store.CreateMultipartUpload(b, keys[0], store.Meta{}); err != nil {
+		if _, err := ts.store.Uploads().Create(b, keys[0], store.Meta{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -149,7 +149,7 @@ func anyHasPrefix(list []string, p string) bool {
 func TestListingConfined(t *testing.T) {
 	ts := confinedServer(t)
 	upload := ts.store // the upload ID of alpha's upload, for ListParts
-	ups, err := upload.ListMultipartUploads("alpha", store.ListUploadsOptions{})
+	ups, err := upload.Uploads().List("alpha", store.ListUploadsOptions{})
 	if err != nil || len(ups.Uploads) != 1 {
 		t.Fatalf("uploads: %+v %v", ups, err)
 	}
@@ -442,7 +442,7 @@ func FuzzConfinement(f *testing.F) {
 						return err
 					}
 				}
-				if _, err := st.CreateMultipartUpload(b, keys[0], store.Meta{}); err != nil {
+				if _, err := st.Uploads().Create(b, keys[0], store.Meta{}); err != nil {
 					return err
 				}
 			}

@@ -310,9 +310,9 @@ func objectChecksum(u *upload, listed []CompletePart, stored []storedPart, want 
 	return out, record, nil
 }
 
-// Upload describes an upload in progress (ErrNoSuchUpload if there is none
+// Get describes an upload in progress (ErrNoSuchUpload if there is none
 // of that ID for key in bucket).
-func (s *Store) Upload(bucket, key, uploadID string) (UploadInfo, error) {
+func (s Uploads) Get(bucket, key, uploadID string) (UploadInfo, error) {
 	u, err := s.findUpload(bucket, key, uploadID)
 	if err != nil {
 		return UploadInfo{}, err

@@ -17,7 +17,7 @@ import (
 // upload and the Complete list with each part's checksum.
 func checksummedParts(t *testing.T, s *Store, key string, alg *checksum.Algorithm, typ string, bodies ...[]byte) (UploadInfo, []CompletePart) {
 	t.Helper()
-	up, err := s.CreateMultipartUpload("bkt", key, Meta{Checksums: Checksums{Algorithm: alg.Header(), Type: typ}})
+	up, err := s.multipart().Create("bkt", key, Meta{Checksums: Checksums{Algorithm: alg.Header(), Type: typ}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func checksummedParts(t *testing.T, s *Store, key string, alg *checksum.Algorith
 	for i, b := range bodies {
 		var sums Checksums
 		sums.Set(alg, alg.Of(b))
-		p, err := s.UploadPart("bkt", key, up.UploadID, i+1, bytes.NewReader(b), int64(len(b)), sums)
+		p, err := s.multipart().UploadPart("bkt", key, up.UploadID, i+1, bytes.NewReader(b), int64(len(b)), sums)
 		if err != nil {
 			t.Fatalf("part %d: %v", i+1, err)
 		}
@@ -48,7 +48,7 @@ func TestMultipartChecksums(t *testing.T) {
 	for _, alg := range checksum.All {
 		for _, typ := range []checksum.Type{checksum.Composite, checksum.FullObject} {
 			if !alg.Supports(typ) {
-				_, err := s.CreateMultipartUpload("bkt", "x", Meta{Checksums: Checksums{Algorithm: alg.Name(), Type: string(typ)}})
+				_, err := s.multipart().Create("bkt", "x", Meta{Checksums: Checksums{Algorithm: alg.Name(), Type: string(typ)}})
 				if !errors.Is(err, ErrInvalidChecksum) {
 					t.Errorf("%s %s: created (%v)", alg.Name(), typ, err)
 				}
@@ -67,7 +67,7 @@ func TestMultipartChecksums(t *testing.T) {
 				digest = append(digest, d...)
 			}
 			up, parts := checksummedParts(t, s, key, alg, string(typ), bodies...)
-			info, err := s.CompleteMultipartUpload("bkt", key, up.UploadID, parts)
+			info, err := s.multipart().Complete("bkt", key, up.UploadID, parts)
 			if err != nil {
 				t.Fatalf("%s: %v", key, err)
 			}
@@ -123,7 +123,7 @@ func TestMultipartChecksumRefusals(t *testing.T) {
 		{"object sum differs", parts, CompleteOptions{Checksums: Checksums{SHA256: checksum.SHA256.Of(nil) + "-2"}}, ErrBadDigest},
 		{"object sum of another algorithm", parts, CompleteOptions{Checksums: Checksums{CRC32: "AAAAAA=="}}, ErrInvalidChecksum},
 	} {
-		if _, err := s.CompleteMultipartUploadWith("bkt", "k", up.UploadID, c.parts, c.opt); !errors.Is(err, c.want) {
+		if _, err := s.multipart().CompleteWith("bkt", "k", up.UploadID, c.parts, c.opt); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 		if _, err := s.HeadObject("bkt", "k"); !errors.Is(err, ErrNoSuchKey) {
@@ -136,7 +136,7 @@ func TestMultipartChecksumRefusals(t *testing.T) {
 		digest = append(digest, d...)
 	}
 	want := checksum.SHA256.Of(digest)
-	info, err := s.CompleteMultipartUploadWith("bkt", "k", up.UploadID, parts, CompleteOptions{Checksums: Checksums{SHA256: want}})
+	info, err := s.multipart().CompleteWith("bkt", "k", up.UploadID, parts, CompleteOptions{Checksums: Checksums{SHA256: want}})
 	if err != nil || info.Meta.Checksums.SHA256 != want+"-2" {
 		t.Fatalf("complete: %+v %v", info.Meta.Checksums, err)
 	}
@@ -150,11 +150,11 @@ func TestPartChecksumMustFitUpload(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	plain, err := s.CreateMultipartUpload("bkt", "plain", Meta{})
+	plain, err := s.multipart().Create("bkt", "plain", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	crc, err := s.CreateMultipartUpload("bkt", "crc", Meta{Checksums: Checksums{Algorithm: "CRC32"}})
+	crc, err := s.multipart().Create("bkt", "crc", Meta{Checksums: Checksums{Algorithm: "CRC32"}})
 	if err != nil || crc.Meta.Checksums != (Checksums{Algorithm: "CRC32", Type: "COMPOSITE"}) {
 		t.Fatalf("created %+v (%v)", crc.Meta.Checksums, err)
 	}
@@ -171,12 +171,12 @@ func TestPartChecksumMustFitUpload(t *testing.T) {
 		{crc.UploadID, Checksums{CRC32: checksum.CRC32.Of(body)}, true},
 	} {
 		key := map[bool]string{true: "plain", false: "crc"}[c.upload == plain.UploadID]
-		_, err := s.UploadPart("bkt", key, c.upload, 1, bytes.NewReader(body), 4, c.sums)
+		_, err := s.multipart().UploadPart("bkt", key, c.upload, 1, bytes.NewReader(body), 4, c.sums)
 		if c.ok != (err == nil) || err != nil && !errors.Is(err, ErrInvalidChecksum) {
 			t.Errorf("%s part with %+v: %v", key, c.sums, err)
 		}
 	}
-	if _, err := s.CreateMultipartUpload("bkt", "x", Meta{Checksums: Checksums{Algorithm: "MD5"}}); !errors.Is(err, ErrInvalidChecksum) {
+	if _, err := s.multipart().Create("bkt", "x", Meta{Checksums: Checksums{Algorithm: "MD5"}}); !errors.Is(err, ErrInvalidChecksum) {
 		t.Errorf("an unknown algorithm: %v", err)
 	}
 }
@@ -195,7 +195,7 @@ func TestObjectPartsPages(t *testing.T) {
 		bodies[i] = []byte(fmt.Sprint("part ", i))
 	}
 	up, parts := checksummedParts(t, s, "many", checksum.CRC32C, "FULL_OBJECT", bodies...)
-	if _, err := s.CompleteMultipartUpload("bkt", "many", up.UploadID, parts); err != nil {
+	if _, err := s.multipart().Complete("bkt", "many", up.UploadID, parts); err != nil {
 		t.Fatal(err)
 	}
 	seen, marker := 0, 0
@@ -251,7 +251,7 @@ func TestCopyChecksums(t *testing.T) {
 	body := []byte("copied content")
 	put(t, s, "bkt", "src", string(body), Meta{Checksums: Checksums{CRC32: checksum.CRC32.Of(body)}})
 	up, parts := checksummedParts(t, s, "mp", checksum.SHA1, "", body[:5], body[5:])
-	if _, err := s.CompleteMultipartUpload("bkt", "mp", up.UploadID, parts); err != nil {
+	if _, err := s.multipart().Complete("bkt", "mp", up.UploadID, parts); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -282,7 +282,7 @@ func TestUploadChecksumSurvivesReopen(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	up, err := s.CreateMultipartUpload("bkt", "k", Meta{Checksums: Checksums{Algorithm: "crc32c", Type: "FULL_OBJECT"}})
+	up, err := s.multipart().Create("bkt", "k", Meta{Checksums: Checksums{Algorithm: "crc32c", Type: "FULL_OBJECT"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,19 +294,19 @@ func TestUploadChecksumSurvivesReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	info, err := s.Upload("bkt", "k", up.UploadID)
+	info, err := s.multipart().Get("bkt", "k", up.UploadID)
 	if err != nil || info.Meta.Checksums != (Checksums{Algorithm: "CRC32C", Type: "FULL_OBJECT"}) {
 		t.Fatalf("reopened upload: %+v (%v)", info.Meta.Checksums, err)
 	}
 	body := []byte("part after a restart")
-	if _, err := s.UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{}); !errors.Is(err, ErrInvalidChecksum) {
+	if _, err := s.multipart().UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{}); !errors.Is(err, ErrInvalidChecksum) {
 		t.Errorf("a part without the upload's checksum: %v", err)
 	}
-	p, err := s.UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{CRC32C: checksum.CRC32C.Of(body)})
+	p, err := s.multipart().UploadPart("bkt", "k", up.UploadID, 1, bytes.NewReader(body), int64(len(body)), Checksums{CRC32C: checksum.CRC32C.Of(body)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	done, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, []CompletePart{{PartNumber: 1, ETag: p.ETag}})
+	done, err := s.multipart().Complete("bkt", "k", up.UploadID, []CompletePart{{PartNumber: 1, ETag: p.ETag}})
 	if err != nil || done.Meta.Checksums != (Checksums{CRC32C: checksum.CRC32C.Of(body), Type: "FULL_OBJECT"}) {
 		t.Errorf("completed with %+v (%v)", done.Meta.Checksums, err)
 	}

@@ -236,7 +236,7 @@ func checkModelListings(t *testing.T, s *Store, keys []string, rng *rand.Rand) {
 func checkProjects(t *testing.T, s *Store, bucket string) {
 	t.Helper()
 	b := s.mustBucket(t, bucket)
-	project, err := s.project(b)
+	project, err := s.quotas().project(b)
 	if err != nil || project == 0 {
 		t.Fatalf("bucket project %d: %v", project, err)
 	}

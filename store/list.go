@@ -42,7 +42,7 @@ type entry struct {
 
 // lister walks a bucket depth-first in key order.
 type lister struct {
-	s      *Store
+	s      *store
 	opt    ListOptions
 	res    ListResult
 	count  int
@@ -82,7 +82,7 @@ func (s *Store) ListObjects(bucket string, opt ListOptions) (ListResult, error) 
 		return ListResult{}, err
 	}
 	defer b.Close()
-	l := &lister{s: s, opt: opt, maxKey: opt.MaxKeys}
+	l := &lister{s: s.store, opt: opt, maxKey: opt.MaxKeys}
 	if l.maxKey <= 0 {
 		l.maxKey = DefaultMaxKeys
 	}

@@ -367,7 +367,7 @@ func listReadsChangedDirectory(t *testing.T, seed int64) {
 		if n > 0 {
 			changed++
 		}
-		l := &lister{s: s, maxKey: 1000}
+		l := &lister{s: s.store, maxKey: 1000}
 		var want []ObjectInfo
 		for i := range list {
 			e := &list[i]

@@ -57,7 +57,7 @@ func newDirCache() *dirCache {
 // sorted returns the entries of directory ino in key order, from the cache
 // when it holds the directory's current version, and the version of the
 // directory they are of (for xfs.Namespace.ReadEntryInodes).
-func (s *Store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
+func (s *store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 	st, err := s.v.Stat(ino)
 	if err != nil {
 		return nil, xfs.Version{}, err

@@ -28,7 +28,7 @@ func BenchmarkCompleteMultipart(b *testing.B) {
 			b.SetBytes(parts*partSize + int64(bc.extra))
 			for b.Loop() {
 				b.StopTimer()
-				up, err := s.CreateMultipartUpload("bench", "big", Meta{})
+				up, err := s.multipart().Create("bench", "big", Meta{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -38,7 +38,7 @@ func BenchmarkCompleteMultipart(b *testing.B) {
 					if n == 1 {
 						p = first
 					}
-					info, err := s.UploadPart("bench", "big", up.UploadID, n, bytes.NewReader(p), int64(len(p)), Checksums{})
+					info, err := s.multipart().UploadPart("bench", "big", up.UploadID, n, bytes.NewReader(p), int64(len(p)), Checksums{})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -50,7 +50,7 @@ func BenchmarkCompleteMultipart(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				info, err := s.CompleteMultipartUpload("bench", "big", up.UploadID, list)
+				info, err := s.multipart().Complete("bench", "big", up.UploadID, list)
 				if err != nil {
 					b.Fatal(err)
 				}

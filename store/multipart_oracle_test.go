@@ -41,7 +41,7 @@ func TestKernelSeesMultipart(t *testing.T) {
 	} {
 		meta := Meta{ContentType: "application/octet-stream", User: map[string]string{"from": "parts"}, Tags: []Tag{{"b", "2"}, {"a", "1"}}}
 		up, list := uploadParts(t, s, "bkt", key, meta, parts...)
-		info, err := s.CompleteMultipartUpload("bkt", key, up.UploadID, list)
+		info, err := s.multipart().Complete("bkt", key, up.UploadID, list)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func TestKernelSeesMultipart(t *testing.T) {
 	}
 	pending, _ := uploadParts(t, s, "bkt", "pending", Meta{Tags: []Tag{{"p", "1"}}}, aligned, tail)
 	aborted, _ := uploadParts(t, s, "bkt", "aborted", Meta{}, odd)
-	if err := s.AbortMultipartUpload("bkt", "aborted", aborted.UploadID); err != nil {
+	if err := s.multipart().Abort("bkt", "aborted", aborted.UploadID); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

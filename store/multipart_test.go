@@ -19,13 +19,13 @@ import (
 // uploadParts creates an upload of key and uploads bodies as parts 1..n.
 func uploadParts(t *testing.T, s *Store, bucket, key string, meta Meta, bodies ...[]byte) (UploadInfo, []CompletePart) {
 	t.Helper()
-	up, err := s.CreateMultipartUpload(bucket, key, meta)
+	up, err := s.multipart().Create(bucket, key, meta)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var parts []CompletePart
 	for i, b := range bodies {
-		p, err := s.UploadPart(bucket, key, up.UploadID, i+1, bytes.NewReader(b), int64(len(b)), Checksums{})
+		p, err := s.multipart().UploadPart(bucket, key, up.UploadID, i+1, bytes.NewReader(b), int64(len(b)), Checksums{})
 		if err != nil {
 			t.Fatalf("part %d: %v", i+1, err)
 		}
@@ -114,7 +114,7 @@ func TestMultipartErrors(t *testing.T) {
 		{"part number 0", "bkt", "k", up.UploadID, []CompletePart{{PartNumber: 0, ETag: good[0].ETag}}, ErrInvalidPart},
 		{"small middle part", "bkt", "k", up.UploadID, good, ErrEntityTooSmall},
 	} {
-		if _, err := s.CompleteMultipartUpload(tc.bucket, tc.key, tc.id, tc.parts); !errors.Is(err, tc.err) {
+		if _, err := s.multipart().Complete(tc.bucket, tc.key, tc.id, tc.parts); !errors.Is(err, tc.err) {
 			t.Errorf("%s: %v, want %v", tc.name, err, tc.err)
 		}
 	}
@@ -123,39 +123,39 @@ func TestMultipartErrors(t *testing.T) {
 		err  error
 		call func() error
 	}{
-		{"create empty key", ErrInvalidKey, func() error { _, err := s.CreateMultipartUpload("bkt", "", Meta{}); return err }},
-		{"create no bucket", ErrNoSuchBucket, func() error { _, err := s.CreateMultipartUpload("nobucket", "k", Meta{}); return err }},
+		{"create empty key", ErrInvalidKey, func() error { _, err := s.multipart().Create("bkt", "", Meta{}); return err }},
+		{"create no bucket", ErrNoSuchBucket, func() error { _, err := s.multipart().Create("nobucket", "k", Meta{}); return err }},
 		{"create bad tags", ErrInvalidTag, func() error {
-			_, err := s.CreateMultipartUpload("bkt", "k", Meta{Tags: []Tag{{"a", "1"}, {"a", "2"}}})
+			_, err := s.multipart().Create("bkt", "k", Meta{Tags: []Tag{{"a", "1"}, {"a", "2"}}})
 			return err
 		}},
 		{"part 0", ErrInvalidPart, func() error {
-			_, err := s.UploadPart("bkt", "k", up.UploadID, 0, strings.NewReader("x"), 1, Checksums{})
+			_, err := s.multipart().UploadPart("bkt", "k", up.UploadID, 0, strings.NewReader("x"), 1, Checksums{})
 			return err
 		}},
 		{"part 10001", ErrInvalidPart, func() error {
-			_, err := s.UploadPart("bkt", "k", up.UploadID, MaxPartNumber+1, strings.NewReader("x"), 1, Checksums{})
+			_, err := s.multipart().UploadPart("bkt", "k", up.UploadID, MaxPartNumber+1, strings.NewReader("x"), 1, Checksums{})
 			return err
 		}},
 		{"part too large", ErrEntityTooLarge, func() error {
-			_, err := s.UploadPart("bkt", "k", up.UploadID, 1, strings.NewReader("x"), MaxPartSize+1, Checksums{})
+			_, err := s.multipart().UploadPart("bkt", "k", up.UploadID, 1, strings.NewReader("x"), MaxPartSize+1, Checksums{})
 			return err
 		}},
 		{"part short body", ErrIncompleteBody, func() error {
-			_, err := s.UploadPart("bkt", "k", up.UploadID, 1, strings.NewReader("x"), 2, Checksums{})
+			_, err := s.multipart().UploadPart("bkt", "k", up.UploadID, 1, strings.NewReader("x"), 2, Checksums{})
 			return err
 		}},
 		{"part of unknown upload", ErrNoSuchUpload, func() error {
-			_, err := s.UploadPart("bkt", "k", "nope", 1, strings.NewReader("x"), 1, Checksums{})
+			_, err := s.multipart().UploadPart("bkt", "k", "nope", 1, strings.NewReader("x"), 1, Checksums{})
 			return err
 		}},
-		{"abort unknown", ErrNoSuchUpload, func() error { return s.AbortMultipartUpload("bkt", "k", "nope") }},
+		{"abort unknown", ErrNoSuchUpload, func() error { return s.multipart().Abort("bkt", "k", "nope") }},
 		{"list parts unknown", ErrNoSuchUpload, func() error {
-			_, err := s.ListParts("bkt", "k", "nope", ListPartsOptions{})
+			_, err := s.multipart().ListParts("bkt", "k", "nope", ListPartsOptions{})
 			return err
 		}},
 		{"list uploads no bucket", ErrNoSuchBucket, func() error {
-			_, err := s.ListMultipartUploads("nobucket", ListUploadsOptions{})
+			_, err := s.multipart().List("nobucket", ListUploadsOptions{})
 			return err
 		}},
 	} {
@@ -165,14 +165,14 @@ func TestMultipartErrors(t *testing.T) {
 	}
 	// The failed calls changed nothing: the upload completes.
 	good = []CompletePart{good[0], {PartNumber: 3, ETag: strings.Trim(good[2].ETag, `"`)}}
-	info, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, good)
+	info, err := s.multipart().Complete("bkt", "k", up.UploadID, good)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.ETag != multipartETag(big, big) || info.Size != int64(2*len(big)) {
 		t.Errorf("completed: %+v", info)
 	}
-	again, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, good)
+	again, err := s.multipart().Complete("bkt", "k", up.UploadID, good)
 	if err != nil || again.ETag != info.ETag || again.Size != info.Size || !again.LastModified.Equal(info.LastModified) {
 		t.Errorf("complete twice: %+v, %v; first %+v", again, err, info)
 	}
@@ -197,7 +197,7 @@ func TestMultipartObjectAndPrefix(t *testing.T) {
 	for _, key := range []string{"a", "m/"} {
 		up, parts := uploadParts(t, s, "bkt", key, Meta{}, body, body)
 		put(t, s, "bkt", key+"/b", "child", Meta{})
-		if _, err := s.CompleteMultipartUpload("bkt", key, up.UploadID, parts); err != nil {
+		if _, err := s.multipart().Complete("bkt", key, up.UploadID, parts); err != nil {
 			t.Fatalf("complete %q over a prefix: %v", key, err)
 		}
 		if got, _ := get(t, s, "bkt", key); got != string(body)+string(body) {
@@ -236,7 +236,7 @@ func TestMultipartRandomized(t *testing.T) {
 		key := fmt.Sprintf("dir%d/obj%d", round%3, round)
 		meta := Meta{ContentType: "application/x-test", User: map[string]string{"round": fmt.Sprint(round)},
 			Tags: []Tag{{"round", fmt.Sprint(round)}, {"kind", "multipart"}}}
-		up, err := s.CreateMultipartUpload("bkt", key, meta)
+		up, err := s.multipart().Create("bkt", key, meta)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestMultipartRandomized(t *testing.T) {
 		bodies := map[int][]byte{}
 		upload := func(num int, last bool) {
 			b := randomBytes(rng, partSize(last))
-			if _, err := s.UploadPart("bkt", key, up.UploadID, num, bytes.NewReader(b), int64(len(b)), Checksums{}); err != nil {
+			if _, err := s.multipart().UploadPart("bkt", key, up.UploadID, num, bytes.NewReader(b), int64(len(b)), Checksums{}); err != nil {
 				t.Fatal(err)
 			}
 			bodies[num] = b
@@ -289,7 +289,7 @@ func TestMultipartRandomized(t *testing.T) {
 			want = append(want, bodies[num]...)
 			ordered = append(ordered, bodies[num])
 		}
-		info, err := s.CompleteMultipartUpload("bkt", key, up.UploadID, parts)
+		info, err := s.multipart().Complete("bkt", key, up.UploadID, parts)
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
@@ -308,7 +308,7 @@ func TestMultipartRandomized(t *testing.T) {
 	if moved == 0 || copied == 0 {
 		t.Errorf("want both paths: %d moved, %d copied", moved, copied)
 	}
-	res, err := s.ListMultipartUploads("bkt", ListUploadsOptions{})
+	res, err := s.multipart().List("bkt", ListUploadsOptions{})
 	if err != nil || len(res.Uploads) != 0 {
 		t.Errorf("uploads left: %+v, %v", res, err)
 	}
@@ -338,14 +338,14 @@ func TestMultipartMovesExtents(t *testing.T) {
 	}
 	up, parts := uploadParts(t, s, "bkt", "aligned", Meta{}, a, a)
 	before := statfs()
-	if _, err := s.CompleteMultipartUpload("bkt", "aligned", up.UploadID, parts); err != nil {
+	if _, err := s.multipart().Complete("bkt", "aligned", up.UploadID, parts); err != nil {
 		t.Fatal(err)
 	}
 	if after := statfs(); after < before {
 		t.Errorf("moving aligned parts used %d blocks", before-after)
 	}
 	up, parts = uploadParts(t, s, "bkt", "mixed", Meta{}, a, b, a, c)
-	if _, err := s.CompleteMultipartUpload("bkt", "mixed", up.UploadID, parts); err != nil {
+	if _, err := s.multipart().Complete("bkt", "mixed", up.UploadID, parts); err != nil {
 		t.Fatal(err)
 	}
 	for key, want := range map[string][][]byte{"aligned": {a, a}, "mixed": {a, b, a, c}} {
@@ -365,13 +365,13 @@ func TestMultipartAbortAndRestart(t *testing.T) {
 	body := bytes.Repeat([]byte("p"), 8<<10)
 	gone, _ := uploadParts(t, s, "bkt", "gone", Meta{}, body)
 	kept, parts := uploadParts(t, s, "bkt", "kept", Meta{ContentType: "text/plain", Tags: []Tag{{"t", "v"}}}, body, body[:10])
-	if err := s.AbortMultipartUpload("bkt", "gone", gone.UploadID); err != nil {
+	if err := s.multipart().Abort("bkt", "gone", gone.UploadID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AbortMultipartUpload("bkt", "gone", gone.UploadID); !errors.Is(err, ErrNoSuchUpload) {
+	if err := s.multipart().Abort("bkt", "gone", gone.UploadID); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("abort twice: %v", err)
 	}
-	if _, err := s.UploadPart("bkt", "gone", gone.UploadID, 2, bytes.NewReader(body), int64(len(body)), Checksums{}); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.multipart().UploadPart("bkt", "gone", gone.UploadID, 2, bytes.NewReader(body), int64(len(body)), Checksums{}); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("part of an aborted upload: %v", err)
 	}
 	// A staging leftover (a crash mid-PUT) goes on reopen; uploads stay.
@@ -390,7 +390,7 @@ func TestMultipartAbortAndRestart(t *testing.T) {
 	defer s.Close()
 	s.minPart = 8 << 10
 	noStaging(t, s)
-	res, err := s.ListMultipartUploads("bkt", ListUploadsOptions{})
+	res, err := s.multipart().List("bkt", ListUploadsOptions{})
 	if err != nil || len(res.Uploads) != 1 {
 		t.Fatalf("after reopen: %+v, %v", res, err)
 	}
@@ -398,7 +398,7 @@ func TestMultipartAbortAndRestart(t *testing.T) {
 	if u.UploadID != kept.UploadID || u.Key != "kept" || !u.Initiated.Equal(kept.Initiated) || !u.Meta.Equal(kept.Meta) {
 		t.Errorf("reloaded upload %+v, want %+v", u, kept)
 	}
-	info, err := s.CompleteMultipartUpload("bkt", "kept", kept.UploadID, parts)
+	info, err := s.multipart().Complete("bkt", "kept", kept.UploadID, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -418,7 +418,7 @@ func TestListParts(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	up, err := s.CreateMultipartUpload("bkt", "k", Meta{})
+	up, err := s.multipart().Create("bkt", "k", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestListParts(t *testing.T) {
 	var want []int
 	for n := 1; n <= 23; n += 2 {
 		body := strings.Repeat("z", n)
-		if _, err := s.UploadPart("bkt", "k", up.UploadID, n, strings.NewReader(body), -1, sums); err != nil {
+		if _, err := s.multipart().UploadPart("bkt", "k", up.UploadID, n, strings.NewReader(body), -1, sums); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, n)
@@ -434,7 +434,7 @@ func TestListParts(t *testing.T) {
 	var got []int
 	marker := 0
 	for pages := 0; ; pages++ {
-		res, err := s.ListParts("bkt", "k", up.UploadID, ListPartsOptions{PartNumberMarker: marker, MaxParts: 5})
+		res, err := s.multipart().ListParts("bkt", "k", up.UploadID, ListPartsOptions{PartNumberMarker: marker, MaxParts: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -471,13 +471,13 @@ func TestListMultipartUploads(t *testing.T) {
 	keys := []string{"a", "b/1", "b/2", "b/2", "c", "c", "c", "d/x/y", "e"}
 	ids := map[string][]string{}
 	for _, k := range keys {
-		up, err := s.CreateMultipartUpload("bkt", k, Meta{})
+		up, err := s.multipart().Create("bkt", k, Meta{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids[k] = append(ids[k], up.UploadID)
 	}
-	if _, err := s.CreateMultipartUpload("other", "a", Meta{}); err != nil {
+	if _, err := s.multipart().Create("other", "a", Meta{}); err != nil {
 		t.Fatal(err)
 	}
 	// pages lists every page as "key#n" (the n-th upload of key) and
@@ -485,7 +485,7 @@ func TestListMultipartUploads(t *testing.T) {
 	pages := func(opt ListUploadsOptions) []string {
 		var out []string
 		for range 20 {
-			res, err := s.ListMultipartUploads("bkt", opt)
+			res, err := s.multipart().List("bkt", opt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -557,7 +557,7 @@ func TestReaderErrorAbandonsWrite(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	up, err := s.CreateMultipartUpload("bkt", "part", Meta{})
+	up, err := s.multipart().Create("bkt", "part", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -578,11 +578,11 @@ func TestReaderErrorAbandonsWrite(t *testing.T) {
 				if _, err := s.HeadObject("bkt", "obj"); !errors.Is(err, ErrNoSuchKey) {
 					t.Errorf("put, %s: object exists (%v)", name, err)
 				}
-				_, err = s.UploadPart("bkt", "part", up.UploadID, 1, &failingReader{data: body, err: bad, withData: withData}, n, Checksums{})
+				_, err = s.multipart().UploadPart("bkt", "part", up.UploadID, 1, &failingReader{data: body, err: bad, withData: withData}, n, Checksums{})
 				if !errors.Is(err, ErrBadDigest) {
 					t.Errorf("part, %s: %v", name, err)
 				}
-				res, err := s.ListParts("bkt", "part", up.UploadID, ListPartsOptions{})
+				res, err := s.multipart().ListParts("bkt", "part", up.UploadID, ListPartsOptions{})
 				if err != nil || len(res.Parts) != 0 {
 					t.Errorf("part, %s: parts %+v (%v)", name, res.Parts, err)
 				}
@@ -591,14 +591,14 @@ func TestReaderErrorAbandonsWrite(t *testing.T) {
 		}
 	}
 	// An earlier good part survives a failed replacement.
-	if _, err := s.UploadPart("bkt", "part", up.UploadID, 1, strings.NewReader("good"), 4, Checksums{}); err != nil {
+	if _, err := s.multipart().UploadPart("bkt", "part", up.UploadID, 1, strings.NewReader("good"), 4, Checksums{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.UploadPart("bkt", "part", up.UploadID, 1, &failingReader{data: []byte("evil"), err: bad, withData: true}, 4, Checksums{})
+	_, err = s.multipart().UploadPart("bkt", "part", up.UploadID, 1, &failingReader{data: []byte("evil"), err: bad, withData: true}, 4, Checksums{})
 	if !errors.Is(err, ErrBadDigest) {
 		t.Errorf("replacement: %v", err)
 	}
-	res, _ := s.ListParts("bkt", "part", up.UploadID, ListPartsOptions{})
+	res, _ := s.multipart().ListParts("bkt", "part", up.UploadID, ListPartsOptions{})
 	if len(res.Parts) != 1 || res.Parts[0].Size != 4 || res.Parts[0].ETag != fmt.Sprintf("%x", md5.Sum([]byte("good"))) {
 		t.Errorf("after a failed replacement: %+v", res.Parts)
 	}
@@ -618,7 +618,7 @@ func TestMultipartConcurrent(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	up, err := s.CreateMultipartUpload("bkt", "k", Meta{})
+	up, err := s.multipart().Create("bkt", "k", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -630,11 +630,11 @@ func TestMultipartConcurrent(t *testing.T) {
 		go func() {
 			for part := 1; part <= 6; part++ {
 				b := body(part, w)
-				if _, err := s.UploadPart("bkt", "k", up.UploadID, part, bytes.NewReader(b), int64(len(b)), Checksums{}); err != nil {
+				if _, err := s.multipart().UploadPart("bkt", "k", up.UploadID, part, bytes.NewReader(b), int64(len(b)), Checksums{}); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := s.ListParts("bkt", "k", up.UploadID, ListPartsOptions{}); err != nil {
+				if _, err := s.multipart().ListParts("bkt", "k", up.UploadID, ListPartsOptions{}); err != nil {
 					errs <- err
 					return
 				}
@@ -647,7 +647,7 @@ func TestMultipartConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := s.ListParts("bkt", "k", up.UploadID, ListPartsOptions{})
+	res, err := s.multipart().ListParts("bkt", "k", up.UploadID, ListPartsOptions{})
 	if err != nil || len(res.Parts) != 6 {
 		t.Fatalf("parts %+v, %v", res.Parts, err)
 	}
@@ -664,11 +664,11 @@ func TestMultipartConcurrent(t *testing.T) {
 	var completed, aborted error
 	finished := make(chan struct{}, 2)
 	go func() {
-		_, completed = s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts)
+		_, completed = s.multipart().Complete("bkt", "k", up.UploadID, parts)
 		finished <- struct{}{}
 	}()
 	go func() {
-		aborted = s.AbortMultipartUpload("bkt", "k", up.UploadID)
+		aborted = s.multipart().Abort("bkt", "k", up.UploadID)
 		finished <- struct{}{}
 	}()
 	<-finished

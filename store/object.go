@@ -54,7 +54,7 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 	return s.putObject(bucket, key, r, size, meta, Precondition{})
 }
 
-func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta, cond Precondition) (info ObjectInfo, err error) {
+func (s *store) putObject(bucket, key string, r io.Reader, size int64, meta Meta, cond Precondition) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 	if err := meta.check(); err != nil {
 		return ObjectInfo{}, err
 	}
-	project, err := s.bucketProject(bucket)
+	project, err := s.quotas().bucketProject(bucket)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -77,7 +77,7 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 			return s.putFolder(bucket, kp, meta, cond)
 		}
 	}
-	if err := s.checkRoom(project, size); err != nil {
+	if err := s.quotas().checkRoom(project, size); err != nil {
 		return ObjectInfo{}, err
 	}
 	if size >= 0 && size <= smallObjectMax {
@@ -105,7 +105,7 @@ func (s *Store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 // created in place with its data and metadata in one engine transaction
 // (a smallObject); a key that exists is replaced through a staging file,
 // as a large body is, since a rename is what replaces a name atomically.
-func (s *Store) putSmall(bucket string, kp keyPath, key string, r io.Reader, size int64, meta Meta, project uint32, cond Precondition) (ObjectInfo, error) {
+func (s *store) putSmall(bucket string, kp keyPath, key string, r io.Reader, size int64, meta Meta, project uint32, cond Precondition) (ObjectInfo, error) {
 	data, etag, err := readSmallBody(r, size)
 	if err != nil {
 		return ObjectInfo{}, err
@@ -123,7 +123,7 @@ func (s *Store) putSmall(bucket string, kp keyPath, key string, r io.Reader, siz
 }
 
 // placeStaged places a small object through a staging file.
-func (s *Store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (time.Time, error) {
+func (s *store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (time.Time, error) {
 	st, err := s.newStaging(obj.project)
 	if err != nil {
 		return time.Time{}, err
@@ -175,7 +175,7 @@ var errNameTaken = errors.New("store: the object's name is taken")
 // its data and attributes in one engine transaction (xfs.CreateFile):
 // one commit per new key, and no staging file.
 type smallObject struct {
-	s       *Store
+	s       *store
 	project uint32
 	data    []byte
 	xattrs  []xfs.Xattr
@@ -197,7 +197,7 @@ func (o *smallObject) install(dir format.Ino, name string, attrs []xfs.Xattr) (f
 // discard unless it was renamed away. xattrs are set on it by the rename
 // that puts it in place, in the same transaction.
 type staging struct {
-	s      *Store
+	s      *store
 	dir    format.Ino
 	name   string
 	ino    format.Ino
@@ -208,7 +208,7 @@ type staging struct {
 // newStaging makes a staging file charged to the project of the bucket
 // it is for, so that its blocks count against that bucket's quota as they
 // are written.
-func (s *Store) newStaging(project uint32) (*staging, error) {
+func (s *store) newStaging(project uint32) (*staging, error) {
 	name := randomName()
 	a := fileAttrs
 	a.ProjID = project
@@ -248,11 +248,11 @@ func (st *staging) install(dir format.Ino, name string, attrs []xfs.Xattr) (form
 // failure the directories it made are removed again. cond is checked
 // against the object being replaced under the same lock as the install.
 // A directory of the path removed meanwhile makes it start again.
-func (s *Store) place(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
+func (s *store) place(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
 	return retry(func() (time.Time, error) { return s.placeOnce(bucket, kp, obj, cond) })
 }
 
-func (s *Store) placeOnce(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
+func (s *store) placeOnce(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
 	b, err := s.openBucket(bucket) // may have been deleted meanwhile
 	if err != nil {
 		return time.Time{}, err
@@ -270,7 +270,7 @@ func (s *Store) placeOnce(bucket string, kp keyPath, obj placement, cond Precond
 }
 
 // installIn is place's step under the leaf directory's lock.
-func (s *Store) installIn(kp keyPath, dir format.Ino, obj placement, cond Precondition) (time.Time, error) {
+func (s *store) installIn(kp keyPath, dir format.Ino, obj placement, cond Precondition) (time.Time, error) {
 	defer s.locks.lock(dir)()
 	name, err := s.leafName(kp, dir)
 	if err == nil {
@@ -305,7 +305,7 @@ func (s *Store) installIn(kp keyPath, dir format.Ino, obj placement, cond Precon
 // now if it exists, beside the directory of the same component if there
 // is one, else its entry name.
 // Callers hold dir's lock.
-func (s *Store) leafName(kp keyPath, dir format.Ino) (string, error) {
+func (s *store) leafName(kp keyPath, dir format.Ino) (string, error) {
 	name := entryName(kp.leaf)
 	st, found, err := s.lookupStat(dir, name)
 	switch {
@@ -329,7 +329,7 @@ func (s *Store) leafName(kp keyPath, dir format.Ino) (string, error) {
 // findLeaf finds the object file of kp in dir: at its entry name, or
 // beside the directory of that name. Callers hold dir's lock; readers
 // use openLeaf.
-func (s *Store) findLeaf(kp keyPath, dir format.Ino) (st xfs.Stat, name string, found bool, err error) {
+func (s *store) findLeaf(kp keyPath, dir format.Ino) (st xfs.Stat, name string, found bool, err error) {
 	name = entryName(kp.leaf)
 	if st, found, err = s.findFile(dir, name); err != nil || found {
 		return st, name, found, err
@@ -340,7 +340,7 @@ func (s *Store) findLeaf(kp keyPath, dir format.Ino) (st xfs.Stat, name string, 
 }
 
 // findFile looks up a regular file; other types are not found.
-func (s *Store) findFile(dir format.Ino, name string) (xfs.Stat, bool, error) {
+func (s *store) findFile(dir format.Ino, name string) (xfs.Stat, bool, error) {
 	st, found, err := s.lookupStat(dir, name)
 	if err != nil || !found || !isFile(&st) {
 		return xfs.Stat{}, false, err
@@ -351,7 +351,7 @@ func (s *Store) findFile(dir format.Ino, name string) (xfs.Stat, bool, error) {
 // checkCondition checks cond against the object of kp in dir as it is
 // now: its file, or for a folder marker without content the directory's
 // marker attribute.
-func (s *Store) checkCondition(kp keyPath, dir format.Ino, cond Precondition) error {
+func (s *store) checkCondition(kp keyPath, dir format.Ino, cond Precondition) error {
 	if cond.none() {
 		return nil
 	}
@@ -374,7 +374,7 @@ func isFile(st *xfs.Stat) bool { return st.Mode&format.SIFMT == format.SIFREG }
 
 // lookupStat looks name up in dir and stats it; found is false (and err
 // nil) when there is no such name.
-func (s *Store) lookupStat(dir format.Ino, name string) (st xfs.Stat, found bool, err error) {
+func (s *store) lookupStat(dir format.Ino, name string) (st xfs.Stat, found bool, err error) {
 	ino, err := s.v.Names().Lookup(dir, name)
 	if errors.Is(err, xfs.ErrNotFound) {
 		return xfs.Stat{}, false, nil
@@ -389,7 +389,7 @@ func (s *Store) lookupStat(dir format.Ino, name string) (st xfs.Stat, found bool
 // writeBody streams r into the staging file ino in chunkSize pieces,
 // following PutObject's reader contract, and returns the MD5 hex and the
 // byte count. Bodies over limit bytes give ErrEntityTooLarge.
-func (s *Store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (string, int64, error) {
+func (s *store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (string, int64, error) {
 	if size > limit {
 		return "", 0, fmt.Errorf("%d bytes (at most %d): %w", size, limit, ErrEntityTooLarge)
 	}
@@ -537,7 +537,7 @@ func (p prepended) Checksums() Checksums { return Checksums{}.reported(p.src) }
 // content are files, see the package doc). A marker file it replaces is
 // removed after the attribute is set: a crash between the two leaves the
 // file, which wins.
-func (s *Store) putFolder(bucket string, kp keyPath, meta Meta, cond Precondition) (ObjectInfo, error) {
+func (s *store) putFolder(bucket string, kp keyPath, meta Meta, cond Precondition) (ObjectInfo, error) {
 	return retry(func() (ObjectInfo, error) {
 		b, err := s.openBucket(bucket)
 		if err != nil {
@@ -558,7 +558,7 @@ func (s *Store) putFolder(bucket string, kp keyPath, meta Meta, cond Preconditio
 
 // setFolder is putFolder's step under the directory's lock, which keeps
 // a prune from removing dir between its check for a marker and its Rmdir.
-func (s *Store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Precondition) (ObjectInfo, error) {
+func (s *store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Precondition) (ObjectInfo, error) {
 	defer s.locks.lock(dir)()
 	if gone, err := s.removed(dir); err != nil || gone {
 		if gone {
@@ -597,7 +597,7 @@ func (s *Store) setFolder(kp keyPath, dir format.Ino, meta Meta, cond Preconditi
 // deleted meanwhile. Close it.
 type Object struct {
 	Info ObjectInfo
-	s    *Store
+	s    *store
 	ino  format.Ino
 	h    *xfs.Handle // the reference that keeps the inode readable
 	done bool
@@ -657,7 +657,7 @@ func (s *Store) GetObject(bucket, key string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := &Object{Info: info, s: s}
+	o := &Object{Info: info, s: s.store}
 	if isFile {
 		o.h, o.ino = h, h.Ino()
 	} else {
@@ -681,7 +681,7 @@ func (s *Store) HeadObject(bucket, key string) (ObjectInfo, error) {
 // lock: every name it reads is one engine lookup taking a reference, and
 // every state between the steps of a key-mapping change reads as the same
 // keys.
-func (s *Store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
+func (s *store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
@@ -731,7 +731,7 @@ func (s *Store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile
 // the instant an object moves back from beside a pruned directory
 // between the two lookups, so a miss is checked again under dir's lock,
 // shared.
-func (s *Store) openLeaf(kp keyPath, dir format.Ino) (*xfs.Handle, xfs.Stat, error) {
+func (s *store) openLeaf(kp keyPath, dir format.Ino) (*xfs.Handle, xfs.Stat, error) {
 	names := [2]string{entryName(kp.leaf), besideName(kp.leaf)}
 	for _, locked := range []bool{false, true} {
 		if locked {
@@ -809,7 +809,7 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	return errs
 }
 
-func (s *Store) deleteObject(bucket, key string) error {
+func (s *store) deleteObject(bucket, key string) error {
 	kp, err := parseKey(key)
 	if err != nil {
 		return err
@@ -838,7 +838,7 @@ func (s *Store) deleteObject(bucket, key string) error {
 // (a directory or something else by that name) gets unlinkLeaf's second
 // look, beside the directory; one whose path fails to resolve is left
 // to deleteObject, which reports why.
-func (s *Store) deleteLeaves(bucket string, kps []keyPath, idx []int, errs []error, done []bool) {
+func (s *store) deleteLeaves(bucket string, kps []keyPath, idx []int, errs []error, done []bool) {
 	b, err := s.openBucket(bucket)
 	if err != nil {
 		return
@@ -896,7 +896,7 @@ func notObjectFile(err error) bool {
 
 // removeLeaf is deleteObject's step under the directory's lock; removed
 // tells whether something went that may leave directories to prune.
-func (s *Store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error) {
+func (s *store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error) {
 	defer s.locks.lock(dir)()
 	found, err := s.unlinkLeaf(kp, dir)
 	if err != nil {
@@ -912,7 +912,7 @@ func (s *Store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error)
 // find it (at its entry name, or beside a directory of that name), each
 // name a lookup and a type check inside the unlink: a DELETE costs no
 // separate Lookup and Stat. The caller holds dir's lock.
-func (s *Store) unlinkLeaf(kp keyPath, dir format.Ino) (found bool, err error) {
+func (s *store) unlinkLeaf(kp keyPath, dir format.Ino) (found bool, err error) {
 	for _, name := range [...]string{entryName(kp.leaf), besideName(kp.leaf)} {
 		err := s.v.Names().UnlinkFile(dir, name)
 		switch {

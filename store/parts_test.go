@@ -23,7 +23,7 @@ func TestCompletedParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewSource(3))
-	up, err := s.CreateMultipartUpload("bkt", "many", Meta{})
+	up, err := s.multipart().Create("bkt", "many", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestCompletedParts(t *testing.T) {
 	for i := range count {
 		body := randomBytes(rng, 1+i%97+rng.Intn(20))
 		n := 2 * (i + 1)
-		p, err := s.UploadPart("bkt", "many", up.UploadID, n, bytes.NewReader(body), int64(len(body)), Checksums{})
+		p, err := s.multipart().UploadPart("bkt", "many", up.UploadID, n, bytes.NewReader(body), int64(len(body)), Checksums{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestCompletedParts(t *testing.T) {
 	if count <= partsPerPage {
 		t.Fatalf("%d parts fit one page of %d: the test does not spill", count, partsPerPage)
 	}
-	info, err := s.CompleteMultipartUpload("bkt", "many", up.UploadID, parts)
+	info, err := s.multipart().Complete("bkt", "many", up.UploadID, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,11 @@ func TestRepeatedCompletion(t *testing.T) {
 	}
 	a, b := bytes.Repeat([]byte("a"), 4<<10), []byte("tail")
 	up, parts := uploadParts(t, s, "bkt", "k", Meta{ContentType: "text/x"}, a, b)
-	first, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts)
+	first, err := s.multipart().Complete("bkt", "k", up.UploadID, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts)
+	again, err := s.multipart().Complete("bkt", "k", up.UploadID, parts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRepeatedCompletion(t *testing.T) {
 		t.Errorf("again %+v, first %+v", again, first)
 	}
 	unquoted := []CompletePart{{PartNumber: 1, ETag: strings.Trim(parts[0].ETag, `"`)}, {PartNumber: 2, ETag: strings.ToUpper(strings.Trim(parts[1].ETag, `"`))}}
-	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, unquoted); err != nil {
+	if _, err := s.multipart().Complete("bkt", "k", up.UploadID, unquoted); err != nil {
 		t.Errorf("same parts, ETags unquoted and uppercase: %v", err)
 	}
 	for name, list := range map[string][]CompletePart{
@@ -115,24 +115,24 @@ func TestRepeatedCompletion(t *testing.T) {
 		"malformed etag": {parts[0], {PartNumber: 2, ETag: "zz"}},
 		"empty":          nil,
 	} {
-		if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, list); !errors.Is(err, ErrNoSuchUpload) {
+		if _, err := s.multipart().Complete("bkt", "k", up.UploadID, list); !errors.Is(err, ErrNoSuchUpload) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := s.CompleteMultipartUpload("bkt", "k", "0123", parts); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.multipart().Complete("bkt", "k", "0123", parts); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("other upload ID: %v", err)
 	}
-	if _, err := s.CompleteMultipartUpload("bkt", "other", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.multipart().Complete("bkt", "other", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("other key: %v", err)
 	}
 	put(t, s, "bkt", "k", "replaced", Meta{})
-	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.multipart().Complete("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("after the object was replaced: %v", err)
 	}
 	if err := s.DeleteObject("bkt", "k"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CompleteMultipartUpload("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
+	if _, err := s.multipart().Complete("bkt", "k", up.UploadID, parts); !errors.Is(err, ErrNoSuchUpload) {
 		t.Errorf("after the object was deleted: %v", err)
 	}
 }
@@ -159,7 +159,7 @@ func TestDeleteBucketAbortsUploads(t *testing.T) {
 	if err := s.DeleteBucket("full"); !errors.Is(err, ErrBucketNotEmpty) {
 		t.Fatalf("bucket with an object and an upload: %v", err)
 	}
-	if _, err := s.ListParts("full", "k", fullUp.UploadID, ListPartsOptions{}); err != nil {
+	if _, err := s.multipart().ListParts("full", "k", fullUp.UploadID, ListPartsOptions{}); err != nil {
 		t.Errorf("the upload of a bucket that was not deleted: %v", err)
 	}
 	if err := s.DeleteBucket("pending"); err != nil {
@@ -169,7 +169,7 @@ func TestDeleteBucketAbortsUploads(t *testing.T) {
 		t.Errorf("deleted bucket: %v", err)
 	}
 	for _, id := range pendingIDs {
-		if _, err := s.UploadPart("pending", "x", id, 2, strings.NewReader("z"), 1, Checksums{}); !errors.Is(err, ErrNoSuchBucket) && !errors.Is(err, ErrNoSuchUpload) {
+		if _, err := s.multipart().UploadPart("pending", "x", id, 2, strings.NewReader("z"), 1, Checksums{}); !errors.Is(err, ErrNoSuchBucket) && !errors.Is(err, ErrNoSuchUpload) {
 			t.Errorf("upload %s of the deleted bucket: %v", id, err)
 		}
 	}
@@ -182,7 +182,7 @@ func TestDeleteBucketAbortsUploads(t *testing.T) {
 	if err := s.CreateBucket("pending"); err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.ListMultipartUploads("pending", ListUploadsOptions{})
+	res, err := s.multipart().List("pending", ListUploadsOptions{})
 	if err != nil || len(res.Uploads) != 0 {
 		t.Errorf("recreated bucket lists uploads %v, %v", res.Uploads, err)
 	}
@@ -215,14 +215,14 @@ func TestDeleteBucketRacesUploads(t *testing.T) {
 				default:
 				}
 				key := fmt.Sprintf("w%d/%d", w, i)
-				up, err := s.CreateMultipartUpload("race", key, Meta{})
+				up, err := s.multipart().Create("race", key, Meta{})
 				if err != nil {
 					if !expected(err) {
 						errs <- err
 					}
 					continue
 				}
-				p, err := s.UploadPart("race", key, up.UploadID, 1, strings.NewReader("part"), 4, Checksums{})
+				p, err := s.multipart().UploadPart("race", key, up.UploadID, 1, strings.NewReader("part"), 4, Checksums{})
 				if err != nil {
 					if !expected(err) {
 						errs <- err
@@ -230,12 +230,12 @@ func TestDeleteBucketRacesUploads(t *testing.T) {
 					continue
 				}
 				if i%2 == 0 {
-					_, err = s.CompleteMultipartUpload("race", key, up.UploadID, []CompletePart{{PartNumber: 1, ETag: p.ETag}})
+					_, err = s.multipart().Complete("race", key, up.UploadID, []CompletePart{{PartNumber: 1, ETag: p.ETag}})
 					if err == nil {
 						err = s.DeleteObject("race", key)
 					}
 				} else {
-					err = s.AbortMultipartUpload("race", key, up.UploadID)
+					err = s.multipart().Abort("race", key, up.UploadID)
 				}
 				if !expected(err) {
 					errs <- err

@@ -249,7 +249,7 @@ func cutOp(s *Store, rng *rand.Rand, m cutModel) (string, error) {
 		return "tag " + key, s.PutObjectTagging("cut", key, tags)
 	default:
 		// Two parts: 5 MiB + 1 byte (copied after it) and a small last one.
-		up, err := s.CreateMultipartUpload("cut", key, Meta{})
+		up, err := s.multipart().Create("cut", key, Meta{})
 		if err != nil {
 			return "create upload " + key, err
 		}
@@ -259,14 +259,14 @@ func cutOp(s *Store, rng *rand.Rand, m cutModel) (string, error) {
 		rng.Read(p2)
 		var parts []CompletePart
 		for i, p := range [][]byte{p1, p2} {
-			info, err := s.UploadPart("cut", key, up.UploadID, i+1, bytes.NewReader(p), int64(len(p)), Checksums{})
+			info, err := s.multipart().UploadPart("cut", key, up.UploadID, i+1, bytes.NewReader(p), int64(len(p)), Checksums{})
 			if err != nil {
 				return "upload part " + key, err
 			}
 			parts = append(parts, CompletePart{PartNumber: i + 1, ETag: info.ETag})
 		}
 		m[key] = cutObject{etag: md5Hex(append(p1, p2...))}
-		_, err = s.CompleteMultipartUpload("cut", key, up.UploadID, parts)
+		_, err = s.multipart().Complete("cut", key, up.UploadID, parts)
 		return "complete " + key, err
 	}
 }

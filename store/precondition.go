@@ -62,6 +62,10 @@ func (s *Store) PutObjectIf(bucket, key string, r io.Reader, size int64, meta Me
 // writing: callers use it to refuse before reading a body that could not
 // be stored. The write itself checks again when it places the object.
 func (s *Store) CheckPrecondition(bucket, key string, cond Precondition) error {
+	return s.checkPrecondition(bucket, key, cond)
+}
+
+func (s *store) checkPrecondition(bucket, key string, cond Precondition) error {
 	if cond.none() {
 		return nil
 	}

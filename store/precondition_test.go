@@ -108,14 +108,14 @@ func TestConditionalComplete(t *testing.T) {
 	}
 	put(t, s, "bkt", "mp", "old", Meta{})
 	up, parts := uploadParts(t, s, "bkt", "mp", Meta{}, []byte("new content"))
-	_, err := s.CompleteMultipartUploadWith("bkt", "mp", up.UploadID, parts, CompleteOptions{If: Precondition{IfNoneMatch: true}})
+	_, err := s.multipart().CompleteWith("bkt", "mp", up.UploadID, parts, CompleteOptions{If: Precondition{IfNoneMatch: true}})
 	if !errors.Is(err, ErrPreconditionFailed) {
 		t.Fatalf("complete over an object with IfNoneMatch: %v", err)
 	}
 	if got, _ := get(t, s, "bkt", "mp"); got != "old" {
 		t.Fatalf("failed completion changed the object: %q", got)
 	}
-	if _, err := s.CompleteMultipartUploadWith("bkt", "mp", up.UploadID, parts, CompleteOptions{If: Precondition{IfMatch: multipartETagOf(t, s)}}); err != nil {
+	if _, err := s.multipart().CompleteWith("bkt", "mp", up.UploadID, parts, CompleteOptions{If: Precondition{IfMatch: multipartETagOf(t, s)}}); err != nil {
 		t.Fatalf("complete with IfMatch of the current ETag: %v", err)
 	}
 	if got, _ := get(t, s, "bkt", "mp"); got != "new content" {

@@ -212,7 +212,7 @@ func quotaBenchStore(b *testing.B, quota bool) *Store {
 		b.Fatal(err)
 	}
 	if quota {
-		if err := s.SetBucketQuota("bench", BucketQuota{HardBytes: 3 << 30}); err != nil {
+		if err := s.quotas().Set("bench", BucketQuota{HardBytes: 3 << 30}); err != nil {
 			b.Fatal(err)
 		}
 	}

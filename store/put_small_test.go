@@ -111,10 +111,10 @@ func TestSmallPutRefusals(t *testing.T) {
 	}
 	body := bytes.Repeat([]byte("s"), 100<<10)
 	put(t, s, "quota", "keep", string(body), Meta{})
-	if err := s.SetBucketQuota("quota", BucketQuota{HardBytes: 256 << 10}); err != nil {
+	if err := s.quotas().Set("quota", BucketQuota{HardBytes: 256 << 10}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := s.BucketQuota("quota")
+	before, err := s.quotas().Get("quota")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestSmallPutRefusals(t *testing.T) {
 	if err := s.DeleteObject("quota", "second"); err != nil {
 		t.Fatal(err)
 	}
-	if after, _ := s.BucketQuota("quota"); after.Bytes != before.Bytes || after.Objects != before.Objects {
+	if after, _ := s.quotas().Get("quota"); after.Bytes != before.Bytes || after.Objects != before.Objects {
 		t.Errorf("usage %d bytes, %d objects after the refusal, want %d and %d", after.Bytes, after.Objects, before.Bytes, before.Objects)
 	}
 	put(t, s, "quota", "third", string(body), Meta{})

@@ -22,21 +22,21 @@ func TestReadQuotasOffline(t *testing.T) {
 	}
 	put(t, s, "alpha", "a/1", "one", Meta{})
 	put(t, s, "alpha", "2", "two", Meta{})
-	if g, err := s.QuotaGrace(); err != nil || g != (QuotaGrace{quota.DefaultGrace, quota.DefaultGrace}) {
+	if g, err := s.quotas().Grace(); err != nil || g != (QuotaGrace{quota.DefaultGrace, quota.DefaultGrace}) {
 		t.Errorf("default grace = %+v, %v", g, err)
 	}
 	q := BucketQuota{HardBytes: 1 << 20, SoftBytes: 4096, HardObjects: 100, SoftObjects: 2}
-	if err := s.SetBucketQuota("alpha", q); err != nil {
+	if err := s.quotas().Set("alpha", q); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetQuotaGrace(time.Hour, 0); err != nil {
+	if err := s.quotas().SetGrace(time.Hour, 0); err != nil {
 		t.Fatal(err)
 	}
 	grace := QuotaGrace{Bytes: time.Hour, Objects: quota.DefaultGrace}
-	if g, err := s.QuotaGrace(); err != nil || g != grace {
+	if g, err := s.quotas().Grace(); err != nil || g != grace {
 		t.Errorf("grace = %+v, %v; want %+v", g, err, grace)
 	}
-	online, err := s.BucketQuotas()
+	online, err := s.quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestReadQuotasOffline(t *testing.T) {
 		// alpha: its directory, the prefix "a" and two objects.
 		t.Fatalf("BucketQuotas = %+v", online)
 	}
-	if _, err := s.BucketQuota("beta"); !errors.Is(err, ErrNoQuota) {
+	if _, err := s.quotas().Get("beta"); !errors.Is(err, ErrNoQuota) {
 		t.Errorf("beta: %v, want ErrNoQuota", err)
 	}
 	if err := s.Close(); err != nil {
@@ -93,7 +93,7 @@ func TestUpdateBucketQuota(t *testing.T) {
 	errs := make(chan error, len(setters))
 	for _, set := range setters {
 		go func() {
-			_, err := s.UpdateBucketQuota("bkt", func(q BucketQuota) BucketQuota { set(&q); return q })
+			_, err := s.quotas().Update("bkt", func(q BucketQuota) BucketQuota { set(&q); return q })
 			errs <- err
 		}()
 	}
@@ -103,14 +103,14 @@ func TestUpdateBucketQuota(t *testing.T) {
 		}
 	}
 	want := BucketQuota{HardBytes: 1 << 20, SoftBytes: 1 << 19, HardObjects: 10, SoftObjects: 5}
-	if u, err := s.BucketQuota("bkt"); err != nil || u.Quota != want {
+	if u, err := s.quotas().Get("bkt"); err != nil || u.Quota != want {
 		t.Errorf("after concurrent updates: %+v, %v", u.Quota, err)
 	}
-	u, err := s.UpdateBucketQuota("bkt", func(BucketQuota) BucketQuota { return BucketQuota{} })
+	u, err := s.quotas().Update("bkt", func(BucketQuota) BucketQuota { return BucketQuota{} })
 	if err != nil || u.Quota != (BucketQuota{}) || u.Bucket != "bkt" {
 		t.Errorf("clear: %+v, %v", u, err)
 	}
-	if _, err := s.UpdateBucketQuota("nothere", func(q BucketQuota) BucketQuota { return q }); !errors.Is(err, ErrNoSuchBucket) {
+	if _, err := s.quotas().Update("nothere", func(q BucketQuota) BucketQuota { return q }); !errors.Is(err, ErrNoSuchBucket) {
 		t.Errorf("missing bucket: %v", err)
 	}
 }

@@ -107,7 +107,7 @@ func quotaCutBase(t *testing.T) string {
 			t.Fatal(err)
 		}
 		if q := quotaCutLimits[b]; q != (BucketQuota{}) {
-			if err := s.SetBucketQuota(b, q); err != nil {
+			if err := s.quotas().Set(b, q); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -266,7 +266,7 @@ func quotaCutCase(t *testing.T, base string, seed int64, ops, cutAt int, kernel 
 		t.Errorf("after recovery the buckets hold %v;\nacknowledged before %q: %v\nafter it: %v", got, r.inFlight, r.before, r.after)
 	}
 	checkUsage(t, s)
-	us, err := s.BucketQuotas()
+	us, err := s.quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func bucketBlocks(t *testing.T, s *Store, dir format.Ino, project uint32) (block
 // holds (uploads in progress included) and to respect its hard limits.
 func checkUsage(t *testing.T, s *Store) {
 	t.Helper()
-	us, err := s.BucketQuotas()
+	us, err := s.quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func quotaStress(t *testing.T, mode gc.Mode) {
 			t.Fatal(err)
 		}
 		if q, ok := limits[b]; ok {
-			if err := s.SetBucketQuota(b, q); err != nil {
+			if err := s.quotas().Set(b, q); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -196,23 +196,23 @@ func quotaStress(t *testing.T, mode gc.Mode) {
 
 // multipartPut uploads body in up to three parts and completes it.
 func multipartPut(s *Store, bucket, key string, body []byte) error {
-	up, err := s.CreateMultipartUpload(bucket, key, Meta{})
+	up, err := s.multipart().Create(bucket, key, Meta{})
 	if err != nil {
 		return err
 	}
 	var parts []CompletePart
 	for n, off := 1, 0; off < len(body) || n == 1; n++ {
 		end := min(len(body), off+len(body)/3+1)
-		p, err := s.UploadPart(bucket, key, up.UploadID, n, bytes.NewReader(body[off:end]), int64(end-off), Checksums{})
+		p, err := s.multipart().UploadPart(bucket, key, up.UploadID, n, bytes.NewReader(body[off:end]), int64(end-off), Checksums{})
 		if err != nil {
-			s.AbortMultipartUpload(bucket, key, up.UploadID)
+			s.multipart().Abort(bucket, key, up.UploadID)
 			return err
 		}
 		parts = append(parts, CompletePart{PartNumber: n, ETag: p.ETag})
 		off = end
 	}
-	if _, err := s.CompleteMultipartUpload(bucket, key, up.UploadID, parts); err != nil {
-		s.AbortMultipartUpload(bucket, key, up.UploadID)
+	if _, err := s.multipart().Complete(bucket, key, up.UploadID, parts); err != nil {
+		s.multipart().Abort(bucket, key, up.UploadID)
 		return err
 	}
 	return nil
@@ -227,11 +227,11 @@ func TestQuotaRefusalLeavesNothing(t *testing.T) {
 	if err := s.CreateBucket("bkt"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetBucketQuota("bkt", BucketQuota{HardBytes: 256 << 10}); err != nil {
+	if err := s.quotas().Set("bkt", BucketQuota{HardBytes: 256 << 10}); err != nil {
 		t.Fatal(err)
 	}
 	put(t, s, "bkt", "keep", string(bytes.Repeat([]byte("k"), 100<<10)), Meta{})
-	before, err := s.BucketQuota("bkt")
+	before, err := s.quotas().Get("bkt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestQuotaRefusalLeavesNothing(t *testing.T) {
 		if len(got) != 100<<10 {
 			t.Fatalf("size %d: the old object changed to %d bytes", size, len(got))
 		}
-		after, _ := s.BucketQuota("bkt")
+		after, _ := s.quotas().Get("bkt")
 		if after.Bytes != before.Bytes || after.Objects != before.Objects {
 			t.Fatalf("size %d: usage %d/%d after the refused PUT, %d/%d before", size, after.Bytes, after.Objects, before.Bytes, before.Objects)
 		}
@@ -254,10 +254,10 @@ func TestQuotaRefusalLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	put(t, s, "bkt", "new", string(big), Meta{})
-	if err := s.SetBucketQuota("bkt", BucketQuota{}); err != nil {
+	if err := s.quotas().Set("bkt", BucketQuota{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.BucketQuota("bkt"); !errors.Is(err, ErrNoQuota) {
+	if _, err := s.quotas().Get("bkt"); !errors.Is(err, ErrNoQuota) {
 		t.Fatalf("after clearing: %v, want ErrNoQuota", err)
 	}
 	put(t, s, "bkt", "more", string(big), Meta{})
@@ -293,7 +293,7 @@ func TestQuotaKernelVolume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	us, err := s.BucketQuotas()
+	us, err := s.quotas().List()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +333,7 @@ func TestQuotaBucketIDsNotReused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.SetBucketQuota("second", BucketQuota{HardBytes: 1 << 20}); err != nil {
+	if err := s.quotas().Set("second", BucketQuota{HardBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.DeleteBucket("second"); err != nil {
@@ -350,7 +350,7 @@ func TestQuotaBucketIDsNotReused(t *testing.T) {
 	if err := s.CreateBucket("third"); err != nil {
 		t.Fatal(err)
 	}
-	if u, err := s.BucketQuota("third"); !errors.Is(err, ErrNoQuota) {
+	if u, err := s.quotas().Get("third"); !errors.Is(err, ErrNoQuota) {
 		t.Fatalf("new bucket has quota %+v (%v)", u.Quota, err)
 	}
 }

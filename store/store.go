@@ -32,12 +32,19 @@ var (
 	sysAttrs  = xfs.Attrs{Mode: 0o700}
 )
 
-// Store maps buckets and objects onto one open volume. It is safe for
-// concurrent use.
+// Store maps buckets and objects onto one open volume: the handle a
+// program opens and closes, with buckets, objects, tagging and listings.
+// Multipart uploads are reached through Uploads and bucket quotas through
+// Quotas, each a small value over the state they share. A Store and its
+// roles are safe for concurrent use.
 //
 // Lock order: an upload's mu, then directory locks (parent before
 // child), then upMu, then the engine's own locks (package doc, "Locking").
-type Store struct {
+type Store struct{ *store }
+
+// store is the state every role of a Store shares, with the glue they
+// all use (paths, directory locks, staging, settling changes).
+type store struct {
 	v   *xfs.Volume
 	own bool // Close closes v
 	tmp format.Ino
@@ -74,7 +81,7 @@ type Store struct {
 
 	// projects hands out the project IDs of new buckets (quota.go).
 	projects projects
-	// quotaMu orders UpdateBucketQuota's read-modify-writes of limits.
+	// quotaMu orders Quotas.Update's read-modify-writes of limits.
 	quotaMu sync.Mutex
 
 	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
@@ -142,7 +149,7 @@ func OpenWith(path string, o Options) (*Store, error) {
 // settle ends a change: it returns once what the change did is durable
 // (even when it failed part-way), unless the store acknowledges before
 // that. The change's own error comes first.
-func (s *Store) settle(err *error) {
+func (s *store) settle(err *error) {
 	s.changes.Add(1)
 	if s.ackEarly {
 		return
@@ -153,7 +160,7 @@ func (s *Store) settle(err *error) {
 }
 
 // flushEvery makes changes durable every period, for AckBeforeDurable.
-func (s *Store) flushEvery(period time.Duration) {
+func (s *store) flushEvery(period time.Duration) {
 	defer close(s.flusherDone)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
@@ -176,7 +183,7 @@ func New(v *xfs.Volume) (*Store, error) { return NewWith(v, Options{}) }
 
 // NewWith is New with options; AckBeforeDurable is for OpenWith only.
 func NewWith(v *xfs.Volume, o Options) (*Store, error) {
-	s := &Store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
+	s := &store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
 	var err error
 	if s.gc, err = gc.Start(v, o.GC); err != nil {
 		return nil, err
@@ -189,12 +196,12 @@ func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 		o.Trim.Busy = s.changes.Load
 	}
 	s.trim = gc.StartTrimmer(v, o.Trim)
-	return s, nil
+	return &Store{s}, nil
 }
 
 // prepare makes the system directories and clears what a crash left in
 // them, then indexes the uploads in progress.
-func (s *Store) prepare() error {
+func (s *store) prepare() error {
 	v := s.v
 	sys, err := s.ensureDir(v.Root(), SysDir, sysAttrs)
 	if err != nil {
@@ -224,14 +231,14 @@ func (s *Store) prepare() error {
 	} else if !errors.Is(err, xfs.ErrNotFound) {
 		return err
 	}
-	if err := s.loadUploads(); err != nil {
+	if err := s.multipart().loadUploads(); err != nil {
 		return err
 	}
-	return s.assignProjects()
+	return s.quotas().assignProjects()
 }
 
 // clearDir removes everything in the system directory d.
-func (s *Store) clearDir(d format.Ino) error {
+func (s *store) clearDir(d format.Ino) error {
 	ents, err := s.v.Names().ReadDir(d)
 	if err != nil {
 		return err
@@ -245,7 +252,7 @@ func (s *Store) clearDir(d format.Ino) error {
 }
 
 // closeGC drains the inode gc and detaches it from the volume.
-func (s *Store) closeGC() error {
+func (s *store) closeGC() error {
 	err := s.gc.Close()
 	s.v.Space().SetInactiveQueue(nil)
 	return err
@@ -260,7 +267,7 @@ func (s *Store) GCStats() gc.Stats { return s.gc.Stats() }
 
 // removeTree removes name from dir, with everything below it when it is
 // a directory (staged upload directories, aborted uploads).
-func (s *Store) removeTree(dir format.Ino, name string) error {
+func (s *store) removeTree(dir format.Ino, name string) error {
 	ino, err := s.v.Names().Lookup(dir, name)
 	if err != nil {
 		return err
@@ -328,7 +335,7 @@ func (s *Store) Close() error {
 }
 
 // ensureDir returns the directory name in dir, making it when missing.
-func (s *Store) ensureDir(dir format.Ino, name string, a xfs.Attrs) (format.Ino, error) {
+func (s *store) ensureDir(dir format.Ino, name string, a xfs.Attrs) (format.Ino, error) {
 	ino, err := s.v.Names().Mkdir(dir, name, a)
 	if errors.Is(err, xfs.ErrExist) {
 		ino, err = s.v.Names().Lookup(dir, name)
@@ -354,7 +361,7 @@ const stagingDirs = 16
 
 // stagingDir is the directory under .xfs3/tmp for a staged entry named by
 // randomName: its first hex digit picks it.
-func (s *Store) stagingDir(name string) format.Ino {
+func (s *store) stagingDir(name string) format.Ino {
 	d := name[0] - '0'
 	if name[0] >= 'a' {
 		d = name[0] - 'a' + 10
@@ -370,7 +377,7 @@ type BucketInfo struct {
 
 // bucket resolves a bucket name to its directory, for a caller that only
 // needs to know it exists: the number may be reused once it is deleted.
-func (s *Store) bucket(name string) (format.Ino, error) {
+func (s *store) bucket(name string) (format.Ino, error) {
 	h, err := s.openBucket(name)
 	if err != nil {
 		return 0, err
@@ -382,7 +389,7 @@ func (s *Store) bucket(name string) (format.Ino, error) {
 // openBucket resolves a bucket name to its directory and holds it: the
 // inode stays that bucket's directory (possibly deleted) until the handle
 // is closed.
-func (s *Store) openBucket(name string) (*xfs.Handle, error) {
+func (s *store) openBucket(name string) (*xfs.Handle, error) {
 	if err := CheckBucketName(name); err != nil {
 		return nil, err
 	}
@@ -394,7 +401,7 @@ func (s *Store) openBucket(name string) (*xfs.Handle, error) {
 }
 
 // withBucket runs fn on the bucket's directory, held.
-func (s *Store) withBucket(name string, fn func(ino format.Ino) error) error {
+func (s *store) withBucket(name string, fn func(ino format.Ino) error) error {
 	h, err := s.openBucket(name)
 	if err != nil {
 		return err
@@ -424,7 +431,7 @@ func (s *Store) CreateBucket(name string) (err error) {
 // ErrBucketNotEmpty and leaves the uploads alone.
 func (s *Store) DeleteBucket(name string) (err error) {
 	defer s.settle(&err)
-	pending := s.lockBucketUploads(name)
+	pending := s.multipart().lockBucketUploads(name)
 	defer unlockUploads(pending)
 	h, err := s.openBucket(name)
 	if err != nil {
@@ -450,15 +457,15 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	if len(ents) > 0 {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
-	if n := s.countUploads(name); n != len(pending) {
+	if n := s.multipart().countUploads(name); n != len(pending) {
 		return fmt.Errorf("bucket %q got an upload while being deleted: %w", name, ErrBucketNotEmpty)
 	}
 	for _, u := range pending {
-		if err := s.dropUpload(u); err != nil {
+		if err := s.multipart().dropUpload(u); err != nil {
 			return err
 		}
 	}
-	project, err := s.project(ino)
+	project, err := s.quotas().project(ino)
 	if err != nil {
 		return err
 	}
@@ -557,7 +564,7 @@ func retry[T any](change func() (T, error)) (T, error) {
 }
 
 // removed tells whether the held directory ino lost its name.
-func (s *Store) removed(ino format.Ino) (bool, error) {
+func (s *store) removed(ino format.Ino) (bool, error) {
 	st, err := s.v.Stat(ino)
 	return err == nil && st.Nlink == 0, err
 }
@@ -569,7 +576,7 @@ func (s *Store) removed(ino format.Ino) (bool, error) {
 // it (promote), each under its parent's lock; a parent removed meanwhile
 // gives errRetry. Without create, a missing directory gives ErrNoSuchKey.
 // A directory that exists is looked up without any store lock.
-func (s *Store) resolveDirs(b *xfs.Handle, kp keyPath, create bool) (dirPath, error) {
+func (s *store) resolveDirs(b *xfs.Handle, kp keyPath, create bool) (dirPath, error) {
 	path := dirPath{b}
 	for _, c := range kp.dirs {
 		cur := path.last()
@@ -597,7 +604,7 @@ func (s *Store) resolveDirs(b *xfs.Handle, kp keyPath, create bool) (dirPath, er
 // makeDirLocked returns the directory of component c in dir, held, under
 // dir's lock: found again there, made, or made after moving the object
 // file of that name beside it.
-func (s *Store) makeDirLocked(bucket, dir format.Ino, c string, kp keyPath) (*xfs.Handle, error) {
+func (s *store) makeDirLocked(bucket, dir format.Ino, c string, kp keyPath) (*xfs.Handle, error) {
 	defer s.locks.lock(dir)()
 	name := entryName(c)
 	h, st, err := s.openEntry(dir, name)
@@ -627,7 +634,7 @@ func (s *Store) makeDirLocked(bucket, dir format.Ino, c string, kp keyPath) (*xf
 
 // openEntry looks name up in dir and holds what it names; h is nil (and
 // err nil) when there is no such name. The caller closes h.
-func (s *Store) openEntry(dir format.Ino, name string) (h *xfs.Handle, st xfs.Stat, err error) {
+func (s *store) openEntry(dir format.Ino, name string) (h *xfs.Handle, st xfs.Stat, err error) {
 	h, err = s.v.Files().OpenAt(dir, name)
 	if errors.Is(err, xfs.ErrNotFound) {
 		return nil, xfs.Stat{}, nil
@@ -645,7 +652,7 @@ func (s *Store) openEntry(dir format.Ino, name string) (h *xfs.Handle, st xfs.St
 // openStat stats what name in dir names, through a reference, so that
 // the result is of the inode the name held; found is false when there is
 // none.
-func (s *Store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
+func (s *store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
 	h, st, err := s.openEntry(dir, name)
 	if h == nil {
 		return xfs.Stat{}, false, err
@@ -658,13 +665,13 @@ func (s *Store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
 // its component before it appears: the directory is made and labelled in
 // .xfs3/tmp (charged to the bucket's project) and renamed into place.
 // Callers hold dir's lock.
-func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
+func (s *store) makeDir(bucket, dir format.Ino, c string) error {
 	name := entryName(c)
 	if !hashedName(name) {
 		_, err := s.v.Names().Mkdir(dir, name, dirAttrs)
 		return err
 	}
-	project, err := s.project(bucket)
+	project, err := s.quotas().project(bucket)
 	if err != nil {
 		return err
 	}
@@ -689,7 +696,7 @@ func (s *Store) makeDir(bucket, dir format.Ino, c string) error {
 // file moves to its name beside the directory, then the directory is
 // made. Each step is one transaction and every state between them reads
 // as the same keys, so a crash loses nothing. Callers hold dir's lock.
-func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) error {
+func (s *store) promote(bucket, dir format.Ino, c string, file format.Ino) error {
 	beside := besideName(c)
 	if hashedName(beside) {
 		if err := s.v.Xattrs().Set(file, xattrName, []byte(c), 0); err != nil {
@@ -706,7 +713,7 @@ func (s *Store) promote(bucket, dir format.Ino, c string, file format.Ino) error
 // stopping at the bucket, at a folder marker or at a non-empty directory.
 // An object that lay beside a removed directory takes its plain place
 // again. path is resolveDirs' result.
-func (s *Store) prune(kp keyPath, path dirPath) error {
+func (s *store) prune(kp keyPath, path dirPath) error {
 	if len(path) < 2 {
 		return nil
 	}
@@ -735,7 +742,7 @@ func (s *Store) prune(kp keyPath, path dirPath) error {
 // is until moved back) and no marker is set on dir (putFolder holds dir's
 // lock). Entries added to dir without its lock make the engine's Rmdir
 // fail, and those that come after it find dir removed and start again.
-func (s *Store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
+func (s *store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	defer s.locks.lock(parent)()
 	defer s.locks.lock(dir)()
 	name := entryName(c)

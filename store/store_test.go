@@ -299,7 +299,7 @@ func TestObjectRoundTrip(t *testing.T) {
 	}
 }
 
-func (s *Store) mustBucket(t *testing.T, name string) format.Ino {
+func (s *store) mustBucket(t *testing.T, name string) format.Ino {
 	t.Helper()
 	b, err := s.bucket(name)
 	if err != nil {

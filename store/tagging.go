@@ -121,7 +121,7 @@ func (s *Store) DeleteObjectTagging(bucket, key string) (err error) {
 // marker's directory included) while holding a reference on it, so the
 // inode stays that object's (an overwrite meanwhile replaces it: fn's
 // change then came just before).
-func (s *Store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format.Ino) error) error {
+func (s *store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format.Ino) error) error {
 	_, h, _, err := s.head(bucket, key)
 	if err != nil {
 		return err

@@ -204,16 +204,16 @@ func TestChecksumReporterStored(t *testing.T) {
 	if err != nil || info.Meta.Checksums != late {
 		t.Errorf("stored checksums %+v (%v), want %+v", info.Meta.Checksums, err, late)
 	}
-	up, err := s.CreateMultipartUpload("sums", "mp", Meta{})
+	up, err := s.multipart().Create("sums", "mp", Meta{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r = &reportingReader{Reader: strings.NewReader("part"), sum: late}
-	p, err := s.UploadPart("sums", "mp", up.UploadID, 1, r, 4, Checksums{})
+	p, err := s.multipart().UploadPart("sums", "mp", up.UploadID, 1, r, 4, Checksums{})
 	if err != nil || p.Checksums != late {
 		t.Fatalf("part checksums %+v (%v), want %+v", p.Checksums, err, late)
 	}
-	parts, err := s.ListParts("sums", "mp", up.UploadID, ListPartsOptions{})
+	parts, err := s.multipart().ListParts("sums", "mp", up.UploadID, ListPartsOptions{})
 	if err != nil || len(parts.Parts) != 1 || parts.Parts[0].Checksums != late {
 		t.Errorf("listed part: %+v (%v)", parts.Parts, err)
 	}

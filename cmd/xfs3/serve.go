@@ -303,12 +303,12 @@ const maxQuotaLines = 1000
 // the first maxQuotaLines, those with limits first) and a summary line
 // with the grace periods.
 func logQuotas(log zerolog.Logger, st *store.Store) {
-	us, err := st.BucketQuotas()
+	us, err := st.Quotas().List()
 	if err != nil {
 		log.Warn().Err(err).Msg("bucket quotas unreadable")
 		return
 	}
-	g, err := st.QuotaGrace()
+	g, err := st.Quotas().Grace()
 	if err != nil {
 		log.Warn().Err(err).Msg("quota grace periods unreadable")
 		return

@@ -8,8 +8,9 @@
 //
 // Each capability has three faces (a setting, an endpoint, a subcommand);
 // they meet here, so a document is parsed, checked and applied by one
-// piece of code whichever face received it. The wire formats are written
-// out in package s3api's documentation.
+// piece of code whichever face received it. The endpoints, their
+// documents and their errors are written out for operators in
+// docs/operations.md.
 package admin
 
 import "net/http"

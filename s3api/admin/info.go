@@ -112,7 +112,7 @@ func InfoOf(st *store.Store, v Version, started, now time.Time) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	usage, err := st.BucketQuotas()
+	usage, err := st.Quotas().List()
 	if err != nil {
 		return Info{}, err
 	}

@@ -73,7 +73,7 @@ func DecodeMinioQuota(body []byte) (MinioQuota, error) {
 // bytes, objects) stay; a limit of zero clears every limit of the bucket.
 func SetMinioQuota(st *store.Store, bucket string, m MinioQuota) error {
 	limit := m.Limit()
-	_, err := st.UpdateBucketQuota(bucket, func(q store.BucketQuota) store.BucketQuota {
+	_, err := st.Quotas().Update(bucket, func(q store.BucketQuota) store.BucketQuota {
 		if limit == 0 {
 			return store.BucketQuota{}
 		}
@@ -86,7 +86,7 @@ func SetMinioQuota(st *store.Store, bucket string, m MinioQuota) error {
 // GetMinioQuota answers get-bucket-quota: the bucket's hard byte limit,
 // or XMinioAdminNoSuchQuotaConfiguration (404) when it has none.
 func GetMinioQuota(st *store.Store, bucket string) (MinioQuota, error) {
-	u, err := st.BucketQuota(bucket)
+	u, err := st.Quotas().Get(bucket)
 	if err != nil && !errors.Is(err, store.ErrNoQuota) {
 		return MinioQuota{}, err
 	}
@@ -212,7 +212,7 @@ func UpdateQuota(st *store.Store, bucket string, l Limits) (BucketQuota, error) 
 	if err := l.check(); err != nil {
 		return BucketQuota{}, err
 	}
-	u, err := st.UpdateBucketQuota(bucket, l.Apply)
+	u, err := st.Quotas().Update(bucket, l.Apply)
 	if err != nil {
 		return BucketQuota{}, err
 	}
@@ -224,10 +224,10 @@ func SetGrace(st *store.Store, g Grace) (Grace, error) {
 	if err := g.check(); err != nil {
 		return Grace{}, err
 	}
-	if err := st.SetQuotaGrace(time.Duration(g.BytesSeconds)*time.Second, time.Duration(g.ObjectsSeconds)*time.Second); err != nil {
+	if err := st.Quotas().SetGrace(time.Duration(g.BytesSeconds)*time.Second, time.Duration(g.ObjectsSeconds)*time.Second); err != nil {
 		return Grace{}, err
 	}
-	now, err := st.QuotaGrace()
+	now, err := st.Quotas().Grace()
 	return GraceOf(now), err
 }
 
@@ -236,17 +236,17 @@ func Report(st *store.Store, bucket string) (QuotaReport, error) {
 	var us []store.BucketUsage
 	if bucket == "" {
 		var err error
-		if us, err = st.BucketQuotas(); err != nil {
+		if us, err = st.Quotas().List(); err != nil {
 			return QuotaReport{}, err
 		}
 	} else {
-		u, err := st.BucketQuota(bucket)
+		u, err := st.Quotas().Get(bucket)
 		if err != nil && !errors.Is(err, store.ErrNoQuota) {
 			return QuotaReport{}, err
 		}
 		us = []store.BucketUsage{u}
 	}
-	g, err := st.QuotaGrace()
+	g, err := st.Quotas().Grace()
 	if err != nil {
 		return QuotaReport{}, err
 	}

@@ -12,6 +12,18 @@ import (
 	"github.com/xfs3/xfs3/xfs/quota"
 )
 
+// Quotas is the store's bucket quotas. Each bucket directory is an XFS
+// project (its ID kept with the bucket, inherited by everything made
+// under it), so a bucket's limits are that project's quota, enforced by
+// the engine in the transaction of every write. Quotas comes from
+// Store.Quotas.
+type Quotas struct{ *store }
+
+// Quotas returns the store's bucket quotas.
+func (s *Store) Quotas() Quotas { return Quotas{s.store} }
+
+func (s *store) quotas() Quotas { return Quotas{s} }
+
 // ErrQuotaExceeded is the engine's: a write would pass its bucket's hard
 // limit (or its soft limit after the grace period). Writes that meet it
 // leave nothing behind.
@@ -50,7 +62,7 @@ type projects struct{ last atomic.Uint32 }
 // made before quotas (or by another program) get the next free one,
 // with every inode below them, and so does a bucket sharing its ID with
 // another. Uploads in progress are charged to their bucket.
-func (s *Store) assignProjects() error {
+func (s Quotas) assignProjects() error {
 	bs, err := bucketDirs(s.v)
 	if err != nil {
 		return err
@@ -118,7 +130,7 @@ func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
 }
 
 // setProjectTree charges dir and everything below it to project id.
-func (s *Store) setProjectTree(dir format.Ino, id uint32) error {
+func (s Quotas) setProjectTree(dir format.Ino, id uint32) error {
 	if err := s.v.Quotas().SetProject(dir, id); err != nil {
 		return err
 	}
@@ -140,7 +152,7 @@ func (s *Store) setProjectTree(dir format.Ino, id uint32) error {
 }
 
 // project returns the project ID of a bucket directory.
-func (s *Store) project(bucketIno format.Ino) (uint32, error) {
+func (s Quotas) project(bucketIno format.Ino) (uint32, error) {
 	st, err := s.v.Stat(bucketIno)
 	if err != nil {
 		return 0, err
@@ -149,7 +161,7 @@ func (s *Store) project(bucketIno format.Ino) (uint32, error) {
 }
 
 // bucketProject resolves a bucket to its project ID.
-func (s *Store) bucketProject(bucket string) (id uint32, err error) {
+func (s Quotas) bucketProject(bucket string) (id uint32, err error) {
 	err = s.withBucket(bucket, func(ino format.Ino) error {
 		id, err = s.project(ino)
 		return err
@@ -160,7 +172,7 @@ func (s *Store) bucketProject(bucket string) (id uint32, err error) {
 // checkRoom fails at once when size more bytes and one more object do
 // not fit the project's limits, before anything is written. Every
 // transaction checks again, exactly; this check only spares the work.
-func (s *Store) checkRoom(project uint32, size int64) error {
+func (s Quotas) checkRoom(project uint32, size int64) error {
 	if project == 0 || size < 0 {
 		return nil
 	}
@@ -171,9 +183,9 @@ func (s *Store) checkRoom(project uint32, size int64) error {
 	return nil
 }
 
-// SetBucketQuota sets a bucket's limits; a zero BucketQuota clears them.
+// Set sets a bucket's limits; a zero BucketQuota clears them.
 // Byte limits are kept in filesystem blocks, rounded up.
-func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
+func (s Quotas) Set(bucket string, q BucketQuota) (err error) {
 	defer s.settle(&err)
 	id, err := s.bucketProject(bucket)
 	if err != nil {
@@ -187,29 +199,29 @@ func (s *Store) SetBucketQuota(bucket string, q BucketQuota) (err error) {
 	})
 }
 
-// UpdateBucketQuota changes a bucket's limits to what change makes of the
+// Update changes a bucket's limits to what change makes of the
 // current ones (zero when none are set), one update after another, and
 // returns the bucket's limits and usage after it.
-func (s *Store) UpdateBucketQuota(bucket string, change func(BucketQuota) BucketQuota) (BucketUsage, error) {
+func (s Quotas) Update(bucket string, change func(BucketQuota) BucketQuota) (BucketUsage, error) {
 	s.quotaMu.Lock()
 	defer s.quotaMu.Unlock()
-	u, err := s.BucketQuota(bucket)
+	u, err := s.Get(bucket)
 	if err != nil && !errors.Is(err, ErrNoQuota) {
 		return u, err
 	}
-	if err := s.SetBucketQuota(bucket, change(u.Quota)); err != nil {
+	if err := s.Set(bucket, change(u.Quota)); err != nil {
 		return u, err
 	}
-	u, err = s.BucketQuota(bucket)
+	u, err = s.Get(bucket)
 	if errors.Is(err, ErrNoQuota) {
 		err = nil
 	}
 	return u, err
 }
 
-// BucketQuota returns a bucket's limits and usage. With no limit set it
+// Get returns a bucket's limits and usage. With no limit set it
 // still reports the usage, together with ErrNoQuota.
-func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
+func (s Quotas) Get(bucket string) (BucketUsage, error) {
 	id, err := s.bucketProject(bucket)
 	if err != nil {
 		return BucketUsage{}, err
@@ -225,8 +237,8 @@ func (s *Store) BucketQuota(bucket string) (BucketUsage, error) {
 	return u, nil
 }
 
-// BucketQuotas returns the limits and usage of every bucket, by name.
-func (s *Store) BucketQuotas() ([]BucketUsage, error) {
+// List returns the limits and usage of every bucket, by name.
+func (s Quotas) List() ([]BucketUsage, error) {
 	bs, err := bucketDirs(s.v)
 	if err != nil {
 		return nil, err
@@ -304,8 +316,8 @@ type QuotaGrace struct {
 	Bytes, Objects time.Duration
 }
 
-// QuotaGrace returns the grace periods of soft limits.
-func (s *Store) QuotaGrace() (QuotaGrace, error) {
+// Grace returns the grace periods of soft limits.
+func (s Quotas) Grace() (QuotaGrace, error) {
 	qs, err := s.v.Quotas().List()
 	if err != nil {
 		return QuotaGrace{}, err
@@ -331,8 +343,8 @@ func graceOf(qs []xfs.ProjectQuota) QuotaGrace {
 	return g
 }
 
-// SetQuotaGrace sets how long soft limits may be passed (0: unchanged).
-func (s *Store) SetQuotaGrace(bytes, objects time.Duration) (err error) {
+// SetGrace sets how long soft limits may be passed (0: unchanged).
+func (s Quotas) SetGrace(bytes, objects time.Duration) (err error) {
 	defer s.settle(&err)
 	return s.v.Quotas().SetGrace(bytes, objects)
 }

@@ -10,7 +10,7 @@ import (
 // Only DeleteBucket holds several upload locks at once (the ID order keeps
 // two of them from deadlocking); like every holder of an upload's lock it
 // takes them before any directory lock.
-func (s *Store) lockBucketUploads(bucket string) []*upload {
+func (s Uploads) lockBucketUploads(bucket string) []*upload {
 	s.upMu.Lock()
 	var list []*upload
 	for _, u := range s.uploads {

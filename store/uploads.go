@@ -16,6 +16,19 @@ import (
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
+// Uploads is the store's multipart uploads: an upload is a directory
+// under the system area holding one file per part; completing it moves
+// the parts' extents onto one file and renames that into place, so no
+// byte is copied where the parts are block-aligned. The uploads in
+// progress are indexed in memory (upMu); an upload's own mu orders the
+// changes to it. Uploads comes from Store.Uploads.
+type Uploads struct{ *store }
+
+// Uploads returns the store's multipart uploads.
+func (s *Store) Uploads() Uploads { return Uploads{s.store} }
+
+func (s *store) multipart() Uploads { return Uploads{s} }
+
 // Multipart limits, as S3 sets them.
 const (
 	MinPartSize   = 5 << 20 // every part but the last
@@ -52,7 +65,7 @@ type CompletePart struct {
 	Checksums Checksums
 }
 
-// CompleteOptions are CompleteMultipartUploadWith's optional checks.
+// CompleteOptions are CompleteWith's optional checks.
 type CompleteOptions struct {
 	// Checksums the client expects of the object (composite ones with or
 	// without their "-N"); a mismatch is ErrBadDigest, one of another
@@ -141,7 +154,7 @@ func parsePartName(name string) (int, bool) {
 // loadUploads indexes the upload directories; entries without the
 // upload attributes (none are expected: uploads are renamed in complete)
 // are skipped.
-func (s *Store) loadUploads() error {
+func (s Uploads) loadUploads() error {
 	ents, err := s.v.Names().ReadDir(s.upl)
 	if err != nil {
 		return err
@@ -162,7 +175,7 @@ func (s *Store) loadUploads() error {
 }
 
 // readUpload decodes an upload directory's attributes (nil: not an upload).
-func (s *Store) readUpload(dir format.Ino, id string) (*upload, error) {
+func (s Uploads) readUpload(dir format.Ino, id string) (*upload, error) {
 	meta, _, _, _, err := readMeta(s.v, dir)
 	if err != nil {
 		return nil, err
@@ -186,7 +199,7 @@ func (s *Store) readUpload(dir format.Ino, id string) (*upload, error) {
 }
 
 // countUploads is the number of uploads in progress into bucket.
-func (s *Store) countUploads(bucket string) int {
+func (s Uploads) countUploads(bucket string) int {
 	s.upMu.Lock()
 	defer s.upMu.Unlock()
 	n := 0
@@ -201,7 +214,7 @@ func (s *Store) countUploads(bucket string) int {
 // findUpload returns the upload id of key in bucket, locked; the caller
 // unlocks u.mu. A completed, aborted or unknown upload, or one of another
 // key, gives ErrNoSuchUpload.
-func (s *Store) findUpload(bucket, key, id string) (*upload, error) {
+func (s Uploads) findUpload(bucket, key, id string) (*upload, error) {
 	if _, err := s.bucket(bucket); err != nil {
 		return nil, err
 	}
@@ -220,7 +233,7 @@ func (s *Store) findUpload(bucket, key, id string) (*upload, error) {
 
 // dropUpload forgets u and removes its directory with its parts; the
 // caller holds u.mu.
-func (s *Store) dropUpload(u *upload) error {
+func (s Uploads) dropUpload(u *upload) error {
 	u.gone = true
 	s.upMu.Lock()
 	delete(s.uploads, u.info.UploadID)
@@ -228,7 +241,7 @@ func (s *Store) dropUpload(u *upload) error {
 	return s.removeTree(s.upl, u.info.UploadID)
 }
 
-// CreateMultipartUpload starts an upload of key; the object appears only
+// Create starts an upload of key; the object appears only
 // when CompleteMultipartUpload succeeds. The upload is a directory
 // .xfs3/uploads/<UploadID> holding its bucket, key, initiation time and
 // meta in xattrs. Of meta's Checksums only Algorithm and Type are kept:
@@ -236,7 +249,7 @@ func (s *Store) dropUpload(u *upload) error {
 // object's (ErrInvalidChecksum for an unknown algorithm or a type it does
 // not have; a type without an algorithm is ignored; the type defaults to
 // the algorithm's). It is made in .xfs3/tmp and renamed into place whole.
-func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadInfo, err error) {
+func (s Uploads) Create(bucket, key string, meta Meta) (up UploadInfo, err error) {
 	defer s.settle(&err)
 	if _, err := parseKey(key); err != nil {
 		return UploadInfo{}, err
@@ -248,7 +261,7 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 	if err := meta.check(); err != nil {
 		return UploadInfo{}, err
 	}
-	project, err := s.bucketProject(bucket)
+	project, err := s.quotas().bucketProject(bucket)
 	if err != nil {
 		return UploadInfo{}, err
 	}
@@ -304,7 +317,7 @@ func (s *Store) CreateMultipartUpload(bucket, key string, meta Meta) (up UploadI
 // It streams into a staging file and renames it over the part's file, so
 // a replaced part stays whole until the new one is complete. r follows
 // PutObject's reader contract; sums are stored with the part, unchecked.
-func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (info PartInfo, err error) {
+func (s Uploads) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (info PartInfo, err error) {
 	defer s.settle(&err)
 	if part < 1 || part > MaxPartNumber {
 		return PartInfo{}, fmt.Errorf("part number %d (1 to %d): %w", part, MaxPartNumber, ErrInvalidPart)
@@ -314,11 +327,11 @@ func (s *Store) UploadPart(bucket, key, uploadID string, part int, r io.Reader, 
 		return PartInfo{}, err
 	}
 	u.mu.Unlock() // streaming needs no lock; the rename below retakes it
-	project, err := s.bucketProject(bucket)
+	project, err := s.quotas().bucketProject(bucket)
 	if err != nil {
 		return PartInfo{}, err
 	}
-	if err := s.checkRoom(project, size); err != nil {
+	if err := s.quotas().checkRoom(project, size); err != nil {
 		return PartInfo{}, err
 	}
 	st, err := s.newStaging(project)
@@ -365,7 +378,7 @@ type storedPart struct {
 	sums   Checksums
 }
 
-// CompleteMultipartUpload joins the listed parts into the object key,
+// Complete joins the listed parts into the object key,
 // replacing any object of that name atomically. The ETag is the MD5 of the
 // parts' binary MD5s, in hex, followed by "-" and the number of parts.
 //
@@ -389,11 +402,11 @@ type storedPart struct {
 // fails after moving parts (the volume is full, a name on the key's
 // path is neither file nor directory) leaves those parts consumed: retrying gives
 // ErrInvalidPart for them.
-func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
-	return s.CompleteMultipartUploadWith(bucket, key, uploadID, parts, CompleteOptions{})
+func (s Uploads) Complete(bucket, key, uploadID string, parts []CompletePart) (info ObjectInfo, err error) {
+	return s.CompleteWith(bucket, key, uploadID, parts, CompleteOptions{})
 }
 
-// CompleteMultipartUploadWith is CompleteMultipartUpload with checks of
+// CompleteWith is Complete with checks of
 // opt. The object's checksum is computed from its parts' (see
 // objectChecksum) and kept with the parts' numbers, sizes, ETags and
 // checksums (ObjectParts), all set in the transaction of its metadata.
@@ -401,7 +414,7 @@ func (s *Store) CompleteMultipartUpload(bucket, key, uploadID string, parts []Co
 // upload as it was; one that fails only when the object is put in place
 // (a concurrent write got there first) leaves its parts consumed, like any
 // failure at that step.
-func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts []CompletePart, opt CompleteOptions) (info ObjectInfo, err error) {
+func (s Uploads) CompleteWith(bucket, key, uploadID string, parts []CompletePart, opt CompleteOptions) (info ObjectInfo, err error) {
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -425,10 +438,10 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	if err := s.CheckPrecondition(bucket, key, opt.If); err != nil {
+	if err := s.checkPrecondition(bucket, key, opt.If); err != nil {
 		return ObjectInfo{}, err
 	}
-	project, err := s.bucketProject(bucket)
+	project, err := s.quotas().bucketProject(bucket)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -463,7 +476,7 @@ func (s *Store) CompleteMultipartUploadWith(bucket, key, uploadID string, parts 
 }
 
 // checkParts validates a completion's part list against the stored parts.
-func (s *Store) checkParts(u *upload, parts []CompletePart) ([]storedPart, error) {
+func (s Uploads) checkParts(u *upload, parts []CompletePart) ([]storedPart, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("no parts listed: %w", ErrInvalidPart)
 	}
@@ -502,7 +515,7 @@ func (s *Store) checkParts(u *upload, parts []CompletePart) ([]storedPart, error
 
 // readPart reads a part file's attributes and checks that its content is
 // still all there.
-func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
+func (s Uploads) readPart(dir format.Ino, n int) (storedPart, string, error) {
 	ino, err := s.v.Names().Lookup(dir, partName(n))
 	if err != nil {
 		return storedPart{}, "", err
@@ -540,7 +553,7 @@ func (s *Store) readPart(dir format.Ino, n int) (storedPart, string, error) {
 
 // joinParts appends the parts to the empty file dst, moving extents while
 // dst's size is block aligned and copying otherwise, and returns the size.
-func (s *Store) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
+func (s Uploads) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
 	bs := int64(s.v.Geometry().BlockSize)
 	var size int64
 	var buf []byte
@@ -563,7 +576,7 @@ func (s *Store) joinParts(dst format.Ino, parts []storedPart) (int64, error) {
 }
 
 // copyFile copies n bytes of src to dst at off through buf.
-func (s *Store) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf []byte) error {
+func (s Uploads) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf []byte) error {
 	for done := int64(0); done < n; {
 		chunk := buf[:min(int64(len(buf)), n-done)]
 		got, err := s.v.Files().ReadAt(src, chunk, done)
@@ -581,8 +594,8 @@ func (s *Store) copyFile(dst format.Ino, off int64, src format.Ino, n int64, buf
 	return nil
 }
 
-// AbortMultipartUpload discards an upload and its parts.
-func (s *Store) AbortMultipartUpload(bucket, key, uploadID string) (err error) {
+// Abort discards an upload and its parts.
+func (s Uploads) Abort(bucket, key, uploadID string) (err error) {
 	defer s.settle(&err)
 	u, err := s.findUpload(bucket, key, uploadID)
 	if err != nil {

@@ -18,7 +18,7 @@ func pageSize(n int) int {
 // ListParts lists the parts of an upload in part-number order, a page at
 // a time. Cost: one directory read and, per part returned, a Stat and its
 // xattrs.
-func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (ListPartsResult, error) {
+func (s Uploads) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (ListPartsResult, error) {
 	u, err := s.findUpload(bucket, key, uploadID)
 	if err != nil {
 		return ListPartsResult{}, err
@@ -52,7 +52,7 @@ func (s *Store) ListParts(bucket, key, uploadID string, opt ListPartsOptions) (L
 }
 
 // partInfo describes part n of u from its file; the caller holds u.mu.
-func (s *Store) partInfo(u *upload, n int) (PartInfo, error) {
+func (s Uploads) partInfo(u *upload, n int) (PartInfo, error) {
 	ino, err := s.v.Names().Lookup(u.dir, partName(n))
 	if err != nil {
 		return PartInfo{}, err
@@ -79,7 +79,7 @@ func (s *Store) partInfo(u *upload, n int) (PartInfo, error) {
 	return p, nil
 }
 
-// ListMultipartUploads lists the uploads in progress in a bucket, sorted
+// List lists the uploads in progress in a bucket, sorted
 // by key, then initiation time (then ID), with S3's Prefix, Delimiter
 // (keys with Delimiter after Prefix roll up into one common prefix,
 // counted once towards MaxUploads and returned only if it sorts after
@@ -87,7 +87,7 @@ func (s *Store) partInfo(u *upload, n int) (PartInfo, error) {
 // with UploadIDMarker too, also the uploads of KeyMarker that follow that
 // upload. Cost: the in-memory index of uploads is filtered and sorted, no
 // disk access: O(u log u) for u uploads in the bucket.
-func (s *Store) ListMultipartUploads(bucket string, opt ListUploadsOptions) (ListUploadsResult, error) {
+func (s Uploads) List(bucket string, opt ListUploadsOptions) (ListUploadsResult, error) {
 	if _, err := s.bucket(bucket); err != nil {
 		return ListUploadsResult{}, err
 	}
