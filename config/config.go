@@ -4,7 +4,8 @@
 //	defaults  <  config file (JSON, --config)  <  XFS3_* environment  <  flags
 //
 // Load reads all four and Validate says clearly what is wrong. The package
-// imports nothing else of ours.
+// imports nothing else of ours. docs/configuration.md describes every
+// setting for operators.
 package config
 
 import (
@@ -202,26 +203,7 @@ func (c *Config) field(name string) *string {
 // arguments or XFS3_CONFIG name. Usage errors print to usage.
 func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (Config, error) {
 	c := Defaults()
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(usage)
-	file := fs.String("config", "", "JSON config file (XFS3_CONFIG)")
-	flags := map[string]*string{
-		"volume":     fs.String("volume", "", "volume file or block device (XFS3_VOLUME; default "+c.Volume+")"),
-		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
-		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
-		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
-		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
-		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),
-
-		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
-		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
-
-		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
-		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
-		"log_flush":    fs.String("log-flush", "", "longest a log line waits to be written in a batch, 0 for none (XFS3_LOG_FLUSH; default "+c.LogFlushText+")"),
-		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
-		"cache_size":   fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
-	}
+	fs, file, flags := newFlagSet(c, usage)
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -247,6 +229,34 @@ func Load(args []string, lookup func(string) (string, bool), usage io.Writer) (C
 		}
 	}
 	return c, c.Validate()
+}
+
+// newFlagSet defines the flags of `serve`, their help naming the defaults
+// of c: file is --config, and flags maps each setting's JSON key to its
+// flag's value (empty when the flag is not given). docs/configuration.md
+// lists them; a test keeps the two in step.
+func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flags map[string]*string) {
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	file = fs.String("config", "", "JSON config file (XFS3_CONFIG)")
+	flags = map[string]*string{
+		"volume":     fs.String("volume", "", "volume file or block device (XFS3_VOLUME; default "+c.Volume+")"),
+		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
+		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
+		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
+		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
+		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),
+
+		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
+		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
+
+		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
+		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
+		"log_flush":    fs.String("log-flush", "", "longest a log line waits to be written in a batch, 0 for none (XFS3_LOG_FLUSH; default "+c.LogFlushText+")"),
+		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
+		"cache_size":   fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
+	}
+	return fs, file, flags
 }
 
 // readFile merges a JSON config file; unknown keys are errors, so typos

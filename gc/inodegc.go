@@ -65,8 +65,8 @@ const (
 	// DefaultDelay lets stragglers join a batch before a worker runs (the
 	// kernel waits one jiffy, 4 ms at HZ=250). Each of our inactivation
 	// transactions costs more than the kernel's, so batches pay: 5 ms
-	// against 1 ms took log commits per DELETE at 32 clients from 1.40 to
-	// 1.23 and server CPU per DELETE down about 10% (see doc.go).
+	// against 1 ms meant fewer log commits and less server CPU per DELETE
+	// (docs/benchmarks.md).
 	DefaultDelay = 5 * time.Millisecond
 )
 
@@ -95,7 +95,7 @@ type InodeGC struct {
 	queues []*queue
 	// pick hands each producer a queue; sync.Pool keeps a private item
 	// per P, so a producer almost always gets the queue its P last used
-	// and producers on different Ps touch different queues (see doc.go).
+	// and producers on different Ps touch different queues (package doc).
 	pick     sync.Pool
 	nextPick atomic.Uint32
 	closed   atomic.Bool

@@ -13,7 +13,7 @@ import (
 // one this server receives is honoured or refused with an error naming it.
 // The ones honoured by their handlers (checksums, metadata and tagging
 // directives, conditionals on reads and copy sources, ...) are listed in
-// doc.go; headerRules refuses, or checks, the rest before any handler
+// docs/s3-compatibility.md; headerRules refuses, or checks, the rest before any handler
 // runs, so no operation can forget one.
 
 // Operation sets the rules apply to.

@@ -22,8 +22,7 @@ var (
 	ErrNoSuchKey        = errors.New("no such key")
 	ErrInvalidMetadata  = errors.New("invalid metadata")
 	ErrMetadataTooLarge = errors.New("user metadata too large")
-	// ErrIncompleteBody: the reader ended before the declared size, or a
-	// folder marker was given content.
+	// ErrIncompleteBody: the reader ended before the declared size.
 	ErrIncompleteBody = errors.New("body shorter than its declared size")
 	ErrInvalidRange   = errors.New("invalid range")
 	ErrClosed         = errors.New("store closed")

@@ -79,7 +79,7 @@ type store struct {
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
 
-	// projects hands out the project IDs of new buckets (quota.go).
+	// projects hands out the project IDs of new buckets (quotas.go).
 	projects projects
 	// quotaMu orders Quotas.Update's read-modify-writes of limits.
 	quotaMu sync.Mutex

@@ -35,7 +35,7 @@ const (
 )
 
 // BenchmarkPutDuringTrim measures 4 KiB PUTs from 8 clients through the
-// store on a volume whose free space is in 64k one-block pieces, without
+// store on a volume whose free space is in 8,192 one-block pieces, without
 // and during trim passes over the whole volume (each phase on a fresh
 // copy of the same image), and the same for the kernel as the anchor: 8
 // writers creating, writing and fsyncing 4 KiB files on a loop mount of

@@ -21,9 +21,9 @@ import (
 //
 // Inactivate frees the forks in bounded transactions, then the inode and
 // its place on the unlinked list; InactivateBatch does that for small
-// inodes of one AG together, in one transaction (inactive_batch.go). A crash anywhere in between leaves the
-// inode on its list, where the next writable open (ours or the kernel's
-// log recovery) frees it.
+// inodes of one AG together, in one transaction (space_inactive_batch.go).
+// A crash anywhere in between leaves the inode on its list, where the
+// next writable open (ours or the kernel's log recovery) frees it.
 
 // InactiveQueue takes inodes that have lost their last link and last
 // reference, and calls Space.Inactivate for each later. Flush returns

@@ -268,10 +268,9 @@ func (v *mount) checkLog() error {
 // volume file (our mkfs leaves the log a hole): a log write into a hole
 // makes the host filesystem allocate blocks, and the force that follows
 // commits the host's journal too, on every log write of the first pass
-// through the log. Measured on 2026-12-04 on this project's ext4 machines,
-// 8 KiB writes each followed by fdatasync: 250-340 µs (74-124 µs of CPU)
-// into a hole or fallocated space, 185-195 µs (61 µs) into written
-// blocks. Zeros over a hole change nothing recovery reads. A host short
+// through the log: a durable write into written blocks costs clearly
+// less than into a hole or fallocated space (docs/benchmarks.md, LogWrites).
+// Zeros over a hole change nothing recovery reads. A host short
 // of space keeps the holes (dev.ErrHostFull): the log works as before,
 // only slower, and a later open fills them.
 func (v *mount) fillLogHoles() error {

@@ -12,7 +12,7 @@ import (
 const infoUsage = `Usage: xfs3 info [--endpoint URL] [--config FILE] [--volume PATH]
 
 Print a running server's info document (GET /minio/admin/v3/xfs3/info, one
-JSON object; fields in the README): version, uptime, volume geometry and
+JSON object; fields in docs/operations.md): version, uptime, volume geometry and
 usage, durability and gc modes, trim schedule and last pass, buckets with
 their usage and limits.
 
@@ -75,7 +75,7 @@ func runWithServer(name, usage string, args []string, e *env, withEndpoint bool,
 const metricsTokenUsage = `Usage: xfs3 metrics-token [--config FILE] [--volume PATH]
 
 Print the bearer token that authorizes a scrape of /minio/metrics/v3 (see
-the README) for the server's credentials, read as 'xfs3 quota' reads them:
+docs/operations.md) for the server's credentials, read as 'xfs3 quota' reads them:
 XFS3_ACCESS_KEY and XFS3_SECRET_KEY, the config file, or the
 credentials.json beside the volume. The token is derived from the secret
 key: changing the key revokes it.

@@ -48,7 +48,7 @@ Output: a table (BUCKET, PROJECT, then BYTES used with their SOFT and HARD
 limits and when their GRACE period ends, then the same for OBJECTS; "-" is
 no limit or no grace period running), and the grace periods.
   --bytes    exact byte counts instead of human-readable sizes
-  --json     the admin API's JSON document instead (see s3api/doc.go)
+  --json     the admin API's JSON document instead (docs/operations.md)
 
 Connection (the settings of 'xfs3 serve', read the same way: flags, XFS3_*
 environment, config file):

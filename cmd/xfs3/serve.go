@@ -80,7 +80,7 @@ Logging:
 The first log line names the version, VCS revision and Go version.
 
 Metrics: GET /minio/metrics/v3, the Prometheus text format (series listed
-in the README).
+in docs/operations.md).
   --metrics-auth WHO  root (default): a bearer token derived from the
                       credentials ('xfs3 metrics-token' prints it) or a
                       SigV4 signature as admin requests carry; public:

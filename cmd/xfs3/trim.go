@@ -31,7 +31,7 @@ Range (bytes of the volume, with an optional K, M, G, T suffix):
   --minlen SIZE   skip free extents shorter than this
 Output: on a terminal, the progress (AG, bytes examined and discarded,
 rate, ETA) on standard error; at the end, what the pass did.
-  --json          the admin API's pass document instead (see s3api/doc.go)
+  --json          the admin API's pass document instead (docs/operations.md)
 Server:
   --endpoint URL  the server; --config FILE and --volume PATH find its
                   credentials as 'xfs3 quota' does ('xfs3 quota -h')

@@ -1,8 +1,8 @@
 // Package sigv4 authenticates S3 requests: AWS Signature Version 4 (in the
 // Authorization header or a presigned query), its payload forms (signed
 // SHA-256, UNSIGNED-PAYLOAD, aws-chunked streaming with per-chunk
-// signatures, unsigned streaming with trailers), and the legacy Signature
-// Version 2 (header and presigned).
+// signatures and optionally a signed trailer, unsigned streaming with
+// trailers), and the legacy Signature Version 2 (header and presigned).
 //
 // The package is pure: it reads an *http.Request and wraps an io.Reader,
 // never writes a response, never touches storage, and reports failures as
@@ -26,6 +26,10 @@
 // when the chunk ends, so memory stays flat whatever the object size. A
 // failed check is returned instead of io.EOF: consumers must commit what
 // they read only after seeing io.EOF.
+//
+// Verifier.VerifyPostForm checks a browser form upload's signature: the HMAC of
+// its base64 policy with the SigV4 signing key; the policy's conditions
+// are the S3 layer's to check.
 //
 // Sign is the client side, for xfs3's own admin client: it signs a
 // request with the same canonical request the Verifier checks, over the

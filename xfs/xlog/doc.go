@@ -89,9 +89,9 @@
 // item of it any recovery replays rebuilds it whole, and each later one
 // changes the state just rebuilt. A new epoch begins once the one under
 // way spans an eighth of the log, and after Sync; the tail lags the
-// retired commits by at most the epoch under way. Before epochs (until
-// 2026-12-05) such blocks were logged whole every time: an unlink logged
-// about 9.6 KB, now about 2.5 KB (BenchmarkUnlink's log-B/op).
+// retired commits by at most the epoch under way. Logged whole every time,
+// such blocks made an unlink's log about four times larger
+// (BenchmarkUnlink's log-B/op; docs/benchmarks.md).
 //
 // Recovery (Log.Recover): newest intact record before the head, its tail,
 // a walk tail → head that ends at the first torn record, then Replay with

@@ -51,12 +51,9 @@ type Ticket uint64
 //
 // One batch is written at a time, on purpose. Letting up to four be in
 // flight (laid out in order, durable in order, all within the kernel's
-// 2 MiB recovery window for holes) was measured on 2026-12-02 with
-// HTTPParallelDeletes: at 8 clients batches shrank from about 3 DELETEs
-// per log write to about 1.2, and DELETEs/s fell by about 30%; at 32 the
-// change was within noise. On that machine a durable 16 KiB write costs
-// about 100 µs of CPU besides its 220 µs of latency, so fewer, larger
-// writes win.
+// 2 MiB recovery window for holes) shrank batches and lowered DELETE
+// throughput at 8 clients: a durable write costs CPU besides its
+// latency, so fewer, larger writes win (docs/benchmarks.md).
 //
 // Nor does a leader hand the next batch to a goroutine of its own so as
 // to return at once: measured the same day with BenchmarkGroupCommit,
@@ -437,18 +434,10 @@ func (w *Writer) ForceAll() error {
 // leader is about to take: it yields the processor once, owning the log
 // meanwhile, so that a goroutine that was about to queue (its transaction
 // nearly done, or waiting for a P) rides in this write instead of needing
-// the next one. With nothing else runnable it returns at once. Measured on
-// 2026-12-04 with HTTPParallelDeletes on 2 cores against the same binary
-// without it, in two runs of three rounds: log writes per DELETE fell from
-// 0.36-0.44 to 0.31-0.32 at 8 clients and from 0.15-0.25 to 0.10-0.12 at
-// 32; DELETE/s rose at 32 clients in all six pairs (4-16%) and at 8 in
-// four of six (the other two -10% and -12%: this machine's rounds vary
-// more than that), 32-client PUT/s in 8 of 9 pairs (median +13%), and one
-// client was unchanged (p99 1.5-2.0 ms both ways). Yielding only when
-// other goroutines had forced since the last batch began left 8 clients
-// at 0.33-0.35 writes per DELETE and gained nothing measurable; sleeping
-// 100 µs instead did about as well as yielding, but would cost a lone
-// committer 100 µs.
+// the next one. With nothing else runnable it returns at once. It cut log
+// writes per DELETE at 8 and 32 clients and left a lone client's latency
+// unchanged; a 100 µs sleep did as well under load but would cost a lone
+// committer that much (docs/benchmarks.md).
 func (w *Writer) gatherLocked() {
 	w.busy = true // others queue and wait; none leads meanwhile
 	w.mu.Unlock()
