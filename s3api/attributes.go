@@ -132,7 +132,7 @@ func (s *server) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq 
 		out.ObjectParts = parts
 	}
 	if want["StorageClass"] {
-		out.StorageClass = "STANDARD"
+		out.StorageClass = storageClassOf(info.Meta)
 	}
 	if want["ObjectSize"] {
 		size := info.Size

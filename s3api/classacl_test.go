@@ -35,9 +35,17 @@ func TestStorageClass(t *testing.T) {
 			t.Errorf("HEAD %s: x-amz-storage-class %q", class, got)
 		}
 	}
-	for obj := range ts.client.ListObjects(c, "classes", minio.ListObjectsOptions{}) {
-		if obj.Err != nil || "obj-"+obj.StorageClass != obj.Key {
-			t.Errorf("listed %s with class %q (%v)", obj.Key, obj.StorageClass, obj.Err)
+	for _, versions := range []bool{false, true} {
+		for obj := range ts.client.ListObjects(c, "classes", minio.ListObjectsOptions{WithVersions: versions}) {
+			if obj.Err != nil || "obj-"+obj.StorageClass != obj.Key {
+				t.Errorf("listed (versions %v) %s with class %q (%v)", versions, obj.Key, obj.StorageClass, obj.Err)
+			}
+		}
+	}
+	for _, class := range storageClasses {
+		attrs, err := ts.client.GetObjectAttributes(c, "classes", "obj-"+class, minio.ObjectAttributesOptions{})
+		if err != nil || attrs.StorageClass != class {
+			t.Errorf("GetObjectAttributes of obj-%s: class %q (%v)", class, attrs.StorageClass, err)
 		}
 	}
 	resp, body := ts.do(t, "PUT", "/classes/bad", []byte("x"), http.Header{"X-Amz-Storage-Class": {"COLD"}})

@@ -15,6 +15,11 @@ type deleteRequest struct {
 		// VersionID is nil when the element is absent; only "null" can
 		// be deleted (checkVersionID).
 		VersionID *string `xml:"VersionId"`
+		// Conditions on one key, which this server does not check: a key
+		// that carries one is answered NotImplemented and kept.
+		ETag             *string
+		LastModifiedTime *string
+		Size             *string
 	} `xml:"Object"`
 }
 
@@ -66,6 +71,10 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 	var keys []string
 	var batch []int // index in req.Objects of each of keys
 	for i, o := range req.Objects {
+		if o.ETag != nil || o.LastModifiedTime != nil || o.Size != nil {
+			errs[i] = errorf("NotImplemented", "Conditional deletes (ETag, LastModifiedTime, Size) are not supported.")
+			continue
+		}
 		if o.VersionID != nil {
 			if errs[i] = checkVersionID(*o.VersionID); errs[i] != nil {
 				continue

@@ -129,6 +129,9 @@ var unsupported = []string{
 	"restore", "retention", "select", "tagging", "torrent", "versioning",
 	"versions", "website", "uploads", "uploadId", "partNumber", "delete",
 	"location",
+	// S3 Express and bucket metadata operations: a PUT ?renameObject
+	// taken for a PutObject would replace the object with an empty one.
+	"renameObject", "session", "metadataTable", "metadataConfiguration",
 }
 
 func (s *server) router() http.Handler {

@@ -38,6 +38,8 @@ var routeCases = []struct {
 	{"PUT", "/b/k?partNumber=1&uploadId=u", "X-Amz-Copy-Source", "UploadPartCopy"},
 	{"POST", "/b/k?uploads", "", "CreateMultipartUpload"},
 	{"PUT", "/b/k?policy", "", "Unsupported"},
+	{"PUT", "/b/k?renameObject", "", "Unsupported"},
+	{"GET", "/b?session", "", "Unsupported"},
 	{"GET", "/b?cors", "", "Unsupported"},
 	{"DELETE", "/", "", ""},
 	{"GET", "//k", "", ""},

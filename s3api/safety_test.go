@@ -314,6 +314,8 @@ func TestHeaderRules(t *testing.T) {
 		{"GET", "/alpha/top", "X-Amz-Expected-Bucket-Owner", "111122223333", 403, "AccessDenied"},
 		{"GET", "/alpha", "X-Amz-Expected-Bucket-Owner", "111122223333", 403, "AccessDenied"},
 		{"DELETE", "/alpha/top", "X-Amz-Mfa", "serial 123456", 501, "NotImplemented"},
+		{"DELETE", "/alpha/top", "If-Match", `"abc"`, 501, "NotImplemented"},
+		{"DELETE", "/alpha/top", "X-Amz-If-Match-Size", "4", 501, "NotImplemented"},
 		{"POST", "/alpha/k?uploads", "X-Amz-Checksum-Type", "HALF_OBJECT", 400, "InvalidRequest"},
 		{"POST", "/alpha/k?uploads", "X-Amz-Server-Side-Encryption", "AES256", 501, "NotImplemented"},
 		{"PUT", "/alpha/k", "X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm", "AES256", 0, ""}, // not a copy: no rule
@@ -482,5 +484,37 @@ func TestControlCharacterKeys(t *testing.T) {
 	resp, body := ts.do(t, "GET", "/alpha?list-type=2&encoding-type=url&prefix=ctl", nil, nil)
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "<Key>ctl%01/nul%00end</Key>") {
 		t.Fatalf("list: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestConditionalDeletesRefused: S3 deletes only when If-Match (or an
+// object's ETag, LastModifiedTime or Size in DeleteObjects) holds; this
+// server does not check them, so it refuses them and deletes nothing
+// rather than deleting whatever the condition says.
+func TestConditionalDeletesRefused(t *testing.T) {
+	ts := confinedServer(t)
+	resp, rb := ts.do(t, "DELETE", "/alpha/top", nil, http.Header{"If-Match": {`"not-its-etag"`}})
+	wantError(t, resp, rb, 501, "NotImplemented")
+	doc := `<Delete><Object><Key>top</Key><ETag>"not-its-etag"</ETag></Object>` +
+		`<Object><Key>a/1</Key><Size>1</Size></Object><Object><Key>x/y/z</Key></Object></Delete>`
+	resp, rb = ts.do(t, "POST", "/alpha?delete", []byte(doc), http.Header{"Content-Md5": {md5Of(doc)}})
+	if resp.StatusCode != 200 || !strings.Contains(string(rb), "<Error><Key>top</Key><Code>NotImplemented</Code>") ||
+		!strings.Contains(string(rb), "<Error><Key>a/1</Key><Code>NotImplemented</Code>") ||
+		!strings.Contains(string(rb), "<Deleted><Key>x/y/z</Key></Deleted>") {
+		t.Errorf("DeleteObjects: %d %s", resp.StatusCode, rb)
+	}
+	for _, k := range []string{"top", "a/1"} {
+		if _, err := ts.store.HeadObject("alpha", k); err != nil {
+			t.Errorf("%s was deleted under a condition nobody checked: %v", k, err)
+		}
+	}
+	if _, err := ts.store.HeadObject("alpha", "x/y/z"); err == nil {
+		t.Error("the unconditional key of DeleteObjects was kept")
+	}
+	// A PUT naming an S3 Express operation is not a PutObject.
+	resp, rb = ts.do(t, "PUT", "/alpha/top?renameObject", nil, http.Header{"X-Amz-Rename-Source": {"/alpha/a/1"}})
+	wantError(t, resp, rb, 501, "NotImplemented")
+	if got, err := ts.store.HeadObject("alpha", "top"); err != nil || got.Size == 0 {
+		t.Errorf("PUT ?renameObject changed the object: %+v %v", got, err)
 	}
 }

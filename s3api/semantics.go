@@ -70,6 +70,9 @@ var headerRules = []headerRule{
 		"Appending to an object (x-amz-write-offset-bytes) is not supported.")},
 	{"X-Amz-Mfa", []string{"DeleteObject", "DeleteObjects"}, refuse("NotImplemented",
 		"MFA delete (x-amz-mfa) is not supported.")},
+	{"If-Match", []string{"DeleteObject"}, refuseConditionalDelete},
+	{"X-Amz-If-Match-Last-Modified-Time", []string{"DeleteObject"}, refuseConditionalDelete},
+	{"X-Amz-If-Match-Size", []string{"DeleteObject"}, refuseConditionalDelete},
 	{"X-Amz-Checksum-Type", []string{"CreateMultipartUpload", "CompleteMultipartUpload"}, checkChecksumType},
 
 	{"X-Amz-Acl", aclOps, checkCannedACL},
@@ -128,6 +131,10 @@ func refuseSSE(*server, *request, string) error {
 
 func refuseConditionalWrite(*server, *request, string) error {
 	return errorf("NotImplemented", "Conditional writes (If-Match, If-None-Match) are supported on PutObject and CompleteMultipartUpload only.")
+}
+
+func refuseConditionalDelete(*server, *request, string) error {
+	return errorf("NotImplemented", "Conditional deletes (If-Match, x-amz-if-match-last-modified-time, x-amz-if-match-size) are not supported.")
 }
 
 // checkChecksumType accepts S3's two checksum types; whether the

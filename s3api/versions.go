@@ -103,7 +103,7 @@ func versionEntries(page store.ListResult, enc func(string) string, o owner) []v
 	for _, obj := range page.Objects {
 		out = append(out, versionEntry{
 			Key: enc(obj.Key), VersionId: nullVersion, IsLatest: true, LastModified: isoTime(obj.LastModified),
-			ETag: quoted(obj.ETag), Size: obj.Size, Owner: o, StorageClass: "STANDARD",
+			ETag: quoted(obj.ETag), Size: obj.Size, Owner: o, StorageClass: storageClassOf(obj.Meta),
 		})
 	}
 	return out
