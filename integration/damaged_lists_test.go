@@ -15,7 +15,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
-// TestDamagedUnlinkedListsStayReadable is the README's promise about a
+// TestDamagedUnlinkedListsStayReadable is docs/operations.md's promise about a
 // volume whose unlinked lists are damaged, through the real binary: serve
 // and a changing vol command refuse it, naming the lists and the volume
 // once; vol ls and vol get still read the object a client PUT; the

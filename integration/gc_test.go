@@ -60,7 +60,7 @@ func TestDeleteFreesSpaceThroughBinary(t *testing.T) {
 }
 
 // checkLogFilled: the server's first open filled the log's region of its
-// fresh volume file, as the README says (no hole left in it).
+// fresh volume file, as docs/operations.md says (no hole left in it).
 func checkLogFilled(t *testing.T, path string) {
 	t.Helper()
 	v, err := xfs.Open(path, xfs.Options{ReadOnly: true})

@@ -282,7 +282,7 @@ func TestVersionThroughBinary(t *testing.T) {
 }
 
 // TestCacheSizeThroughBinary: --cache-size reaches the volume's caches,
-// three quarters for blocks and a quarter for inodes, as the README says.
+// three quarters for blocks and a quarter for inodes, as docs/configuration.md says.
 func TestCacheSizeThroughBinary(t *testing.T) {
 	s := startServer(t, "512M", "--cache-size", "8M")
 	fams := s.scrapeMetrics(t)
