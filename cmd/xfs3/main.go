@@ -1,6 +1,7 @@
 // Command xfs3 is the xfs3 tool: it creates volumes (mkfs), inspects and
-// changes them (vol), serves them over S3 (serve) and administers a
-// running server (quota, trim, info).
+// changes them (vol), serves them over S3 (serve), administers a running
+// server or a stopped volume (quota, trim, info, metrics-token) and
+// measures one (bench). docs/operations.md describes every subcommand.
 //
 // All logic lives in run, which tests call directly; main only wires it to
 // the process.
