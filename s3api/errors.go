@@ -141,6 +141,7 @@ var kinds = []struct {
 	{store.ErrInvalidPart, "InvalidPart"},
 	{store.ErrInvalidPartOrder, "InvalidPartOrder"},
 	{store.ErrEntityTooSmall, "EntityTooSmall"},
+	{store.ErrObjectSizeMismatch, "InvalidRequest"},
 	{store.ErrEntityTooLarge, "EntityTooLarge"},
 	{store.ErrInvalidTag, "InvalidTag"},
 	{store.ErrBadDigest, "BadDigest"},

@@ -10,6 +10,9 @@ import (
 	"github.com/xfs3/xfs3/store/checksum"
 )
 
+// hdrMpObjectSize is the size a client expects a completed upload to have.
+const hdrMpObjectSize = "X-Amz-Mp-Object-Size"
+
 type initiateMultipartUploadResult struct {
 	XMLName  struct{} `xml:"InitiateMultipartUploadResult"`
 	Xmlns    string   `xml:"xmlns,attr"`
@@ -252,7 +255,15 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err := s.checkWritePrecondition(rq, cond); err != nil {
 		return err
 	}
-	info, err := s.store.Uploads().CompleteWith(rq.bucket, rq.key, id, parts, store.CompleteOptions{Checksums: want, If: cond})
+	opt := store.CompleteOptions{Checksums: want, If: cond}
+	if v := r.Header.Get(hdrMpObjectSize); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return errorf("InvalidArgument", "x-amz-mp-object-size must be a whole number of bytes, not %q.", v)
+		}
+		opt.ObjectSize = &n
+	}
+	info, err := s.store.Uploads().CompleteWith(rq.bucket, rq.key, id, parts, opt)
 	if err != nil {
 		return raceLost(err)
 	}

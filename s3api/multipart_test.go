@@ -193,3 +193,39 @@ func TestMultipartErrors(t *testing.T) {
 		t.Errorf("a failed part was kept: %s", body)
 	}
 }
+
+// TestCompleteObjectSize: x-amz-mp-object-size is checked against the
+// parts before any is consumed: another size is 400 InvalidRequest and the
+// upload stays as it was; a malformed one is InvalidArgument; the right
+// one completes.
+func TestCompleteObjectSize(t *testing.T) {
+	ts := newTestServer(t)
+	mustBucket(t, ts, "parts")
+	_, body := ts.do(t, "POST", "/parts/k?uploads", nil, nil)
+	var init initiateMultipartUploadResult
+	if err := xmlUnmarshal(body, &init); err != nil || init.UploadID == "" {
+		t.Fatalf("initiate: %s %v", body, err)
+	}
+	target := "/parts/k?uploadId=" + init.UploadID
+	resp, body := ts.do(t, "PUT", "/parts/k?partNumber=1&uploadId="+init.UploadID, []byte("hello"), nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("upload part: %d %s", resp.StatusCode, body)
+	}
+	complete := []byte(`<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>` + resp.Header.Get("ETag") + `</ETag></Part></CompleteMultipartUpload>`)
+	for size, code := range map[string]string{"6": "InvalidRequest", "4": "InvalidRequest", "five": "InvalidArgument", "-5": "InvalidArgument"} {
+		resp, body := ts.do(t, "POST", target, complete, http.Header{"X-Amz-Mp-Object-Size": {size}})
+		wantError(t, resp, body, 400, code)
+	}
+	resp, body = ts.do(t, "GET", target, nil, nil)
+	var lp listPartsResult
+	if err := xmlUnmarshal(body, &lp); err != nil || len(lp.Parts) != 1 {
+		t.Fatalf("the upload lost its part: %s %v", body, err)
+	}
+	resp, body = ts.do(t, "POST", target, complete, http.Header{"X-Amz-Mp-Object-Size": {"5"}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("complete with the right size: %d %s", resp.StatusCode, body)
+	}
+	if info, err := ts.store.HeadObject("parts", "k"); err != nil || info.Size != 5 {
+		t.Errorf("completed object: %+v %v", info, err)
+	}
+}

@@ -32,7 +32,10 @@ var (
 	ErrInvalidPart      = errors.New("invalid part")       // missing, or its ETag differs
 	ErrInvalidPartOrder = errors.New("invalid part order") // not in ascending order
 	ErrEntityTooSmall   = errors.New("part too small")     // below MinPartSize and not the last
-	ErrEntityTooLarge   = errors.New("entity too large")
+	// ErrObjectSizeMismatch: the parts of a completion do not make the
+	// size the client said they would.
+	ErrObjectSizeMismatch = errors.New("object size differs from the size expected")
+	ErrEntityTooLarge     = errors.New("entity too large")
 
 	ErrInvalidTag = errors.New("invalid tag") // see Tag's limits
 	// ErrBadDigest: the content does not match a checksum sent with it.

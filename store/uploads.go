@@ -73,6 +73,10 @@ type CompleteOptions struct {
 	Checksums Checksums
 	// If makes the completion conditional (If-Match, If-None-Match).
 	If Precondition
+	// ObjectSize, when set, is the size the client expects of the object
+	// (S3's x-amz-mp-object-size); another size is ErrObjectSizeMismatch,
+	// found before any part is consumed.
+	ObjectSize *int64
 }
 
 // ListPartsOptions selects a page of ListParts.
@@ -437,6 +441,15 @@ func (s Uploads) CompleteWith(bucket, key, uploadID string, parts []CompletePart
 	objSums, objParts, err := objectChecksum(u, parts, stored, opt.Checksums)
 	if err != nil {
 		return ObjectInfo{}, err
+	}
+	if opt.ObjectSize != nil {
+		var total int64
+		for _, p := range stored {
+			total += p.size
+		}
+		if total != *opt.ObjectSize {
+			return ObjectInfo{}, fmt.Errorf("the parts make %d bytes, the request expects %d: %w", total, *opt.ObjectSize, ErrObjectSizeMismatch)
+		}
 	}
 	if err := s.checkPrecondition(bucket, key, opt.If); err != nil {
 		return ObjectInfo{}, err
