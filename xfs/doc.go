@@ -33,7 +33,7 @@
 //
 //	role                   files                         operations
 //	Namespace  v.Names()   names*.go                     Lookup, Create, CreateFile, Mkdir, Symlink,
-//	                                                     Link, Unlink, UnlinkFiles, Rmdir, Rename,
+//	                                                     Link, Unlink, UnlinkFiles, Rmdir, Rename, Apply,
 //	                                                     ReadDir, ReadEntryInodes
 //	Files      v.Files()   files*.go                     ReadAt, WriteAt, Truncate, PunchHole,
 //	                                                     Preallocate, AppendExtents, Open, Readlink
@@ -73,9 +73,10 @@
 //	   name; two inodes of one kind (AppendExtents, or the two inodes a
 //	   rename moves and replaces), lower inode number first. The two
 //	   directories of a cross-directory rename are taken as a pair
-//	   (lockInodePair): it never waits for one while holding the other,
-//	   so it needs no order between them. Every inode lock is taken before the
-//	   transaction starts: a transaction never waits for an inode lock.
+//	   (lockInodePair), and the directories of Namespace.Apply as a set
+//	   (lockInodeSet): neither waits for one while holding another, so
+//	   they need no order among them. Every inode lock is taken before
+//	   the transaction starts: a transaction never waits for an inode lock.
 //	   One exception: freeing an unlinked inode (space_inactive.go) takes the
 //	   lock of the inode before it on its unlinked list after its own,
 //	   whatever their numbers. Only list neighbours are locked so; a
@@ -91,14 +92,18 @@
 //	   and only allocating changes flush and retry on ENOSPC. A shared
 //	   inactivation (InactivateBatch) holds this mutex while it picks
 //	   its inodes: it only tries their locks (and their neighbours'),
-//	   never waiting for one under it.
+//	   never waiting for one under it. Namespace.Apply, whose files may
+//	   lose their last links in several AGs, takes those AGs' mutexes in
+//	   ascending AG order; nothing else holds two.
 //	4. Buffers, which a transaction holds until it commits or cancels:
 //	   a. AGIs before any AGF (an inode's AGI first, then the AGF of the
 //	      same AG for its chunk and inode-tree blocks, or any AG's AGF for
 //	      the directory and file blocks that follow). A transaction holds
 //	      one AGI: inode allocation picks its AG from committed headers
 //	      without locking any, and fails rather than move to a second AGI
-//	      once it holds an AGF.
+//	      once it holds an AGF. The one exception, Namespace.Apply, takes
+//	      the AGIs of the inodes it puts on unlinked lists in ascending AG
+//	      order, before any AGF, and allocates no inode.
 //	   b. AGFs in ascending AG order. An allocation may try any AG, but
 //	      without waiting (TryLock); it waits only for AGs above every AGF
 //	      it holds. Frees sort their extents and run before the

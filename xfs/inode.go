@@ -347,3 +347,44 @@ func (v *mount) lockInodePair(a, b format.Ino) (ha, hb *inodeHandle, unlock func
 		v.icache.release(ha)
 	}
 }
+
+// lockInodeSet takes the locks of several inodes of one kind (the
+// directories of Namespace.Apply) exclusively, as lockInodePair takes
+// two: it never waits for one while holding another, so the set needs no
+// order of its own. inos must not repeat.
+func (v *mount) lockInodeSet(inos []format.Ino) (map[format.Ino]*inodeHandle, func()) {
+	hs := make([]*inodeHandle, len(inos))
+	for i, ino := range inos {
+		hs[i] = v.icache.hold(ino)
+	}
+	for first := 0; ; {
+		hs[first].lock.Lock()
+		failed := -1
+		for i, h := range hs {
+			if i != first && !h.lock.TryLock() {
+				failed = i
+				break
+			}
+		}
+		if failed < 0 {
+			break
+		}
+		for i := range failed {
+			if i != first {
+				hs[i].lock.Unlock()
+			}
+		}
+		hs[first].lock.Unlock()
+		first = failed // wait for the one that was busy
+	}
+	handles := make(map[format.Ino]*inodeHandle, len(inos))
+	for i, ino := range inos {
+		handles[ino] = hs[i]
+	}
+	return handles, func() {
+		for _, h := range hs {
+			h.lock.Unlock()
+			v.icache.release(h)
+		}
+	}
+}

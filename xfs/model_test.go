@@ -65,6 +65,16 @@ type model struct {
 	// bulk holds the names (parent inode/name) the operation under way
 	// removes in one UnlinkFiles call; nil for any other operation.
 	bulk map[string]bool
+	// arng, when set, draws Namespace.Apply operations, from a stream of
+	// their own: the other operations of a seed stay those it drew
+	// before Apply existed (the power-cut regression seeds run without).
+	arng *rand.Rand
+	// post is the whole state an atomic operation under way (Apply)
+	// leaves: a cut leaves that or the state before, nothing between.
+	post *oracle.Snapshot
+	// applied and refused count the Apply calls that changed the model
+	// and those that had to fail.
+	applied, refused int
 }
 
 func envInt(name string, def int) int {
@@ -107,7 +117,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, cacheBytes int, s
 	if _, err := mkfs.Format(img, o); err != nil {
 		t.Fatal(err)
 	}
-	m := &model{rng: rand.New(rand.NewSource(seed)), t: t}
+	m := &model{rng: rand.New(rand.NewSource(seed)), arng: rand.New(rand.NewSource(^seed)), t: t}
 	var collector *gc.InodeGC
 	open := func() {
 		v, err := xfs.Open(img, xfs.Options{CacheBytes: cacheBytes})
@@ -143,6 +153,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, cacheBytes int, s
 			open()
 		}
 	}
+	t.Logf("Namespace.Apply: %d calls applied, %d refused as they should be", m.applied, m.refused)
 	if m.hot != nil && m.hot.nlink > 0 {
 		st, _ := m.v.Stat(m.hot.ino)
 		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
@@ -209,7 +220,11 @@ func (m *model) fail(what string, err error) {
 }
 
 func (m *model) step() {
-	m.bulk = nil
+	m.bulk, m.post = nil, nil
+	if m.arng != nil && m.arng.Intn(10) == 0 {
+		m.apply()
+		return
+	}
 	d, dp := m.pickDir()
 	a := xfs.Attrs{Mode: 0o644}
 	switch k := m.rng.Intn(100); {
@@ -463,6 +478,151 @@ func (m *model) step() {
 	}
 }
 
+// apply makes one Namespace.Apply call of one to four random moves and
+// removals over random names, drawn from arng: valid ones change the
+// model all together, and a call with an invalid op must fail with that
+// op's error and change nothing.
+func (m *model) apply() {
+	main := m.rng
+	m.rng = m.arng
+	defer func() { m.rng = main }()
+	type slot struct {
+		d    *mnode
+		name string
+	}
+	// The model's names as the ops so far leave them.
+	names := map[slot]*mnode{}
+	at := func(d *mnode, name string) *mnode {
+		if n, ok := names[slot{d, name}]; ok {
+			return n
+		}
+		return d.dir[name]
+	}
+	kindErr := func(n *mnode) error {
+		switch n.typ() {
+		case oracle.TypeDir:
+			return xfs.ErrIsDir
+		case oracle.TypeSymlink:
+			return xfs.ErrInvalid
+		}
+		return nil
+	}
+	type move struct {
+		op     xfs.NameOp
+		from   *mnode // directories
+		to     *mnode
+		n      *mnode
+		xattrs map[string]string
+	}
+	var ops []xfs.NameOp
+	var moves []move
+	var want error
+	// Mostly files, so that most calls are valid; now and then any name.
+	pick := func(d *mnode) (string, *mnode) {
+		if m.rng.Intn(8) == 0 {
+			return m.pickEntry(d)
+		}
+		var files []string
+		for name, n := range d.dir {
+			if n.typ() == oracle.TypeFile {
+				files = append(files, name)
+			}
+		}
+		if len(files) == 0 {
+			return "", nil
+		}
+		slices.Sort(files)
+		name := files[m.rng.Intn(len(files))]
+		return name, d.dir[name]
+	}
+	for range 1 + m.rng.Intn(4) {
+		d, _ := m.pickDir()
+		name, n := pick(d)
+		if n == nil {
+			continue
+		}
+		if cur := at(d, name); cur != n {
+			// An earlier op moved or removed it: the name now names cur.
+			n = cur
+		}
+		mv := move{op: xfs.NameOp{Dir: d.ino, Name: name}, from: d, n: n}
+		if m.rng.Intn(3) > 0 {
+			to, _ := m.pickDir()
+			toName := m.name()
+			if m.rng.Intn(2) == 0 {
+				if existing, other := pick(to); other != nil {
+					toName = existing
+				}
+			}
+			mv.to = to
+			mv.op.ToDir, mv.op.ToName = to.ino, toName
+			if m.rng.Intn(2) == 0 {
+				mv.xattrs = map[string]string{fmt.Sprintf("user.apply%d", m.rng.Intn(5)): fmt.Sprint(m.op)}
+				for k, val := range mv.xattrs {
+					ns, short, _ := strings.Cut(k, ".")
+					mv.op.Attrs = append(mv.op.Attrs, xfs.Xattr{Namespace: ns, Name: short, Value: []byte(val)})
+				}
+			}
+		}
+		ops, moves = append(ops, mv.op), append(moves, mv)
+		if want != nil {
+			continue
+		}
+		switch {
+		case n == nil:
+			want = xfs.ErrNotFound
+		case kindErr(n) != nil:
+			want = kindErr(n)
+		case mv.to == nil:
+			names[slot{d, name}] = nil
+		default:
+			dst := at(mv.to, mv.op.ToName)
+			switch {
+			case dst == n:
+				want = xfs.ErrInvalid
+			case dst != nil && kindErr(dst) != nil:
+				want = kindErr(dst)
+			default:
+				names[slot{d, name}] = nil
+				names[slot{mv.to, mv.op.ToName}] = n
+			}
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	if want == nil {
+		// Valid: the model changes first, so that a cut during the call
+		// can be checked against the state it leaves.
+		for _, mv := range moves {
+			delete(mv.from.dir, mv.op.Name)
+			if mv.to == nil {
+				mv.n.nlink--
+				continue
+			}
+			if old := mv.to.dir[mv.op.ToName]; old != nil {
+				old.nlink--
+			}
+			mv.to.dir[mv.op.ToName] = mv.n
+			if mv.n.xattrs == nil && len(mv.xattrs) > 0 {
+				mv.n.xattrs = map[string]string{}
+			}
+			for k, val := range mv.xattrs {
+				mv.n.xattrs[k] = val
+			}
+		}
+		post := m.expected()
+		m.post = &post
+		m.applied++
+	} else {
+		m.refused++
+	}
+	err := m.v.Names().Apply(ops)
+	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+		m.fail(fmt.Sprintf("Apply of %d ops (want %v)", len(ops), want), err)
+	}
+}
+
 // wholeFile is the content of a file CreateFile makes: up to 40,000
 // bytes and up to three attributes of every namespace, some remote.
 // unlinkFiles removes a random share of d's entries in one UnlinkFiles
@@ -622,7 +782,7 @@ func (m *model) expected() oracle.Snapshot {
 	walk = func(n *mnode, p string) {
 		e := oracle.Entry{Path: p, Type: n.typ(), Mode: n.mode, Nlink: n.nlink, Ino: uint64(n.ino)}
 		if len(n.xattrs) > 0 {
-			e.Xattrs = n.xattrs
+			e.Xattrs = maps.Clone(n.xattrs) // the model changes on; a snapshot stays
 		}
 		switch n.typ() {
 		case oracle.TypeFile:

@@ -81,6 +81,10 @@ func dquotCRCFindings(out string) (quota []string, only bool) {
 		case benignRepairLine(line):
 		case strings.Contains(line, "xfs_dquot block") || strings.Contains(line, "quota: bad CRC for id"):
 			quota = append(quota, line)
+		case strings.TrimSpace(line) == "Would correct." && len(quota) > 0:
+			// The end of a dquot finding whose line another of
+			// xfs_repair's threads broke with its progress ("Project
+			// quota: bad CRC for id 31.   - agno = 1", then this).
 		default:
 			return quota, false
 		}

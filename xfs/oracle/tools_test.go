@@ -29,6 +29,9 @@ No modify flag set, skipping filesystem flush and exiting.
 		onlyDquots bool
 	}{
 		{head + dquot + tail, 2, true},
+		// Another thread's progress breaks the finding's line.
+		{head + dquot + "Project quota: bad CRC for id 31.         - agno = 1\n        Would correct.\n" + tail, 3, true},
+		{head + "        Would correct.\n" + tail, 0, false},
 		{head + tail, 0, false},
 		{head + dquot + "agi unlinked bucket 3 is 77 in ag 0 (inode=77)\n" + tail, 2, false},
 		{head + "bad magic number 0x0 on inode 131\n" + tail, 0, false},

@@ -1,0 +1,323 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/xfs3/xfs3/xfs/dir"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// A NameOp is one change of the names of regular files, for Apply: it
+// moves the name Name of directory Dir to ToName in directory ToDir,
+// replacing a regular file of that name (which loses that link) and
+// setting Attrs on the moved inode; with ToDir 0 it removes the name.
+type NameOp struct {
+	Dir    format.Ino
+	Name   string
+	ToDir  format.Ino
+	ToName string
+	Attrs  []Xattr
+}
+
+// maxApplyOps bounds the changes of one Apply: they share one
+// transaction, whose reservation and locks grow with them.
+const maxApplyOps = 8
+
+// Apply makes several changes of regular files' names in one
+// transaction: after a crash either all of them have happened or none.
+// The changes apply in order, each to the names the ones before it left;
+// every name an op moves or removes must then be a regular file's, and
+// so must a name it replaces. An inode that loses its last link goes on
+// its AG's unlinked list and is released as by Unlink. Directories are
+// neither moved nor removed (Rename and Rmdir do that).
+//
+// A failure changes nothing: ErrNotFound for a missing name, ErrIsDir or
+// ErrInvalid for a name of another kind, ErrInvalid for more than
+// maxApplyOps ops or a move of a name onto another name of its own inode.
+// An object store moves a file out of the way and another into its place
+// in one step this way (a new version over the current one).
+func (v Namespace) Apply(ops []NameOp) (err error) {
+	defer v.settle(&err)
+	if err := v.checkWritable(); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if len(ops) > maxApplyOps {
+		return fmt.Errorf("%d name changes in one transaction (at most %d): %w", len(ops), maxApplyOps, ErrInvalid)
+	}
+	sets := make([]xattrSet, len(ops))
+	for i, op := range ops {
+		names := []string{op.Name}
+		if op.ToDir != 0 {
+			names = append(names, op.ToName)
+		} else if len(op.Attrs) > 0 {
+			return fmt.Errorf("attributes on a removed name %q: %w", op.Name, ErrInvalid)
+		}
+		for _, n := range names {
+			if n == "." || n == ".." {
+				return fmt.Errorf("%q: %w", n, ErrInvalid)
+			}
+			if err := dir.CheckName([]byte(n)); err != nil {
+				return err
+			}
+		}
+		if sets[i], err = v.xattrs().parseXattrs(op.Attrs); err != nil {
+			return err
+		}
+	}
+	gone, err := v.applyLocked(ops, sets)
+	for _, ino := range gone {
+		if rerr := v.space().lastLinkGone(ino); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// namePlan is Apply's view of the names its ops touch, resolved under
+// the directories' locks before the transaction: the inode each name
+// holds after the ops so far (0: none).
+type namePlan struct {
+	v     Namespace
+	names map[dirName]format.Ino
+	// links counts the links each file loses (negative) or keeps (0): a
+	// move takes one name and gives one.
+	links map[format.Ino]int
+	modes map[format.Ino]uint16
+	// replaced[i] is the inode op i's move replaces (0: none).
+	replaced []format.Ino
+	src      []format.Ino
+}
+
+type dirName struct {
+	dir  format.Ino
+	name string
+}
+
+// resolve returns the inode a name holds at this point of the plan.
+func (p *namePlan) resolve(d format.Ino, name string) (format.Ino, error) {
+	k := dirName{d, name}
+	if ino, ok := p.names[k]; ok {
+		return ino, nil
+	}
+	ino, err := p.v.lookupLocked(d, name)
+	if errors.Is(err, ErrNotFound) {
+		ino, err = 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	p.names[k] = ino
+	return ino, nil
+}
+
+// file checks that ino, named name, is a regular file.
+func (p *namePlan) file(ino format.Ino, name string) error {
+	mode, ok := p.modes[ino]
+	if !ok {
+		ip, err := p.v.iget(ino)
+		if err != nil {
+			return err
+		}
+		mode = ip.core.Mode
+		p.modes[ino] = mode
+	}
+	switch mode & format.SIFMT {
+	case format.SIFREG:
+		return nil
+	case format.SIFDIR:
+		return fmt.Errorf("%q: %w", name, ErrIsDir)
+	}
+	return fmt.Errorf("%q is a %s, not a regular file: %w", name, format.FileType(mode), ErrInvalid)
+}
+
+// build walks the ops over the names they leave.
+func (p *namePlan) build(ops []NameOp) error {
+	p.src, p.replaced = make([]format.Ino, len(ops)), make([]format.Ino, len(ops))
+	for i, op := range ops {
+		src, err := p.resolve(op.Dir, op.Name)
+		if err != nil {
+			return err
+		}
+		if src == 0 {
+			return fmt.Errorf("%q: %w", op.Name, ErrNotFound)
+		}
+		if err := p.file(src, op.Name); err != nil {
+			return err
+		}
+		p.src[i] = src
+		p.links[src] += 0 // every file an op names is locked and changed
+		if op.ToDir == 0 {
+			p.names[dirName{op.Dir, op.Name}] = 0
+			p.links[src]--
+			continue
+		}
+		dst, err := p.resolve(op.ToDir, op.ToName)
+		if err != nil {
+			return err
+		}
+		if dst == src {
+			return fmt.Errorf("move of %q onto %q, a name of the same inode: %w", op.Name, op.ToName, ErrInvalid)
+		}
+		if dst != 0 {
+			if err := p.file(dst, op.ToName); err != nil {
+				return err
+			}
+			p.links[dst]--
+		}
+		p.replaced[i] = dst
+		p.names[dirName{op.Dir, op.Name}] = 0
+		p.names[dirName{op.ToDir, op.ToName}] = src
+	}
+	return nil
+}
+
+// applyLocked takes the locks, plans and runs the transaction; it
+// returns the inodes that lost their last link.
+func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino, err error) {
+	var dirs []format.Ino
+	for _, op := range ops {
+		dirs = append(dirs, op.Dir)
+		if op.ToDir != 0 {
+			dirs = append(dirs, op.ToDir)
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	handles, unlock := v.lockInodeSet(dirs)
+	defer unlock()
+	p := &namePlan{v: v, names: map[dirName]format.Ino{}, links: map[format.Ino]int{}, modes: map[format.Ino]uint16{}}
+	if err := p.build(ops); err != nil {
+		return nil, err
+	}
+	files := make([]format.Ino, 0, len(p.links))
+	for ino := range p.links {
+		if _, isDir := handles[ino]; isDir {
+			// Only damage makes a name lead to a directory's own inode
+			// as a regular file.
+			return nil, format.Corrupt("directory entry", fmt.Sprintf("inode %d", ino), "a regular file's name leads to a directory")
+		}
+		files = append(files, ino)
+	}
+	slices.Sort(files)
+	for _, ino := range files {
+		h, unlockFile := v.lockInode(ino)
+		defer unlockFile()
+		handles[ino] = h
+	}
+	// The files whose last link goes, by AG: their unlinked lists' mutexes
+	// (and, in the transaction, their AGIs) are taken in AG order.
+	var dying []format.Ino
+	for _, ino := range files {
+		ip, err := v.igetHeld(handles[ino], ino)
+		if err != nil {
+			return nil, err
+		}
+		if int(ip.core.Nlink)+p.links[ino] <= 0 {
+			dying = append(dying, ino)
+		}
+	}
+	slices.SortFunc(dying, func(a, b format.Ino) int {
+		aa, _ := v.geo.InoToAg(a)
+		ab, _ := v.geo.InoToAg(b)
+		if aa != ab {
+			return int(aa) - int(ab)
+		}
+		return int(a - b)
+	})
+	lockedAG := map[format.AgNumber]bool{}
+	for _, ino := range dying {
+		ag, _ := v.geo.InoToAg(ino)
+		if lockedAG[ag] {
+			continue
+		}
+		lockedAG[ag] = true
+		u := v.w.inodes.Unlinked(ag)
+		u.Lock()
+		defer u.Unlock()
+	}
+	reserve := 2 * int64(len(ops)) * v.dirChangeReserve()
+	for _, set := range sets {
+		if len(set.list) > 0 {
+			reserve += v.xattrs().xattrReserve(set.blocks)
+		}
+	}
+	err = v.runTx(reserve, true, func(t *txn) error {
+		var err error
+		gone, err = v.applyTx(t, handles, ops, sets, p, dirs, files, dying)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gone, nil
+}
+
+// applyTx is Apply's transaction: links first (AGIs before any AGF the
+// directories' changes may take), then the directories, op by op.
+func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []NameOp, sets []xattrSet, p *namePlan, dirs, files, dying []format.Ino) ([]format.Ino, error) {
+	changes := map[format.Ino]*inodeChange{}
+	for _, ino := range dirs {
+		c, err := t.modifyDir(handles[ino], ino)
+		if err != nil {
+			return nil, err
+		}
+		changes[ino] = c
+	}
+	for _, ino := range files {
+		c, err := t.modify(handles[ino], ino)
+		if err != nil {
+			return nil, err
+		}
+		changes[ino] = c
+	}
+	// Dying inodes in AG order, then the others whose count drops.
+	order := append(slices.Clone(dying), files...)
+	done := map[format.Ino]bool{}
+	var gone []format.Ino
+	for _, ino := range order {
+		if done[ino] {
+			continue
+		}
+		done[ino] = true
+		c := changes[ino]
+		for n := p.links[ino]; n < 0; n++ {
+			g, err := t.dropLink(nil, c)
+			if err != nil {
+				return nil, err
+			}
+			if g {
+				gone = append(gone, ino)
+			}
+		}
+	}
+	for i, op := range ops {
+		sd := changes[op.Dir]
+		src := p.src[i]
+		if op.ToDir != 0 {
+			dd, sc := changes[op.ToDir], changes[src]
+			ftype := format.FTypeOfMode(sc.core.Mode)
+			if p.replaced[i] != 0 {
+				if _, err := dir.Replace(dataFork{dd}, []byte(op.ToName), src, ftype); err != nil {
+					return nil, err
+				}
+			} else if err := dir.Add(dataFork{dd}, []byte(op.ToName), src, ftype); err != nil {
+				return nil, err
+			}
+			if err := sets[i].apply(&attrFork{sc}); err != nil {
+				return nil, xattrError(err)
+			}
+			sc.touch(false)
+			dd.touch(true)
+		}
+		if _, err := dir.Remove(dataFork{sd}, []byte(op.Name)); err != nil {
+			return nil, err
+		}
+		sd.touch(true)
+	}
+	return gone, nil
+}
