@@ -34,8 +34,8 @@ const maxApplyOps = 8
 // neither moved nor removed (Rename and Rmdir do that).
 //
 // A failure changes nothing: ErrNotFound for a missing name, ErrIsDir or
-// ErrInvalid for a name of another kind, ErrInvalid for more than
-// maxApplyOps ops or a move of a name onto another name of its own inode.
+// ErrInvalid for a name of another kind, ErrInvalid for more than eight
+// ops (maxApplyOps) or a move of a name onto another name of its own inode.
 // An object store moves a file out of the way and another into its place
 // in one step this way (a new version over the current one).
 func (v Namespace) Apply(ops []NameOp) (err error) {
