@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -39,7 +38,7 @@ func TestDamagedUnlinkedListsStayReadable(t *testing.T) {
 	refused := func(args ...string) string {
 		t.Helper()
 		cmd := exec.Command(binary, args...)
-		cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+		cmd.Env = binaryEnv()
 		out, err := cmd.CombinedOutput()
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {

@@ -97,7 +97,7 @@ func startPinnedBinaryOn(t testing.TB, cpus []int, bin, path, size string, flags
 	if len(cpus) > 0 {
 		s.cmd = exec.Command("taskset", append([]string{"--cpu-list", cpuListString(cpus), bin}, args...)...)
 	}
-	s.cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+	s.cmd.Env = binaryEnv()
 	s.cmd.Stderr = s.logs
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -294,13 +294,27 @@ func (s *server) checkKernelView(t *testing.T, want map[string]apiObject) {
 	t.Logf("kernel mount matches the API: %d entries", len(want))
 }
 
+// binaryEnv is the environment of an xfs3 binary a test runs: this
+// process's without the XFS3_* settings a developer's shell may hold
+// (XFS3_GC_MODE or XFS3_DURABILITY would change what is tested), plus the
+// test servers' credentials.
+func binaryEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "XFS3_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+}
+
 // runCLI runs the xfs3 binary with the test servers' credentials in its
 // environment and returns its standard output; it fails the test when the
 // command fails.
 func runCLI(t *testing.T, args ...string) []byte {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = append(os.Environ(), "XFS3_ACCESS_KEY="+accessKey, "XFS3_SECRET_KEY="+secretKey)
+	cmd.Env = binaryEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
