@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -209,3 +210,13 @@ func CopySparse(tb testing.TB, from, to string) {
 		tb.Fatalf("cp %s %s: %v\n%s", from, to, err, out)
 	}
 }
+
+// LogprintComplaint returns the first complaint in xfs_logprint's output
+// ("bad", "error", "corrupt", "invalid" as whole words, with the rest of
+// the line), or "" when it has none. Whole words only: the pointer values
+// it prints (0x...bad...) are no complaint.
+func LogprintComplaint(out string) string {
+	return logprintComplaint.FindString(out)
+}
+
+var logprintComplaint = regexp.MustCompile(`(?i)\b(bad|error|corrupt|invalid)\b.*`)

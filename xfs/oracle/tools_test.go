@@ -42,3 +42,18 @@ No modify flag set, skipping filesystem flush and exiting.
 		}
 	}
 }
+
+// TestLogprintComplaint: a complaint is a whole word; the pointers
+// xfs_logprint prints (a:0x55f94acbad40) hold none.
+func TestLogprintComplaint(t *testing.T) {
+	for out, want := range map[string]string{
+		"BUF: cnt:2 total:2 a:0x55f94acbad40 len:24 a:0x55f94acbb150 len:128\n": "",
+		"LOG REC AT LSN cycle 1 block 21\nbad clientid 0x12\n":                  "bad clientid 0x12",
+		"xlog_recover: error: 5\n":                                              "error: 5",
+		"state: <CLEAN>\n":                                                      "",
+	} {
+		if got := LogprintComplaint(out); got != want {
+			t.Errorf("%q: complaint %q, want %q", out, got, want)
+		}
+	}
+}
