@@ -83,13 +83,5 @@ func benchOverwrite(b *testing.B, keep bool) {
 			b.Fatal(err)
 		}
 	}
-	b.StopTimer()
-	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N)/1e3, "cpu-us/op")
-	b.ReportMetric(float64(v.LogStats().Bytes-logBytes)/float64(b.N), "log-B/op")
-	if err := collector.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if err := v.Close(); err != nil {
-		b.Fatal(err)
-	}
+	endBench(b, v, collector, start, logBytes)
 }

@@ -262,10 +262,17 @@ func benchUnlinks(b *testing.B, bulk bool) {
 			}
 		}
 	}
+	// The log bytes are what the unlinks and the inactivations they
+	// queued have logged so far (some inactivations still run).
+	endBench(b, v, collector, start, logBytes)
+}
+
+// endBench stops the timer, reports the process's CPU and the bytes
+// logged per operation since start and logBytes, and closes the
+// collector and the volume.
+func endBench(b *testing.B, v *xfs.Volume, collector *gc.InodeGC, start time.Duration, logBytes int64) {
 	b.StopTimer()
 	b.ReportMetric(float64((processCPU(b)-start).Nanoseconds())/float64(b.N)/1e3, "cpu-us/op")
-	// What the unlinks and the inactivations they queued have logged so
-	// far (some inactivations still run).
 	b.ReportMetric(float64(v.LogStats().Bytes-logBytes)/float64(b.N), "log-B/op")
 	if err := collector.Close(); err != nil {
 		b.Fatal(err)

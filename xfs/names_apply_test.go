@@ -139,20 +139,7 @@ func TestApply(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := v.Space().Unlinked(); n != 0 {
-		t.Errorf("%d inodes still unlinked", n)
-	}
-	if n := xfs.HeldInodes(v); n != 0 {
-		t.Errorf("%d inode handles still held", n)
-	}
-	engine := engineSnapshot(t, v)
-	if err := v.Close(); err != nil {
-		t.Fatal(err)
-	}
-	oracle.Repair(t, img)
-	if diff := kernelSnapshot(t, img).Diff(engine); len(diff) > 0 {
-		t.Errorf("kernel and engine differ:\n%v", diff)
-	}
+	closeDrained(t, v, img)
 }
 
 // TestApplyConcurrent: calls whose directories overlap in every order
