@@ -362,7 +362,7 @@ func (s *readmeSession) run(line int, cmd string, want *readmeBlock) {
 		}
 		img, mnt := s.abs(args[len(args)-2]), s.abs(args[len(args)-1])
 		oracle.Repair(t, img)
-		t.Cleanup(func() { readmeUnmount(t, mnt, img) })
+		oracle.CleanupMount(t, mnt, img)
 		out = s.host(where, args)
 	case args[0] == "umount":
 		s.inMount = false
@@ -543,60 +543,6 @@ func (s *readmeSession) finish() {
 	if s.volume != "" && !s.t.Failed() && oracle.Optional(s.t, "the volume is not checked at the end", oracle.ToolRepair) {
 		oracle.Repair(s.t, s.volume)
 	}
-}
-
-// readmeUnmount unmounts mnt if it is still mounted and detaches any loop
-// device left on img: the cleanup of a README mount line.
-func readmeUnmount(t *testing.T, mnt, img string) {
-	for i := 0; i < 30 && isMountPoint(mnt); i++ {
-		out, err := exec.Command("umount", mnt).CombinedOutput()
-		if err == nil {
-			break
-		}
-		if !strings.Contains(strings.ToLower(string(out)), "busy") {
-			t.Errorf("cleanup: umount %s: %v: %s", mnt, err, out)
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if isMountPoint(mnt) {
-		if out, err := exec.Command("umount", "-l", mnt).CombinedOutput(); err != nil {
-			t.Errorf("cleanup: umount -l %s: %v: %s", mnt, err, out)
-		}
-	}
-	out, err := exec.Command("losetup", "-j", img).Output()
-	if err != nil {
-		return
-	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if dev, _, ok := strings.Cut(l, ":"); ok && strings.HasPrefix(dev, "/dev/") {
-			exec.Command("losetup", "-d", dev).Run()
-		}
-	}
-}
-
-// isMountPoint reports whether dir is a mount point of this process's
-// mount namespace.
-func isMountPoint(dir string) bool {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && unescapeMountinfo(f[4]) == dir {
-			return true
-		}
-	}
-	return false
-}
-
-// unescapeMountinfo undoes the octal escapes of /proc/self/mountinfo.
-func unescapeMountinfo(s string) string {
-	return regexp.MustCompile(`\\[0-7]{3}`).ReplaceAllStringFunc(s, func(e string) string {
-		var b byte
-		fmt.Sscanf(e[1:], "%o", &b)
-		return string([]byte{b})
-	})
 }
 
 // shellWords splits a command line into words as a POSIX shell would for

@@ -223,3 +223,45 @@ func TestSafetyAwsCLI(t *testing.T) {
 	}
 	s.stop(t)
 }
+
+// TestConditionsThroughBoto3: the requests whose conditions this server
+// once dropped, as boto3 sends them to the real binary. A conditional
+// delete (IfMatch; an ETag per key of delete_objects) is refused and
+// deletes nothing; rename_object (S3 Express) is refused and leaves the
+// object; a completion whose MpuObjectSize the parts do not make is
+// refused with its upload kept, and completes with the right size; the
+// storage class stored is what list_object_versions and
+// get_object_attributes report.
+func TestConditionsThroughBoto3(t *testing.T) {
+	s := startServer(t, "1G")
+	out := runBoto3(t, s, `
+def code(call):
+    try:
+        call()
+        return "OK"
+    except botocore.exceptions.ClientError as e:
+        return e.response["Error"]["Code"]
+s3.create_bucket(Bucket="cond")
+s3.put_object(Bucket="cond", Key="k", Body=b"hello", StorageClass="GLACIER")
+got = [code(lambda: s3.delete_object(Bucket="cond", Key="k", IfMatch='"not-its-etag"'))]
+r = s3.delete_objects(Bucket="cond", Delete={"Objects": [{"Key": "k", "ETag": '"not-its-etag"'}]})
+got.append([e["Code"] for e in r.get("Errors", [])] + [d["Key"] for d in r.get("Deleted", [])])
+got.append(code(lambda: s3.rename_object(Bucket="cond", Key="renamed", RenameSource="cond/k")))
+got.append(s3.get_object(Bucket="cond", Key="k")["Body"].read().decode())
+got.append(s3.list_object_versions(Bucket="cond")["Versions"][0]["StorageClass"])
+got.append(s3.get_object_attributes(Bucket="cond", Key="k", ObjectAttributes=["StorageClass"])["StorageClass"])
+up = s3.create_multipart_upload(Bucket="cond", Key="mp")["UploadId"]
+part = s3.upload_part(Bucket="cond", Key="mp", UploadId=up, PartNumber=1, Body=b"hello")
+parts = {"Parts": [{"PartNumber": 1, "ETag": part["ETag"]}]}
+got.append(code(lambda: s3.complete_multipart_upload(Bucket="cond", Key="mp", UploadId=up, MultipartUpload=parts, MpuObjectSize=6)))
+got.append(len(s3.list_parts(Bucket="cond", Key="mp", UploadId=up)["Parts"]))
+got.append(code(lambda: s3.complete_multipart_upload(Bucket="cond", Key="mp", UploadId=up, MultipartUpload=parts, MpuObjectSize=5)))
+got.append(s3.head_object(Bucket="cond", Key="mp")["ContentLength"])
+print(json.dumps(got))
+`)
+	want := `["NotImplemented", ["NotImplemented"], "NotImplemented", "hello", "GLACIER", "GLACIER", "InvalidRequest", 1, "OK", 5]`
+	if out != want {
+		t.Errorf("boto3 saw\n%s\nwant\n%s", out, want)
+	}
+	s.stop(t)
+}

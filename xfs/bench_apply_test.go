@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -30,14 +29,8 @@ func BenchmarkOverwrite(b *testing.B) {
 
 func benchOverwrite(b *testing.B, keep bool) {
 	const keys = 1000
-	v, err := xfs.Open(newBenchImage(b, 4<<30), xfs.Options{LazyCommits: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
-	if err != nil {
-		b.Fatal(err)
-	}
+	v, collector := startBench(b)
+	var err error
 	mkdir := func(name string) format.Ino {
 		d, err := v.Names().Mkdir(v.Root(), name, xfs.Attrs{Mode: 0o755})
 		if err != nil {

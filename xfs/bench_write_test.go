@@ -215,14 +215,8 @@ func BenchmarkUnlink(b *testing.B) { benchUnlinks(b, false) }
 func BenchmarkUnlinkFiles(b *testing.B) { benchUnlinks(b, true) }
 
 func benchUnlinks(b *testing.B, bulk bool) {
-	v, err := xfs.Open(newBenchImage(b, 4<<30), xfs.Options{LazyCommits: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
-	if err != nil {
-		b.Fatal(err)
-	}
+	v, collector := startBench(b)
+	var err error
 	dirs := make([]format.Ino, benchDirs)
 	for d := range dirs {
 		if dirs[d], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
@@ -265,6 +259,20 @@ func benchUnlinks(b *testing.B, bulk bool) {
 	// The log bytes are what the unlinks and the inactivations they
 	// queued have logged so far (some inactivations still run).
 	endBench(b, v, collector, start, logBytes)
+}
+
+// startBench opens a fresh 4 GiB volume with lazy commits and per-CPU
+// inode gc, as the server runs; endBench closes both.
+func startBench(b *testing.B) (*xfs.Volume, *gc.InodeGC) {
+	v, err := xfs.Open(newBenchImage(b, 4<<30), xfs.Options{LazyCommits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	collector, err := gc.Start(v, gc.Options{Mode: gc.PerCPU})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v, collector
 }
 
 // endBench stops the timer, reports the process's CPU and the bytes

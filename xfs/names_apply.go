@@ -1,6 +1,7 @@
 package xfs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -224,10 +225,7 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 	slices.SortFunc(dying, func(a, b format.Ino) int {
 		aa, _ := v.geo.InoToAg(a)
 		ab, _ := v.geo.InoToAg(b)
-		if aa != ab {
-			return int(aa) - int(ab)
-		}
-		return int(a - b)
+		return cmp.Or(cmp.Compare(aa, ab), cmp.Compare(a, b))
 	})
 	lockedAG := map[format.AgNumber]bool{}
 	for _, ino := range dying {

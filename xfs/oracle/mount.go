@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -50,6 +51,53 @@ func Mount(t testing.TB, img string, readOnly bool) (dir string) {
 	})
 	return dir
 }
+
+// CleanupMount is for a mount the test made itself (a command it runs
+// mounts img on dir): a cleanup registered with t unmounts dir if it is
+// still mounted then (retrying while busy, then lazily), and detaches any
+// loop device still bound to img, whether or not the test unmounted it.
+func CleanupMount(t testing.TB, dir, img string) {
+	t.Cleanup(func() {
+		var err error
+		if isMountPoint(dir) {
+			mounted.Lock()
+			mounted.m[dir] = img
+			mounted.Unlock()
+			err = unmount(dir) // detaches img's loop devices too
+		} else {
+			err = detachLoops(img)
+		}
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+}
+
+// isMountPoint reports whether dir is a mount point of this process's
+// mount namespace.
+func isMountPoint(dir string) bool {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && unescapeMountinfo(f[4]) == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMountinfo undoes the octal escapes of /proc/self/mountinfo.
+func unescapeMountinfo(s string) string {
+	return mountinfoEscape.ReplaceAllStringFunc(s, func(e string) string {
+		var b byte
+		fmt.Sscanf(e[1:], "%o", &b)
+		return string([]byte{b})
+	})
+}
+
+var mountinfoEscape = regexp.MustCompile(`\\[0-7]{3}`)
 
 // Unmount unmounts a directory returned by Mount before the test ends and
 // detaches its loop device. It is idempotent: calling it twice, or letting
