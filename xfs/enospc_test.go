@@ -18,7 +18,8 @@ import (
 )
 
 // TestFillToFull fills a small volume with files, directories and
-// attributes until every kind of allocation fails with ErrNoSpace, deletes
+// attributes (and moves files with Namespace.Apply) until every kind of
+// allocation fails with ErrNoSpace, a failed Apply having moved nothing; deletes
 // half (one by one and in bulk), fills again, and requires xfs_repair to
 // be clean and the free space to equal what xfs_db counts.
 func TestFillToFull(t *testing.T) {
@@ -44,6 +45,7 @@ func fillToFull(t *testing.T, bs int) {
 	var files []entry
 	var dirs []format.Ino
 	dirs = append(dirs, v.Root())
+	var moved, moveRefused int // Apply calls that moved a file, that found no space
 	fill := func(round int) int {
 		failures, made := 0, 0
 		for i := 0; failures < 200; i++ {
@@ -55,6 +57,26 @@ func fillToFull(t *testing.T, bs int) {
 				var ino format.Ino
 				if ino, err = v.Names().Mkdir(dir, name, xfs.Attrs{Mode: 0o755}); err == nil {
 					dirs = append(dirs, ino)
+				}
+			case k < 2 && len(files) > 0:
+				// A file moves to a new name in another directory, with
+				// an attribute, as a versioned store moves one aside: on
+				// the full volume either all of it or nothing.
+				j := rng.Intn(len(files))
+				f := files[j]
+				err = v.Names().Apply([]xfs.NameOp{{Dir: f.dir, Name: f.name, ToDir: dir, ToName: name,
+					Attrs: []xfs.Xattr{{Namespace: "user", Name: "moved", Value: make([]byte, rng.Intn(3000))}}}})
+				if err == nil {
+					files[j] = entry{dir, name}
+					moved++
+					break
+				}
+				moveRefused++
+				if _, lerr := v.Names().Lookup(f.dir, f.name); lerr != nil {
+					t.Fatalf("round %d op %d: a failed Apply (%v) moved %s away: %v", round, i, err, f.name, lerr)
+				}
+				if _, lerr := v.Names().Lookup(dir, name); !errors.Is(lerr, xfs.ErrNotFound) {
+					t.Fatalf("round %d op %d: a failed Apply (%v) left %s: %v", round, i, err, name, lerr)
 				}
 			default:
 				var ino format.Ino
@@ -81,6 +103,36 @@ func fillToFull(t *testing.T, bs int) {
 		return made
 	}
 	n := fill(1)
+	// Moves like a rename's may use the blocks kept for frees; ones that
+	// need new blocks for large attributes run out of those too, and are
+	// then refused whole.
+	for i := 0; moveRefused == 0 && i < 5000; i++ {
+		f := files[rng.Intn(len(files))]
+		name := fmt.Sprintf("big-%d", i)
+		err := v.Names().Apply([]xfs.NameOp{{Dir: f.dir, Name: f.name, ToDir: f.dir, ToName: name,
+			Attrs: []xfs.Xattr{{Namespace: "user", Name: fmt.Sprint("big", i), Value: make([]byte, 20000)}}}})
+		switch {
+		case err == nil:
+			for j := range files {
+				if files[j] == f {
+					files[j] = entry{f.dir, name}
+				}
+			}
+		case !errors.Is(err, xfs.ErrNoSpace):
+			t.Fatalf("Apply on the full volume: want ErrNoSpace, got %v", err)
+		default:
+			moveRefused++
+			if _, lerr := v.Names().Lookup(f.dir, f.name); lerr != nil {
+				t.Fatalf("a failed Apply moved %s away: %v", f.name, lerr)
+			}
+			if _, lerr := v.Names().Lookup(f.dir, name); !errors.Is(lerr, xfs.ErrNotFound) {
+				t.Fatalf("a failed Apply left %s: %v", name, lerr)
+			}
+		}
+	}
+	if moveRefused == 0 {
+		t.Error("no Apply met the full volume")
+	}
 	st, _ := v.Space().Statfs()
 	t.Logf("first fill: %d files, %d free blocks of %d, %d free inodes", n, st.FreeBlocks, st.Blocks, st.FreeInodes)
 	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
@@ -107,7 +159,7 @@ func fillToFull(t *testing.T, bs int) {
 	}
 	files = files[len(files)/2:]
 	n = fill(2)
-	t.Logf("refill: %d files", n)
+	t.Logf("refill: %d files; Apply moved %d files, refused %d moves", n, moved, moveRefused)
 	ours, err := v.Space().Statfs()
 	if err != nil {
 		t.Fatal(err)
