@@ -205,7 +205,11 @@ func readParts(v *xfs.Volume, ino format.Ino) ([]ObjectPart, error) {
 // from (GetObjectAttributes), with the object's information; Count is 0
 // and Parts empty for an object that was not uploaded in parts.
 func (s *Store) ObjectParts(bucket, key string, opt ListPartsOptions) (ObjectPartsResult, error) {
-	info, h, isFile, err := s.head(bucket, key)
+	return s.objectParts(bucket, key, "", opt)
+}
+
+func (s *store) objectParts(bucket, key, id string, opt ListPartsOptions) (ObjectPartsResult, error) {
+	info, h, isFile, err := s.head(bucket, key, id)
 	if err != nil {
 		return ObjectPartsResult{}, err
 	}

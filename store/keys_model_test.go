@@ -297,7 +297,7 @@ func kernelKeys(t *testing.T, snap oracle.Snapshot, bucket string) map[string]st
 		return prefixOf(strings.TrimSuffix(dir, "/")) + c + "/"
 	}
 	for _, e := range snap {
-		if !strings.HasPrefix(e.Path, bucket+"/") {
+		if !strings.HasPrefix(e.Path, bucket+"/") || inVersionsTree(e.Path, bucket) {
 			continue
 		}
 		dir, name := path.Split(e.Path)
@@ -326,6 +326,13 @@ func kernelKeys(t *testing.T, snap oracle.Snapshot, bucket string) map[string]st
 	// A marker file overrides an old-style marker attribute; the store
 	// never leaves both.
 	return keys
+}
+
+// inVersionsTree tells whether a path of a kernel view is the bucket's
+// versions tree or below it.
+func inVersionsTree(p, bucket string) bool {
+	root := bucket + "/.xfs3.versions"
+	return p == root || strings.HasPrefix(p, root+"/")
 }
 
 // kernelComponent decodes one name seen on the kernel mount.

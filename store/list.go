@@ -38,6 +38,9 @@ type entry struct {
 	name    string
 	ino     format.Ino
 	dir     bool
+	// versions: a key's directory in the versions tree (a directory
+	// named as an object beside a directory).
+	versions bool
 }
 
 // lister walks a bucket depth-first in key order.
@@ -60,6 +63,11 @@ type lister struct {
 	// sizeHint is how many entries the directory being read has left:
 	// the first object sizes the page by it (appendObject).
 	sizeHint int
+
+	// versions: the walk is of a versions tree, whose keys are
+	// directories of versions; vers holds each listed key's versions.
+	versions bool
+	vers     [][]ObjectInfo
 }
 
 // pendingObject is a key of the page whose object is not read yet.
@@ -147,6 +155,12 @@ func (l *lister) walk(ino format.Ino, path string) error {
 				return err
 			}
 			if err := l.dir(ino, *e, full); err != nil {
+				return err
+			}
+		} else if e.versions != l.versions {
+			continue // files in a bucket, versions directories in its versions tree
+		} else if l.versions {
+			if err := l.keyVersions(full, ino, e); err != nil {
 				return err
 			}
 		} else if err := l.object(full, ino, at, e); err != nil {
@@ -271,6 +285,10 @@ func (l *lister) flush() error {
 				info.ETag = string(value)
 			case listedStorageClass:
 				info.Meta.StorageClass = string(value)
+			case listedVersion:
+				if v, ok := parseVersionName(string(value)); ok {
+					info.VersionID = v.ID()
+				}
 			}
 		}
 		return nil
@@ -305,6 +323,7 @@ func (l *lister) flush() error {
 var (
 	listedETag         = strings.TrimPrefix(xattrETag, "user.")
 	listedStorageClass = strings.TrimPrefix(xattrStorageClass, "user.")
+	listedVersion      = strings.TrimPrefix(xattrVersion, "user.")
 )
 
 // lookUp puts on the page the object of component c in dir, found by name

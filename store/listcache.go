@@ -79,11 +79,14 @@ func (s *store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 			v, err := s.v.Xattrs().Get(e.Ino, xattrName)
 			return string(v), err == nil
 		})
-		if !ok || (beside && e.Type == format.FTDir) {
+		if !ok {
 			continue // not of the documented forms: no key
 		}
 		ent := entry{sortKey: c, name: e.Name, ino: e.Ino}
-		if e.Type == format.FTDir {
+		switch {
+		case e.Type == format.FTDir && beside:
+			ent.versions = true // a key's versions directory
+		case e.Type == format.FTDir:
 			ent.dir = true
 			ent.sortKey += "/"
 		}

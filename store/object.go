@@ -36,6 +36,12 @@ type ObjectInfo struct {
 	LastModified time.Time // the file's mtime (folder markers: when put)
 	ETag         string    // MD5 of the content, lowercase hex, unquoted
 	Meta         Meta      // ListObjects fills only StorageClass
+	// VersionID is the version's ID in a bucket with versioning ("null"
+	// for the null version), "" in a bucket that never had versioning.
+	VersionID string
+	// DeleteMarker and IsLatest are set in version listings.
+	DeleteMarker bool
+	IsLatest     bool
 }
 
 // PutObject stores the next size bytes of r as key (size -1: until EOF),
@@ -69,11 +75,15 @@ func (s *store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 		return ObjectInfo{}, err
 	}
 	if kp.folder {
+		// In a bucket with versioning a marker is a file, as every
+		// version is.
 		var empty bool
 		if r, empty, err = peekEmpty(r, size); err != nil {
 			return ObjectInfo{}, err
 		}
-		if empty {
+		if state, err := s.bucketVersioning(bucket); err != nil {
+			return ObjectInfo{}, err
+		} else if empty && state == "" {
 			return s.putFolder(bucket, kp, meta, cond)
 		}
 	}
@@ -94,11 +104,11 @@ func (s *store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 	}
 	meta.Checksums = meta.Checksums.reported(r)
 	st.xattrs = xattrList(meta.xattrs(etag))
-	mtime, err := s.place(bucket, kp, st, cond)
+	p, err := s.place(bucket, kp, st, cond)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: n, LastModified: mtime, ETag: etag, Meta: meta}, nil
+	return ObjectInfo{Key: key, Size: n, LastModified: p.mtime, ETag: etag, Meta: meta, VersionID: p.versionID()}, nil
 }
 
 // putSmall stores a body of at most smallObjectMax bytes. A new key is
@@ -112,26 +122,26 @@ func (s *store) putSmall(bucket string, kp keyPath, key string, r io.Reader, siz
 	}
 	meta.Checksums = meta.Checksums.reported(r)
 	obj := &smallObject{s: s, project: project, data: data, xattrs: xattrList(meta.xattrs(etag))}
-	mtime, err := s.place(bucket, kp, obj, cond)
+	p, err := s.place(bucket, kp, obj, cond)
 	if errors.Is(err, errNameTaken) {
-		mtime, err = s.placeStaged(bucket, kp, obj, cond)
+		p, err = s.placeStaged(bucket, kp, obj, cond)
 	}
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, Size: size, LastModified: mtime, ETag: etag, Meta: meta}, nil
+	return ObjectInfo{Key: key, Size: size, LastModified: p.mtime, ETag: etag, Meta: meta, VersionID: p.versionID()}, nil
 }
 
 // placeStaged places a small object through a staging file.
-func (s *store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (time.Time, error) {
+func (s *store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (placed, error) {
 	st, err := s.newStaging(obj.project)
 	if err != nil {
-		return time.Time{}, err
+		return placed{}, err
 	}
 	defer st.discard()
 	if len(obj.data) > 0 {
 		if _, err := s.v.Files().WriteAt(st.ino, obj.data, 0); err != nil {
-			return time.Time{}, err
+			return placed{}, err
 		}
 	}
 	st.xattrs = obj.xattrs
@@ -244,61 +254,96 @@ func (st *staging) install(dir format.Ino, name string, attrs []xfs.Xattr) (form
 // installs the object there in one engine transaction (a staging file's
 // rename, or a small object's create); a replaced object stays readable
 // by its open readers. It returns the object's mtime, read before the
-// lock drops (after that the inode may already be replaced and freed). On
-// failure the directories it made are removed again. cond is checked
-// against the object being replaced under the same lock as the install.
-// A directory of the path removed meanwhile makes it start again.
-func (s *store) place(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
-	return retry(func() (time.Time, error) { return s.placeOnce(bucket, kp, obj, cond) })
+// lock drops (after that the inode may already be replaced and freed),
+// and its version in a bucket with versioning. On failure the
+// directories it made are removed again. cond is checked against the
+// object being replaced under the same lock as the install. A directory
+// of the path removed meanwhile makes it start again.
+func (s *store) place(bucket string, kp keyPath, obj placement, cond Precondition) (placed, error) {
+	return retry(func() (placed, error) { return s.placeOnce(bucket, kp, obj, cond) })
 }
 
-func (s *store) placeOnce(bucket string, kp keyPath, obj placement, cond Precondition) (time.Time, error) {
+// placed is where place put an object: its inode, mtime and version (the
+// zero version without versioning).
+type placed struct {
+	ino     format.Ino
+	mtime   time.Time
+	version version
+}
+
+// versionID is the version ID S3 reports for the placed object: none in
+// a bucket that never had versioning.
+func (p placed) versionID() string { return p.version.ID() }
+
+func (s *store) placeOnce(bucket string, kp keyPath, obj placement, cond Precondition) (placed, error) {
 	b, err := s.openBucket(bucket) // may have been deleted meanwhile
 	if err != nil {
-		return time.Time{}, err
+		return placed{}, err
 	}
+	state, err := s.versioning(b.Ino())
+	if err != nil {
+		b.Close()
+		return placed{}, err
+	}
+	if state != "" {
+		defer s.lockKey(b.Ino(), kp.key)()
+	}
+	bucketIno := b.Ino()
 	path, err := s.resolveDirs(b, kp, true)
 	defer path.close()
-	var mtime time.Time
+	var p placed
 	if err == nil {
-		mtime, err = s.installIn(kp, path.last(), obj, cond)
+		p, err = s.installIn(bucketIno, state, kp, path.last(), obj, cond)
 	}
 	if err != nil && len(path) > 1 {
 		s.prune(kp, path)
 	}
-	return mtime, err
+	return p, err
 }
 
 // installIn is place's step under the leaf directory's lock.
-func (s *store) installIn(kp keyPath, dir format.Ino, obj placement, cond Precondition) (time.Time, error) {
+func (s *store) installIn(bucket format.Ino, state string, kp keyPath, dir format.Ino, obj placement, cond Precondition) (placed, error) {
 	defer s.locks.lock(dir)()
-	name, err := s.leafName(kp, dir)
-	if err == nil {
-		err = s.checkCondition(kp, dir, cond)
-	}
-	attrs := obj.attrs()
-	if err == nil && hashedName(name) {
-		attrs = append(slices.Clip(attrs), xattrOf(xattrName, kp.leaf))
-	}
-	var ino format.Ino
-	if err == nil {
-		ino, err = obj.install(dir, name, attrs)
+	var p placed
+	var err error
+	if state != "" {
+		p, err = s.installVersion(bucket, state, kp, dir, obj, cond)
+	} else {
+		p.ino, err = s.installPlain(kp, dir, obj, cond)
 	}
 	if err != nil {
-		return time.Time{}, err
+		return placed{}, err
 	}
 	if kp.folder {
 		// An empty marker kept as the directory's attribute: the file
 		// replaces it.
 		if err := clearObjectXattrs(s.v, dir); err != nil {
-			return time.Time{}, err
+			return placed{}, err
 		}
 	}
-	stat, err := s.v.Stat(ino)
+	stat, err := s.v.Stat(p.ino)
 	if err != nil {
-		return time.Time{}, err
+		return placed{}, err
 	}
-	return stat.Mtime, nil
+	p.mtime = stat.Mtime
+	return p, nil
+}
+
+// installPlain installs an object in a bucket without versioning: it
+// replaces the object of its name.
+func (s *store) installPlain(kp keyPath, dir format.Ino, obj placement, cond Precondition) (format.Ino, error) {
+	name, err := s.leafName(kp, dir)
+	if err == nil {
+		err = s.checkCondition(kp, dir, cond)
+	}
+	if err != nil {
+		return 0, err
+	}
+	attrs := obj.attrs()
+	if hashedName(name) {
+		attrs = append(slices.Clip(attrs), xattrOf(xattrName, kp.leaf))
+	}
+	return obj.install(dir, name, attrs)
 }
 
 // leafName returns the name the object of kp takes in dir: where it is
@@ -653,11 +698,16 @@ func (o *Object) Close() error {
 
 // GetObject opens an object for reading.
 func (s *Store) GetObject(bucket, key string) (*Object, error) {
-	info, h, isFile, err := s.head(bucket, key)
+	return s.getObject(bucket, key, "")
+}
+
+// getObject opens version id of an object ("" the current one).
+func (s *store) getObject(bucket, key, id string) (*Object, error) {
+	info, h, isFile, err := s.head(bucket, key, id)
 	if err != nil {
 		return nil, err
 	}
-	o := &Object{Info: info, s: s.store}
+	o := &Object{Info: info, s: s}
 	if isFile {
 		o.h, o.ino = h, h.Ino()
 	} else {
@@ -668,7 +718,11 @@ func (s *Store) GetObject(bucket, key string) (*Object, error) {
 
 // HeadObject returns an object's information.
 func (s *Store) HeadObject(bucket, key string) (ObjectInfo, error) {
-	info, h, _, err := s.head(bucket, key)
+	return s.headObject(bucket, key, "")
+}
+
+func (s *store) headObject(bucket, key, id string) (ObjectInfo, error) {
+	info, h, _, err := s.head(bucket, key, id)
 	if err == nil {
 		h.Close()
 	}
@@ -677,21 +731,39 @@ func (s *Store) HeadObject(bucket, key string) (ObjectInfo, error) {
 
 // head resolves key and returns the object's inode held (the caller
 // closes h): its file, or for a folder marker kept the old way, as an
-// attribute of its directory, that directory (isFile false). It takes no
-// lock: every name it reads is one engine lookup taking a reference, and
-// every state between the steps of a key-mapping change reads as the same
-// keys.
-func (s *store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
+// attribute of its directory, that directory (isFile false). id names a
+// version ("" the current one). It takes no lock: every name it reads
+// is one engine lookup taking a reference, and every state between the
+// steps of a key-mapping change reads as the same keys.
+func (s *store) head(bucket, key, id string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
+	}
+	if id != "" {
+		if err := checkVersionID(id); err != nil {
+			return ObjectInfo{}, nil, false, err
+		}
 	}
 	b, err := s.openBucket(bucket)
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
 	}
+	state, err := s.versioning(b.Ino())
+	if err != nil {
+		b.Close()
+		return ObjectInfo{}, nil, false, err
+	}
+	if id != "" {
+		info, h, err := s.openVersion(b, state, kp, id)
+		return info, h, err == nil, err
+	}
+	bucketIno := b.Ino()
 	path, err := s.resolveDirs(b, kp, false)
 	defer path.close()
+	if errors.Is(err, ErrNoSuchKey) && state != "" {
+		return ObjectInfo{}, nil, false, s.latestMarker(bucketIno, kp, err)
+	}
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
 	}
@@ -702,27 +774,62 @@ func (s *store) head(bucket, key string) (info ObjectInfo, h *xfs.Handle, isFile
 		return ObjectInfo{}, nil, false, err
 	}
 	if h != nil {
-		meta, etag, _, _, err := readMeta(s.v, st.Ino)
+		info, err := s.fileInfo(key, h, &st, state)
 		if err != nil {
 			h.Close()
 			return ObjectInfo{}, nil, false, err
 		}
-		return ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}, h, true, nil
+		return info, h, true, nil
+	}
+	if state != "" {
+		// A delete marker may be the key's latest version.
+		notFound = s.latestMarker(bucketIno, kp, notFound)
 	}
 	if !kp.folder {
 		return ObjectInfo{}, nil, false, notFound
 	}
+	info, h, err = s.folderAttr(key, dir, state)
+	if err == nil && h == nil {
+		err = notFound
+	}
+	return info, h, false, err
+}
+
+// folderAttr opens the empty folder marker kept as the attribute of dir
+// (held by the caller), the old way; h is nil when there is none. In a
+// bucket with versioning it is the null version.
+func (s *store) folderAttr(key string, dir format.Ino, state string) (ObjectInfo, *xfs.Handle, error) {
 	meta, etag, ftime, isFolder, err := readMeta(s.v, dir)
+	if err != nil || !isFolder {
+		return ObjectInfo{}, nil, err
+	}
+	h, err := s.v.Files().Open(dir)
 	if err != nil {
-		return ObjectInfo{}, nil, false, err
+		return ObjectInfo{}, nil, err
 	}
-	if !isFolder {
-		return ObjectInfo{}, nil, false, notFound
+	info := ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}
+	if state != "" {
+		info.VersionID = NullVersion
 	}
-	if h, err = s.v.Files().Open(dir); err != nil { // held by path: it is dir
-		return ObjectInfo{}, nil, false, err
+	return info, h, nil
+}
+
+// fileInfo reads the information of the object file h (st its stat) of
+// key; in a bucket with versioning (state not "") with its version ID.
+func (s *store) fileInfo(key string, h *xfs.Handle, st *xfs.Stat, state string) (ObjectInfo, error) {
+	meta, etag, _, _, err := readMeta(s.v, h.Ino())
+	if err != nil {
+		return ObjectInfo{}, err
 	}
-	return ObjectInfo{Key: key, LastModified: ftime, ETag: etag, Meta: meta}, h, false, nil
+	info := ObjectInfo{Key: key, Size: st.Size, LastModified: st.Mtime, ETag: etag, Meta: meta}
+	if state != "" {
+		v, err := s.versionOfFile(h.Ino(), st.Mtime)
+		if err != nil {
+			return ObjectInfo{}, err
+		}
+		info.VersionID = v.ID()
+	}
+	return info, nil
 }
 
 // openLeaf finds and holds the object file of kp in dir, as findLeaf
@@ -769,6 +876,15 @@ func (s *Store) DeleteObject(bucket, key string) (err error) {
 // of them), and the directory is pruned once after.
 func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	errs := make([]error, len(keys))
+	if state, err := s.bucketVersioning(bucket); err == nil && state != "" {
+		// Each key gets its delete marker under its own lock.
+		for i, k := range keys {
+			_, errs[i] = s.deleteKey(bucket, k, "")
+		}
+		var err error
+		s.settle(&err)
+		return errorsOr(errs, err)
+	}
 	done := make([]bool, len(keys))
 	groups := map[string][]int{}
 	var order []string
@@ -799,6 +915,12 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	}
 	var err error
 	s.settle(&err)
+	return errorsOr(errs, err)
+}
+
+// errorsOr sets err where errs has none: a batch that failed to become
+// durable failed for every key.
+func errorsOr(errs []error, err error) []error {
 	if err != nil {
 		for i := range errs {
 			if errs[i] == nil {
@@ -810,14 +932,44 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 }
 
 func (s *store) deleteObject(bucket, key string) error {
+	_, err := s.deleteKey(bucket, key, "")
+	return err
+}
+
+// deleteKey deletes version id of key ("" the key: in a bucket with
+// versioning that makes a delete marker).
+func (s *store) deleteKey(bucket, key, id string) (DeleteResult, error) {
 	kp, err := parseKey(key)
 	if err != nil {
-		return err
+		return DeleteResult{}, err
 	}
-	b, err := s.openBucket(bucket)
-	if err != nil {
-		return err
+	if id != "" {
+		if err := checkVersionID(id); err != nil {
+			return DeleteResult{}, err
+		}
 	}
+	return retry(func() (DeleteResult, error) {
+		b, err := s.openBucket(bucket)
+		if err != nil {
+			return DeleteResult{}, err
+		}
+		state, err := s.versioning(b.Ino())
+		switch {
+		case err != nil:
+			b.Close()
+			return DeleteResult{}, err
+		case id != "":
+			return s.deleteVersion(b, kp, id)
+		case state != "":
+			return s.deleteVersioned(b, state, kp)
+		}
+		return DeleteResult{}, s.deletePlain(b, kp)
+	})
+}
+
+// deletePlain deletes a key in a bucket without versioning (b, which it
+// takes over).
+func (s *store) deletePlain(b *xfs.Handle, kp keyPath) error {
 	path, err := s.resolveDirs(b, kp, false)
 	defer path.close()
 	if errors.Is(err, ErrNoSuchKey) {
@@ -933,9 +1085,15 @@ func (s *store) unlinkLeaf(kp keyPath, dir format.Ino) (found bool, err error) {
 // one, or the source's checksum is composite (made of parts the copy does
 // not have), the copy gets a checksum of that algorithm computed while its
 // bytes are copied.
-func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (info ObjectInfo, err error) {
+func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Meta) (ObjectInfo, error) {
+	return s.copyObject(srcBucket, srcKey, "", dstBucket, dstKey, meta)
+}
+
+// copyObject copies version srcID of the source ("" its current
+// version), as CopyObject.
+func (s *store) copyObject(srcBucket, srcKey, srcID, dstBucket, dstKey string, meta *Meta) (info ObjectInfo, err error) {
 	defer s.settle(&err)
-	src, err := s.GetObject(srcBucket, srcKey)
+	src, err := s.getObject(srcBucket, srcKey, srcID)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
@@ -951,5 +1109,5 @@ func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Me
 	if err != nil {
 		return ObjectInfo{}, err
 	}
-	return s.PutObject(dstBucket, dstKey, body, src.Info.Size, m)
+	return s.putObject(dstBucket, dstKey, body, src.Info.Size, m, Precondition{})
 }

@@ -69,7 +69,7 @@ func (s *store) checkPrecondition(bucket, key string, cond Precondition) error {
 	if cond.none() {
 		return nil
 	}
-	_, h, _, err := s.head(bucket, key)
+	_, h, _, err := s.head(bucket, key, "")
 	if errors.Is(err, ErrNoSuchKey) {
 		return cond.check(s.v, key, 0, false)
 	}

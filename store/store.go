@@ -79,6 +79,11 @@ type store struct {
 	// dirs caches sorted large directories for listings.
 	dirs *dirCache
 
+	// vstates caches the buckets' versioning states; keys serialises
+	// the changes of each key's versions (versioning.go).
+	vstates versioningStates
+	keys    keyLocks
+
 	// projects hands out the project IDs of new buckets (quotas.go).
 	projects projects
 	// quotaMu orders Quotas.Update's read-modify-writes of limits.
@@ -454,6 +459,15 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	if err != nil {
 		return err
 	}
+	if len(ents) == 1 && ents[0].Name == versionsDir {
+		// Every version is gone; the versions tree goes with the bucket.
+		if err := s.v.Names().Rmdir(ino, versionsDir); err != nil && !errors.Is(err, xfs.ErrNotEmpty) {
+			return err
+		}
+		if ents, err = s.v.Names().ReadDir(ino); err != nil {
+			return err
+		}
+	}
 	if len(ents) > 0 {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
@@ -470,6 +484,7 @@ func (s *Store) DeleteBucket(name string) (err error) {
 		return err
 	}
 	err = s.v.Names().Rmdir(s.v.Root(), name)
+	s.forgetVersioning(ino)
 	if errors.Is(err, xfs.ErrNotEmpty) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}
@@ -666,7 +681,12 @@ func (s *store) openStat(dir format.Ino, name string) (xfs.Stat, bool, error) {
 // .xfs3/tmp (charged to the bucket's project) and renamed into place.
 // Callers hold dir's lock.
 func (s *store) makeDir(bucket, dir format.Ino, c string) error {
-	name := entryName(c)
+	return s.makeDirNamed(bucket, dir, entryName(c), c)
+}
+
+// makeDirNamed makes the directory name of component c in dir, as
+// makeDir does.
+func (s *store) makeDirNamed(bucket, dir format.Ino, name, c string) error {
 	if !hashedName(name) {
 		_, err := s.v.Names().Mkdir(dir, name, dirAttrs)
 		return err

@@ -87,7 +87,11 @@ func decodeTags(enc string) ([]Tag, error) {
 
 // GetObjectTagging returns the tags of an object, sorted by key.
 func (s *Store) GetObjectTagging(bucket, key string) ([]Tag, error) {
-	info, err := s.HeadObject(bucket, key)
+	return s.getTagging(bucket, key, "")
+}
+
+func (s *store) getTagging(bucket, key, id string) ([]Tag, error) {
+	info, err := s.headObject(bucket, key, id)
 	if err != nil {
 		return nil, err
 	}
@@ -95,13 +99,17 @@ func (s *Store) GetObjectTagging(bucket, key string) ([]Tag, error) {
 }
 
 // PutObjectTagging replaces the tags of an object (none: removes them).
-func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) (err error) {
+func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
+	return s.putTagging(bucket, key, "", tags)
+}
+
+func (s *store) putTagging(bucket, key, id string, tags []Tag) (err error) {
 	defer s.settle(&err)
 	if err := checkTags(tags); err != nil {
 		return err
 	}
 	tags = sortedTags(tags)
-	return s.withObject(bucket, key, func(v *xfs.Volume, ino format.Ino) error {
+	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
 		if len(tags) == 0 {
 			return removeXattr(v, ino, xattrTagging)
 		}
@@ -110,9 +118,13 @@ func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) (err error) {
 }
 
 // DeleteObjectTagging removes the tags of an object.
-func (s *Store) DeleteObjectTagging(bucket, key string) (err error) {
+func (s *Store) DeleteObjectTagging(bucket, key string) error {
+	return s.deleteTagging(bucket, key, "")
+}
+
+func (s *store) deleteTagging(bucket, key, id string) (err error) {
 	defer s.settle(&err)
-	return s.withObject(bucket, key, func(v *xfs.Volume, ino format.Ino) error {
+	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
 		return removeXattr(v, ino, xattrTagging)
 	})
 }
@@ -121,8 +133,8 @@ func (s *Store) DeleteObjectTagging(bucket, key string) (err error) {
 // marker's directory included) while holding a reference on it, so the
 // inode stays that object's (an overwrite meanwhile replaces it: fn's
 // change then came just before).
-func (s *store) withObject(bucket, key string, fn func(v *xfs.Volume, ino format.Ino) error) error {
-	_, h, _, err := s.head(bucket, key)
+func (s *store) withObject(bucket, key, id string, fn func(v *xfs.Volume, ino format.Ino) error) error {
+	_, h, _, err := s.head(bucket, key, id)
 	if err != nil {
 		return err
 	}

@@ -478,14 +478,14 @@ func (s Uploads) CompleteWith(bucket, key, uploadID string, parts []CompletePart
 	partsXattrs(attrs, objParts)
 	attrs[xattrFromUpload] = uploadID
 	st.xattrs = xattrList(attrs)
-	mtime, err := s.place(bucket, kp, st, opt.If)
+	p, err := s.place(bucket, kp, st, opt.If)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	// The object is in place; a leftover directory would only come back
 	// as an upload of consumed parts after a restart.
 	s.dropUpload(u)
-	return ObjectInfo{Key: key, Size: size, LastModified: mtime, ETag: etag, Meta: meta}, nil
+	return ObjectInfo{Key: key, Size: size, LastModified: p.mtime, ETag: etag, Meta: meta, VersionID: p.versionID()}, nil
 }
 
 // checkParts validates a completion's part list against the stored parts.

@@ -51,7 +51,7 @@ func (o *Object) Parts() ([]ObjectPart, error) {
 // same part numbers and ETags, it returns the object (ok), so a client
 // that retries a completion whose answer it lost gets the same result.
 func (s Uploads) repeatedCompletion(bucket string, kp keyPath, uploadID string, parts []CompletePart) (ObjectInfo, bool, error) {
-	info, h, isFile, err := s.head(bucket, kp.key)
+	info, h, isFile, err := s.head(bucket, kp.key, "")
 	if err == nil {
 		defer h.Close()
 	}

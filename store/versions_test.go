@@ -1,0 +1,140 @@
+package store
+
+import (
+	"errors"
+	"io"
+	"testing"
+)
+
+// getVersion reads version id of key whole.
+func getVersion(t *testing.T, s *Store, key, id string) (string, ObjectInfo, error) {
+	t.Helper()
+	o, err := s.Versions().Get("bkt", key, id)
+	if err != nil {
+		return "", ObjectInfo{}, err
+	}
+	defer o.Close()
+	b, err := io.ReadAll(o.Reader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), o.Info, nil
+}
+
+// versionIDs lists a key's versions as "id" or "id(marker)", newest first.
+func versionIDs(t *testing.T, s *Store, key string) []string {
+	t.Helper()
+	res, err := s.Versions().List("bkt", VersionListOptions{Prefix: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, v := range res.Versions {
+		if v.Key != key {
+			continue
+		}
+		id := v.VersionID
+		if v.DeleteMarker {
+			id += "(marker)"
+		}
+		if v.IsLatest {
+			id += "*"
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+func TestVersioningLifecycle(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	old := put(t, s, "bkt", "a/k", "before", Meta{})
+	if old.VersionID != "" {
+		t.Fatalf("unversioned put has version %q", old.VersionID)
+	}
+	if err := s.Versions().SetState("bkt", "Off"); !errors.Is(err, ErrInvalidVersioning) {
+		t.Fatalf("state Off: %v", err)
+	}
+	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	v1 := put(t, s, "bkt", "a/k", "one", Meta{})
+	v2 := put(t, s, "bkt", "a/k", "two", Meta{})
+	if v1.VersionID == "" || v2.VersionID <= v1.VersionID || checkVersionID(v2.VersionID) != nil {
+		t.Fatalf("version IDs %q then %q", v1.VersionID, v2.VersionID)
+	}
+	if got := versionIDs(t, s, "a/k"); len(got) != 3 || got[0] != v2.VersionID+"*" || got[1] != v1.VersionID || got[2] != NullVersion {
+		t.Fatalf("versions %v", got)
+	}
+	for id, want := range map[string]string{NullVersion: "before", v1.VersionID: "one", v2.VersionID: "two", "": "two"} {
+		if body, info, err := getVersion(t, s, "a/k", id); err != nil || body != want {
+			t.Fatalf("get %q: %q %+v %v, want %q", id, body, info, err, want)
+		}
+	}
+	del, err := s.Versions().Delete("bkt", "a/k", "")
+	if err != nil || !del.DeleteMarker || del.VersionID <= v2.VersionID {
+		t.Fatalf("delete: %+v %v", del, err)
+	}
+	var me *MarkerError
+	if _, err := s.GetObject("bkt", "a/k"); !errors.As(err, &me) || !me.Latest || me.VersionID != del.VersionID || !errors.Is(err, ErrNoSuchKey) {
+		t.Fatalf("get after delete: %v", err)
+	}
+	if _, err := s.Versions().Head("bkt", "a/k", del.VersionID); !errors.Is(err, ErrMethodNotAllowed) {
+		t.Fatalf("head of the marker: %v", err)
+	}
+	if _, err := s.Versions().Head("bkt", "a/k", "00000000000000000000000000"); !errors.Is(err, ErrNoSuchVersion) {
+		t.Fatalf("head of a missing version: %v", err)
+	}
+	if l, _ := s.ListObjects("bkt", ListOptions{}); len(l.Objects) != 0 {
+		t.Fatalf("listing shows %v", l.Objects)
+	}
+	// Deleting the marker brings the object back.
+	if r, err := s.Versions().Delete("bkt", "a/k", del.VersionID); err != nil || !r.DeleteMarker {
+		t.Fatalf("delete marker: %+v %v", r, err)
+	}
+	if body, _ := get(t, s, "bkt", "a/k"); body != "two" {
+		t.Fatalf("after the marker went: %q", body)
+	}
+	// Deleting the current version promotes the next.
+	if _, err := s.Versions().Delete("bkt", "a/k", v2.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	if body, info := get(t, s, "bkt", "a/k"); body != "one" || info.VersionID != v1.VersionID {
+		t.Fatalf("after deleting the current version: %q %q", body, info.VersionID)
+	}
+	// Suspended: a write replaces the null version.
+	if err := s.Versions().SetState("bkt", VersioningSuspended); err != nil {
+		t.Fatal(err)
+	}
+	n1 := put(t, s, "bkt", "a/k", "null-1", Meta{})
+	n2 := put(t, s, "bkt", "a/k", "null-2", Meta{})
+	if n1.VersionID != NullVersion || n2.VersionID != NullVersion {
+		t.Fatalf("suspended puts: %q %q", n1.VersionID, n2.VersionID)
+	}
+	if got := versionIDs(t, s, "a/k"); len(got) != 2 || got[0] != "null*" || got[1] != v1.VersionID {
+		t.Fatalf("versions %v", got)
+	}
+	d2, err := s.Versions().Delete("bkt", "a/k", "")
+	if err != nil || d2.VersionID != NullVersion || !d2.DeleteMarker {
+		t.Fatalf("suspended delete: %+v %v", d2, err)
+	}
+	if got := versionIDs(t, s, "a/k"); len(got) != 2 || got[0] != "null(marker)*" || got[1] != v1.VersionID {
+		t.Fatalf("versions %v", got)
+	}
+	if err := s.DeleteBucket("bkt"); !errors.Is(err, ErrBucketNotEmpty) {
+		t.Fatalf("delete bucket with versions: %v", err)
+	}
+	for _, id := range []string{NullVersion, v1.VersionID} {
+		if _, err := s.Versions().Delete("bkt", "a/k", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := versionIDs(t, s, "a/k"); len(got) != 0 {
+		t.Fatalf("versions left: %v", got)
+	}
+	if err := s.DeleteBucket("bkt"); err != nil {
+		t.Fatalf("delete emptied bucket: %v", err)
+	}
+}
