@@ -98,11 +98,12 @@ func (s *server) getObjectAttributes(w http.ResponseWriter, r *http.Request, rq 
 		return err
 	}
 	maxParts = min(max(maxParts, 1), 1000)
-	res, err := s.store.ObjectParts(rq.bucket, rq.key, store.ListPartsOptions{PartNumberMarker: marker, MaxParts: maxParts})
+	res, err := s.store.Versions().Parts(rq.bucket, rq.key, rq.version, store.ListPartsOptions{PartNumberMarker: marker, MaxParts: maxParts})
 	if err != nil {
 		return err
 	}
 	info := res.Object
+	setVersionID(w.Header(), info.VersionID)
 	out := getObjectAttributesResponse{Xmlns: xmlns}
 	if want["ETag"] {
 		out.ETag = info.ETag

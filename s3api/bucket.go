@@ -120,16 +120,48 @@ func (s *server) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *r
 	return nil
 }
 
+// versioningConfiguration is the body of GET and PUT ?versioning. A
+// bucket that never had versioning has no Status.
 type versioningConfiguration struct {
-	XMLName struct{} `xml:"VersioningConfiguration"`
-	Xmlns   string   `xml:"xmlns,attr"`
+	XMLName   struct{} `xml:"VersioningConfiguration"`
+	Xmlns     string   `xml:"xmlns,attr,omitempty"`
+	Status    string   `xml:",omitempty"`
+	MfaDelete string   `xml:",omitempty"`
 }
 
 func (s *server) getBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if _, err := s.store.HeadBucket(rq.bucket); err != nil {
+	state, err := s.store.Versions().State(rq.bucket)
+	if err != nil {
 		return err
 	}
-	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns})
+	writeXML(w, http.StatusOK, versioningConfiguration{Xmlns: xmlns, Status: state})
+	return nil
+}
+
+// maxVersioningBody bounds a PUT ?versioning body.
+const maxVersioningBody = 4 << 10
+
+func (s *server) putBucketVersioning(w http.ResponseWriter, r *http.Request, rq *request) error {
+	data, err := readXMLBody(r, rq, maxVersioningBody)
+	if err != nil {
+		return err
+	}
+	var c versioningConfiguration
+	if err := decodeXML(data, &c); err != nil {
+		return err
+	}
+	switch {
+	case c.MfaDelete == "Enabled":
+		return errorf("NotImplemented", "MFA delete is not supported.")
+	case c.MfaDelete != "" && c.MfaDelete != "Disabled":
+		return errorf("IllegalVersioningConfigurationException", "MfaDelete must be Enabled or Disabled, not %q.", c.MfaDelete)
+	case c.Status != store.VersioningEnabled && c.Status != store.VersioningSuspended:
+		return errorf("IllegalVersioningConfigurationException", "The versioning Status must be Enabled or Suspended, not %q.", c.Status)
+	}
+	if err := s.store.Versions().SetState(rq.bucket, c.Status); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
@@ -160,8 +192,10 @@ func (s *server) getACL(w http.ResponseWriter, r *http.Request, rq *request) err
 		if _, err := s.store.HeadBucket(rq.bucket); err != nil {
 			return err
 		}
-	} else if _, err := s.store.HeadObject(rq.bucket, rq.key); err != nil {
+	} else if info, err := s.store.Versions().Head(rq.bucket, rq.key, rq.version); err != nil {
 		return err
+	} else {
+		setVersionID(w.Header(), info.VersionID)
 	}
 	o := ownerOf(rq)
 	writeXML(w, http.StatusOK, accessControlPolicy{

@@ -1,17 +1,40 @@
 package s3api
 
 import (
+	"errors"
+	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/xfs3/xfs3/store"
 )
 
 // copySource is a parsed x-amz-copy-source.
 type copySource struct {
 	bucket, key string
+	version     string // "" for the current version
 }
 
-// parseCopySource parses "[/]bucket/key[?versionId=id]" (only the version
-// "null" exists: see checkVersionID) with bucket and key
+// setCopySourceVersion sends the version a copy read, when its bucket
+// has versioning.
+func setCopySourceVersion(h http.Header, id string) {
+	if id != "" {
+		h.Set("X-Amz-Copy-Source-Version-Id", id)
+	}
+}
+
+// copySourceError is the answer for a source version that is a delete
+// marker: S3 refuses to copy it (400 InvalidRequest), where a read of
+// it would be 405.
+func copySourceError(err error) error {
+	var marker *store.MarkerError
+	if errors.As(err, &marker) && !marker.Latest {
+		return errorf("InvalidRequest", "The source of a copy request may not specifically refer to a delete marker by version id.")
+	}
+	return err
+}
+
+// parseCopySource parses "[/]bucket/key[?versionId=id]" with bucket and key
 // URL-encoded (a literal '?' in the key arrives as %3F, so the first '?' of
 // the raw value starts the query).
 func parseCopySource(v string) (copySource, error) {
@@ -40,6 +63,7 @@ func parseCopySource(v string) (copySource, error) {
 			if err := checkVersionID(q.Get("versionId")); err != nil {
 				return copySource{}, err
 			}
+			cs.version = q.Get("versionId")
 		}
 	}
 	return cs, nil

@@ -2,6 +2,8 @@ package s3api
 
 import (
 	"net/http"
+
+	"github.com/xfs3/xfs3/store"
 )
 
 // maxDeleteObjects is S3's limit of keys per DeleteObjects request.
@@ -12,8 +14,7 @@ type deleteRequest struct {
 	Quiet   bool
 	Objects []struct {
 		Key string
-		// VersionID is nil when the element is absent; only "null" can
-		// be deleted (checkVersionID).
+		// VersionID is nil when the element is absent.
 		VersionID *string `xml:"VersionId"`
 		// Conditions on one key, which this server does not check: a key
 		// that carries one is answered NotImplemented and kept.
@@ -31,7 +32,10 @@ type deleteResult struct {
 }
 
 type deletedObject struct {
-	Key string
+	Key                   string
+	VersionId             string `xml:",omitempty"`
+	DeleteMarker          bool   `xml:",omitempty"`
+	DeleteMarkerVersionId string `xml:",omitempty"`
 }
 
 type deleteError struct {
@@ -65,25 +69,29 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	out := deleteResult{Xmlns: xmlns}
-	// Keys naming a version other than "null" are answered with its error
-	// and not deleted; the others go to the store in one batch.
+	// Keys with a condition or a malformed version ID are answered with
+	// their error and not deleted; the others go to the store together.
 	errs := make([]error, len(req.Objects))
-	var keys []string
-	var batch []int // index in req.Objects of each of keys
+	var objs []store.ObjectVersion
+	var batch []int // index in req.Objects of each of objs
 	for i, o := range req.Objects {
 		if o.ETag != nil || o.LastModifiedTime != nil || o.Size != nil {
 			errs[i] = errorf("NotImplemented", "Conditional deletes (ETag, LastModifiedTime, Size) are not supported.")
 			continue
 		}
+		ov := store.ObjectVersion{Key: o.Key}
 		if o.VersionID != nil {
 			if errs[i] = checkVersionID(*o.VersionID); errs[i] != nil {
 				continue
 			}
+			ov.VersionID = *o.VersionID
 		}
-		keys, batch = append(keys, o.Key), append(batch, i)
+		objs, batch = append(objs, ov), append(batch, i)
 	}
-	for j, err := range s.store.DeleteObjects(rq.bucket, keys) {
-		errs[batch[j]] = err
+	results := make([]store.DeleteResult, len(req.Objects))
+	res, berrs := s.store.Versions().DeleteMany(rq.bucket, objs)
+	for j, err := range berrs {
+		errs[batch[j]], results[batch[j]] = err, res[j]
 	}
 	for i, o := range req.Objects {
 		if err := errs[i]; err != nil {
@@ -95,9 +103,22 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 			continue
 		}
 		if !req.Quiet {
-			out.Deleted = append(out.Deleted, deletedObject{Key: o.Key})
+			out.Deleted = append(out.Deleted, deleted(o.Key, o.VersionID != nil, results[i]))
 		}
 	}
 	writeXML(w, http.StatusOK, out)
 	return nil
+}
+
+// deleted is the Deleted entry of a key: the version named (byVersion),
+// and the delete marker removed or made.
+func deleted(key string, byVersion bool, res store.DeleteResult) deletedObject {
+	d := deletedObject{Key: key, DeleteMarker: res.DeleteMarker}
+	if byVersion {
+		d.VersionId = res.VersionID
+	}
+	if res.DeleteMarker {
+		d.DeleteMarkerVersionId = res.VersionID
+	}
+	return d
 }

@@ -31,6 +31,7 @@ var codes = map[string]codeInfo{
 	"EntityTooLarge":                     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
 	"EntityTooSmall":                     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
 	"IllegalLocationConstraintException": {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
+	"IllegalVersioningConfigurationException": {http.StatusBadRequest, "The versioning configuration specified in the request is invalid."},
 	"IncompleteBody":                     {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
 	"InternalError":                      {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
 	// InsufficientStorage is not an AWS code (S3 never fills up); 507 tells
@@ -126,6 +127,10 @@ var kinds = []struct {
 }{
 	{store.ErrNoSuchBucket, "NoSuchBucket"},
 	{store.ErrNoSuchKey, "NoSuchKey"},
+	{store.ErrNoSuchVersion, "NoSuchVersion"},
+	{store.ErrMethodNotAllowed, "MethodNotAllowed"},
+	{store.ErrInvalidVersion, "InvalidArgument"},
+	{store.ErrInvalidVersioning, "IllegalVersioningConfigurationException"},
 	{store.ErrBucketNotEmpty, "BucketNotEmpty"},
 	{store.ErrBucketExists, "BucketAlreadyOwnedByYou"},
 	{store.ErrInvalidBucketName, "InvalidBucketName"},

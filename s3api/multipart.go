@@ -129,9 +129,9 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 	if err := drainEmptyBody(r, rq); err != nil {
 		return err
 	}
-	o, err := s.store.GetObject(src.bucket, src.key)
+	o, err := s.store.Versions().Get(src.bucket, src.key, src.version)
 	if err != nil {
-		return err
+		return copySourceError(err)
 	}
 	defer o.Close()
 	if failed, notModified := copySourceConditions(r.Header).evaluate(o.Info); failed || notModified {
@@ -163,6 +163,7 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
+	setCopySourceVersion(w.Header(), o.Info.VersionID)
 	res := newCopyResult("CopyPartResult", info.LastModified, info.ETag)
 	res.withChecksums(info.Checksums)
 	writeXML(w, http.StatusOK, res)
@@ -267,6 +268,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return raceLost(err)
 	}
+	setVersionID(w.Header(), info.VersionID)
 	loc := url.URL{Scheme: "http", Host: r.Host, Path: "/" + rq.bucket + "/" + rq.key}
 	if r.TLS != nil {
 		loc.Scheme = "https"

@@ -74,8 +74,17 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return raceLost(err)
 	}
+	setVersionID(w.Header(), info.VersionID)
 	writeStored(w, info.ETag, body.Checksums(), true)
 	return nil
+}
+
+// setVersionID sends the version an answer is about, in a bucket with
+// versioning (id "" otherwise).
+func setVersionID(h http.Header, id string) {
+	if id != "" {
+		h.Set("X-Amz-Version-Id", id)
+	}
 }
 
 // writeStored answers an upload (PutObject, UploadPart) with the stored
@@ -104,13 +113,14 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	o, err := s.store.GetObject(rq.bucket, rq.key)
+	o, err := s.store.Versions().Get(rq.bucket, rq.key, rq.version)
 	if err != nil {
 		return err
 	}
 	defer o.Close()
 	info := o.Info
 	h := w.Header()
+	setVersionID(h, info.VersionID)
 	partBytes, err := partRange(o, part, h)
 	if err != nil {
 		return err
@@ -203,8 +213,13 @@ var copyBuffers = sync.Pool{New: func() any {
 }}
 
 func (s *server) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.DeleteObject(rq.bucket, rq.key); err != nil {
+	res, err := s.store.Versions().Delete(rq.bucket, rq.key, rq.version)
+	if err != nil {
 		return err
+	}
+	setVersionID(w.Header(), res.VersionID)
+	if res.DeleteMarker {
+		w.Header().Set("X-Amz-Delete-Marker", "true")
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -260,7 +275,8 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 		return err
 	}
 	newClass := r.Header.Get("X-Amz-Storage-Class") != ""
-	if src.bucket == rq.bucket && src.key == rq.key && !replaceMeta && !replaceTags && !newClass {
+	// Copying a version onto its own key is how a version is restored.
+	if src.bucket == rq.bucket && src.key == rq.key && src.version == "" && !replaceMeta && !replaceTags && !newClass {
 		return errorf("InvalidRequest", "This copy request is illegal because it is trying to copy an object to itself without changing the object's metadata, storage class, website redirect location or encryption attributes.")
 	}
 	headers, err := metaFromHeaders(r.Header)
@@ -272,9 +288,9 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err := drainEmptyBody(r, rq); err != nil {
 		return err
 	}
-	info, err := s.store.HeadObject(src.bucket, src.key)
+	info, err := s.store.Versions().Head(src.bucket, src.key, src.version)
 	if err != nil {
-		return err
+		return copySourceError(err)
 	}
 	if failed, notModified := copySourceConditions(r.Header).evaluate(info); failed || notModified {
 		return &s3Error{code: "PreconditionFailed"}
@@ -298,10 +314,12 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if replaceTags {
 		meta.Tags = headers.Tags
 	}
-	out, err := s.store.CopyObject(src.bucket, src.key, rq.bucket, rq.key, &meta)
+	out, err := s.store.Versions().Copy(src.bucket, src.key, src.version, rq.bucket, rq.key, &meta)
 	if err != nil {
-		return err
+		return copySourceError(err)
 	}
+	setVersionID(w.Header(), out.VersionID)
+	setCopySourceVersion(w.Header(), info.VersionID)
 	res := newCopyResult("CopyObjectResult", out.LastModified, out.ETag)
 	res.withChecksums(out.Meta.Checksums)
 	writeXML(w, http.StatusOK, res)

@@ -238,6 +238,7 @@ func (s *server) postObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	setVersionID(w.Header(), info.VersionID)
 	return writePostResult(w, r, rq, form.fields, info.ETag, body.Checksums())
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/xfs3/xfs3/s3api/sigv4"
+	"github.com/xfs3/xfs3/store"
 )
 
 // request is the per-request state shared by the middleware and the
@@ -24,6 +25,7 @@ type request struct {
 	id, hostID  string
 	op          string
 	bucket, key string
+	version     string // ?versionId of an operation on one version
 	auth        *sigv4.Auth
 	errCode     string
 	err         error      // the cause logged with errCode
@@ -208,6 +210,16 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	if isSystemPath(r.URL.Path) {
 		rq.errCode = writeAdminError(w, r, err)
 		return
+	}
+	var marker *store.MarkerError
+	if errors.As(err, &marker) {
+		// A delete marker answers for the version it is.
+		h := w.Header()
+		h.Set("X-Amz-Delete-Marker", "true")
+		h.Set("X-Amz-Version-Id", marker.VersionID)
+		if !marker.Latest {
+			h.Set("Allow", "DELETE")
+		}
 	}
 	status := e.Status()
 	if r.Method == http.MethodHead || status == http.StatusNotModified {

@@ -73,6 +73,7 @@ func (s *server) routes() []route {
 
 		{name: "GetBucketLocation", method: http.MethodGet, level: bucket, query: []string{"location"}, handler: s.getBucketLocation},
 		{name: "GetBucketVersioning", method: http.MethodGet, level: bucket, query: []string{"versioning"}, handler: s.getBucketVersioning},
+		{name: "PutBucketVersioning", method: http.MethodPut, level: bucket, query: []string{"versioning"}, handler: s.putBucketVersioning},
 		{name: "GetBucketAcl", method: http.MethodGet, level: bucket, query: []string{"acl"}, handler: s.getACL},
 		{name: "GetBucketTagging", method: http.MethodGet, level: bucket, query: []string{"tagging"}, handler: s.getBucketTagging},
 		{name: "PutBucketTagging", method: http.MethodPut, level: bucket, query: []string{"tagging"}, handler: s.putBucketTagging},

@@ -220,12 +220,14 @@ func TestPathsReachRouter(t *testing.T) {
 	}
 }
 
-// TestVersionID: only "null" names the object of an unversioned bucket;
-// any other version is NoSuchVersion (or InvalidArgument when malformed)
-// and nothing is deleted.
+// TestVersionID: in a bucket without versioning "null" names each
+// object; an ID of the store's form names no version (NoSuchVersion; a
+// DELETE of it deletes nothing and succeeds, as S3's does), and any other
+// ID is malformed (InvalidArgument).
 func TestVersionID(t *testing.T) {
 	ts := confinedServer(t)
-	bogus := url.QueryEscape("3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY+MTRCxf3vjVBH40Nrjfkd")
+	missing := "00000000000000000000000000"
+	malformed := url.QueryEscape("3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY+MTRCxf3vjVBH40Nrjfkd")
 	cases := []struct {
 		method, query string
 		status        int
@@ -234,15 +236,18 @@ func TestVersionID(t *testing.T) {
 		{"GET", "versionId=null", 200, ""},
 		{"HEAD", "versionId=null", 200, ""},
 		{"GET", "tagging&versionId=null", 200, ""},
-		{"GET", "versionId=" + bogus, 404, "NoSuchVersion"},
-		{"HEAD", "versionId=" + bogus, 404, "NoSuchVersion"},
-		{"DELETE", "versionId=" + bogus, 404, "NoSuchVersion"},
+		{"GET", "versionId=" + missing, 404, "NoSuchVersion"},
+		{"HEAD", "versionId=" + missing, 404, "NoSuchVersion"},
+		{"DELETE", "versionId=" + missing, 204, ""},
+		{"GET", "versionId=" + malformed, 400, "InvalidArgument"},
+		{"DELETE", "versionId=" + malformed, 400, "InvalidArgument"},
 		{"DELETE", "versionId=", 400, "InvalidArgument"},
 		{"DELETE", "versionId=" + url.QueryEscape("bad version\x01"), 400, "InvalidArgument"},
-		{"GET", "tagging&versionId=" + bogus, 404, "NoSuchVersion"},
-		{"PUT", "tagging&versionId=" + bogus, 404, "NoSuchVersion"},
-		{"DELETE", "tagging&versionId=" + bogus, 404, "NoSuchVersion"},
-		{"GET", "acl&versionId=" + bogus, 404, "NoSuchVersion"},
+		{"GET", "tagging&versionId=" + missing, 404, "NoSuchVersion"},
+		{"PUT", "tagging&versionId=" + missing, 404, "NoSuchVersion"},
+		{"DELETE", "tagging&versionId=" + missing, 404, "NoSuchVersion"},
+		{"GET", "acl&versionId=" + missing, 404, "NoSuchVersion"},
+		{"GET", "acl&versionId=" + malformed, 400, "InvalidArgument"},
 	}
 	for _, c := range cases {
 		var body []byte
@@ -261,19 +266,22 @@ func TestVersionID(t *testing.T) {
 	if _, err := ts.store.HeadObject("alpha", "top"); err != nil {
 		t.Fatalf("a DELETE naming a version deleted the object: %v", err)
 	}
-	// DeleteObjects: a bogus version is an error for its key alone.
+	// DeleteObjects: a malformed version is an error for its key alone.
 	doc := `<Delete><Object><Key>top</Key><VersionId>3HL4kqtJlcpXroDTDmJ</VersionId></Object>` +
 		`<Object><Key>a/1</Key><VersionId>null</VersionId></Object><Object><Key>x/y/z</Key></Object></Delete>`
 	resp, rb := ts.do(t, "POST", "/alpha?delete", []byte(doc), http.Header{"Content-Md5": {md5Of(doc)}})
-	if resp.StatusCode != 200 || !strings.Contains(string(rb), "<Error><Key>top</Key><Code>NoSuchVersion</Code>") ||
-		!strings.Contains(string(rb), "<Deleted><Key>a/1</Key></Deleted>") || !strings.Contains(string(rb), "<Deleted><Key>x/y/z</Key></Deleted>") {
+	if resp.StatusCode != 200 || !strings.Contains(string(rb), "<Error><Key>top</Key><Code>InvalidArgument</Code>") ||
+		!strings.Contains(string(rb), "<Deleted><Key>a/1</Key><VersionId>null</VersionId></Deleted>") || !strings.Contains(string(rb), "<Deleted><Key>x/y/z</Key></Deleted>") {
 		t.Errorf("DeleteObjects: %d %s", resp.StatusCode, rb)
 	}
 	if _, err := ts.store.HeadObject("alpha", "top"); err != nil {
 		t.Errorf("DeleteObjects deleted a key whose version does not exist: %v", err)
 	}
+	if _, err := ts.store.HeadObject("alpha", "a/1"); err == nil {
+		t.Errorf("DeleteObjects kept version null of a/1")
+	}
 	// Copy sources: "null" copies, another version does not exist.
-	for src, code := range map[string]string{"/alpha/top?versionId=null": "", "/alpha/top?versionId=" + bogus: "NoSuchVersion"} {
+	for src, code := range map[string]string{"/alpha/top?versionId=null": "", "/alpha/top?versionId=" + missing: "NoSuchVersion"} {
 		resp, rb := ts.do(t, "PUT", "/alpha/copied", nil, http.Header{"X-Amz-Copy-Source": {src}})
 		if code == "" && resp.StatusCode != 200 {
 			t.Errorf("copy from %s: %d %s", src, resp.StatusCode, rb)

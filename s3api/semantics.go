@@ -216,42 +216,30 @@ func checkBucketOwner(_ *server, rq *request, v string) error {
 var versionedOps = []string{"GetObject", "HeadObject", "DeleteObject",
 	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "GetObjectAttributes"}
 
-// checkVersionQuery applies checkVersionID to the versionId of a request
-// for one of versionedOps.
+// checkVersionQuery checks the versionId of a request for one of
+// versionedOps and keeps it in rq.version.
 func checkVersionQuery(r *http.Request, rq *request) error {
 	q := r.URL.Query()
 	if !q.Has("versionId") || !slices.Contains(versionedOps, rq.op) {
 		return nil
 	}
-	return checkVersionID(q.Get("versionId"))
+	id := q.Get("versionId")
+	if err := checkVersionID(id); err != nil {
+		return err
+	}
+	rq.version = id
+	return nil
 }
 
-// checkVersionID accepts only "null", the version ID of every object in
-// a bucket without versioning. Any other ID names a version that cannot
-// exist (NoSuchVersion), or is malformed (InvalidArgument).
+// checkVersionID accepts "null" and the IDs the store makes; anything
+// else is malformed (InvalidArgument), as S3 answers an ID it could not
+// have made.
 func checkVersionID(id string) error {
 	switch {
-	case id == "null":
-		return nil
 	case id == "":
 		return errorf("InvalidArgument", "Version id cannot be the empty string.")
-	case !wellFormedVersionID(id):
+	case store.CheckVersionID(id) != nil:
 		return errorf("InvalidArgument", "Invalid version id specified.")
 	}
-	return errorf("NoSuchVersion", "The specified version %q does not exist: the bucket is not versioned.", id)
-}
-
-// wellFormedVersionID: S3's version IDs are at most 1024 bytes of URL-safe
-// characters (MinIO's are UUIDs, which also fit).
-func wellFormedVersionID(id string) bool {
-	if len(id) > 1024 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._-+=/", c) >= 0) {
-			return false
-		}
-	}
-	return true
+	return nil
 }

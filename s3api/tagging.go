@@ -35,7 +35,12 @@ func parseTagging(data []byte) ([]store.Tag, error) {
 }
 
 func (s *server) getObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	tags, err := s.store.GetObjectTagging(rq.bucket, rq.key)
+	info, err := s.store.Versions().Head(rq.bucket, rq.key, rq.version)
+	if err != nil {
+		return err
+	}
+	setVersionID(w.Header(), info.VersionID)
+	tags := info.Meta.Tags
 	if err != nil {
 		return err
 	}
@@ -61,17 +66,19 @@ func (s *server) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *re
 	if err != nil {
 		return err
 	}
-	if err := s.store.PutObjectTagging(rq.bucket, rq.key, tags); err != nil {
+	if err := s.store.Versions().PutTagging(rq.bucket, rq.key, rq.version, tags); err != nil {
 		return err
 	}
+	setVersionID(w.Header(), rq.version)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
 func (s *server) deleteObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.DeleteObjectTagging(rq.bucket, rq.key); err != nil {
+	if err := s.store.Versions().DeleteTagging(rq.bucket, rq.key, rq.version); err != nil {
 		return err
 	}
+	setVersionID(w.Header(), rq.version)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

@@ -1,17 +1,15 @@
 package s3api
 
 import (
+	"encoding/xml"
 	"net/http"
 
 	"github.com/xfs3/xfs3/store"
 )
 
-// Buckets are never versioned, so ListObjectVersions lists every object
-// once, as its only version: VersionId "null", IsLatest true, no delete
-// markers. It pages through the same store listing as ListObjects.
-
 // listVersionsResult is ListObjectVersions' document, elements in the
-// order S3 sends them.
+// order S3 sends them. Versions and delete markers are one sequence in
+// key order, each key's newest first, as S3 interleaves them.
 type listVersionsResult struct {
 	XMLName             struct{} `xml:"ListVersionsResult"`
 	Xmlns               string   `xml:"xmlns,attr"`
@@ -25,38 +23,36 @@ type listVersionsResult struct {
 	Delimiter           string `xml:",omitempty"`
 	EncodingType        string `xml:",omitempty"`
 	IsTruncated         bool
-	Versions            []versionEntry `xml:"Version"`
+	Entries             []versionEntry
 	CommonPrefixes      []commonPrefix
 }
 
+// versionEntry is a Version element, or a DeleteMarker element, which
+// has no ETag, Size or StorageClass.
 type versionEntry struct {
+	XMLName      xml.Name
 	Key          string
 	VersionId    string
 	IsLatest     bool
 	LastModified string
-	ETag         string
-	Size         int64
+	ETag         string `xml:",omitempty"`
+	Size         *int64 `xml:",omitempty"`
 	Owner        owner
-	StorageClass string
+	StorageClass string `xml:",omitempty"`
 }
 
-// nullVersion is the ID of the one version every object has.
-const nullVersion = "null"
-
-// versionMarkerStart is where a page starts for key-marker and
-// version-id-marker: after the key marker, whose only version is "null"
-// (so "null" and an empty marker mean the same). A version marker needs a
-// key marker, and names no version this server ever made unless "null".
-func versionMarkerStart(keyMarker, versionMarker string) (string, error) {
+// checkVersionMarker checks version-id-marker: it needs a key marker,
+// and names "null" or an ID the store makes.
+func checkVersionMarker(keyMarker, versionMarker string) error {
 	switch {
 	case versionMarker == "":
-		return keyMarker, nil
+		return nil
 	case keyMarker == "":
-		return "", errorf("InvalidArgument", "A version-id marker cannot be specified without a key marker.")
-	case versionMarker != nullVersion:
-		return "", errorf("InvalidArgument", "Invalid version id specified.")
+		return errorf("InvalidArgument", "A version-id marker cannot be specified without a key marker.")
+	case store.CheckVersionID(versionMarker) != nil:
+		return errorf("InvalidArgument", "Invalid version id specified.")
 	}
-	return keyMarker, nil
+	return nil
 }
 
 func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
@@ -66,11 +62,18 @@ func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *
 		return err
 	}
 	keyMarker, versionMarker := q.Get("key-marker"), q.Get("version-id-marker")
-	from, err := versionMarkerStart(keyMarker, versionMarker)
-	if err != nil {
+	if err := checkVersionMarker(keyMarker, versionMarker); err != nil {
 		return err
 	}
-	page, err := s.list(rq.bucket, lq, from)
+	var page store.VersionListResult
+	if lq.maxKeys == 0 {
+		_, err = s.store.HeadBucket(rq.bucket)
+	} else {
+		page, err = s.store.Versions().List(rq.bucket, store.VersionListOptions{
+			Prefix: lq.prefix, Delimiter: lq.delimiter, KeyMarker: keyMarker,
+			VersionIDMarker: versionMarker, MaxKeys: lq.maxKeys,
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -78,18 +81,14 @@ func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *
 	out := listVersionsResult{
 		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), KeyMarker: enc(keyMarker),
 		VersionIdMarker: versionMarker, MaxKeys: lq.maxKeys, Delimiter: enc(lq.delimiter),
-		IsTruncated: page.IsTruncated, Versions: versionEntries(page, enc, ownerOf(rq)),
+		IsTruncated: page.IsTruncated, Entries: versionEntries(page, enc, ownerOf(rq)),
 	}
 	if lq.urlEncoding {
 		out.EncodingType = "url"
 	}
 	if page.IsTruncated {
-		out.NextKeyMarker = enc(page.NextMarker)
-		// A page that ends on a common prefix has no version to resume
-		// after: the next page starts after the prefix.
-		if !endsOnPrefix(page) {
-			out.NextVersionIdMarker = nullVersion
-		}
+		out.NextKeyMarker = enc(page.NextKeyMarker)
+		out.NextVersionIdMarker = page.NextVersionIDMarker
 	}
 	for _, p := range page.CommonPrefixes {
 		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: enc(p)})
@@ -98,21 +97,20 @@ func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *
 	return nil
 }
 
-func versionEntries(page store.ListResult, enc func(string) string, o owner) []versionEntry {
-	out := make([]versionEntry, 0, len(page.Objects))
-	for _, obj := range page.Objects {
-		out = append(out, versionEntry{
-			Key: enc(obj.Key), VersionId: nullVersion, IsLatest: true, LastModified: isoTime(obj.LastModified),
-			ETag: quoted(obj.ETag), Size: obj.Size, Owner: o, StorageClass: storageClassOf(obj.Meta),
-		})
+func versionEntries(page store.VersionListResult, enc func(string) string, o owner) []versionEntry {
+	out := make([]versionEntry, 0, len(page.Versions))
+	for _, v := range page.Versions {
+		e := versionEntry{
+			XMLName: xml.Name{Local: "Version"}, Key: enc(v.Key), VersionId: v.VersionID,
+			IsLatest: v.IsLatest, LastModified: isoTime(v.LastModified), Owner: o,
+		}
+		if v.DeleteMarker {
+			e.XMLName.Local = "DeleteMarker"
+		} else {
+			size := v.Size
+			e.ETag, e.Size, e.StorageClass = quoted(v.ETag), &size, storageClassOf(v.Meta)
+		}
+		out = append(out, e)
 	}
 	return out
-}
-
-// endsOnPrefix reports whether a page's last entry is a common prefix (a
-// key equal to a prefix of the same page cannot be listed: it would have
-// been rolled into it).
-func endsOnPrefix(page store.ListResult) bool {
-	n := len(page.CommonPrefixes)
-	return n > 0 && page.CommonPrefixes[n-1] == page.NextMarker
 }

@@ -125,7 +125,7 @@ func TestListObjectVersionsPagingRandom(t *testing.T) {
 			q := url.Values{"versions": {""}, "prefix": {prefix}, "delimiter": {delim}, "max-keys": {fmt.Sprint(maxKeys)},
 				"key-marker": {keyMarker}, "version-id-marker": {versionMarker}, "encoding-type": {"url"}}
 			resp, body := ts.do(t, "GET", "/rnd?"+q.Encode(), nil, nil)
-			var doc listVersionsResult
+			var doc versionsDoc
 			if err := xml.Unmarshal(body, &doc); err != nil || resp.StatusCode != 200 {
 				t.Fatalf("round %d: %d %s", round, resp.StatusCode, body)
 			}
@@ -164,4 +164,15 @@ func TestListObjectVersionsPagingRandom(t *testing.T) {
 			t.Fatalf("round %d prefix %q delimiter %q max %d:\n got %q\nwant %q", round, prefix, delim, maxKeys, got, want)
 		}
 	}
+}
+
+// versionsDoc decodes a ListVersionsResult document.
+type versionsDoc struct {
+	XMLName             xml.Name `xml:"ListVersionsResult"`
+	IsTruncated         bool
+	NextKeyMarker       string
+	NextVersionIdMarker string
+	Versions            []versionEntry `xml:"Version"`
+	DeleteMarkers       []versionEntry `xml:"DeleteMarker"`
+	CommonPrefixes      []commonPrefix
 }

@@ -128,6 +128,10 @@ func validSeq(seq string) bool {
 	return err == nil && len(b) == 16 && seqString(b) == seq
 }
 
+// CheckVersionID checks a version ID from a client: "null" or an ID this
+// store makes. Anything else gives ErrInvalidVersion.
+func CheckVersionID(id string) error { return checkVersionID(id) }
+
 // checkVersionID checks a version ID from a client: "null" or a
 // sequence. Anything else names no version (and never a path).
 func checkVersionID(id string) error {
