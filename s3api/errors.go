@@ -26,14 +26,14 @@ var codes = map[string]codeInfo{
 	"BucketAlreadyOwnedByYou":           {http.StatusConflict, "Your previous request to create the named bucket succeeded and you already own it."},
 	"BucketNotEmpty":                    {http.StatusConflict, "The bucket you tried to delete is not empty."},
 	// ClientDisconnected is only logged: the response had started.
-	"ClientDisconnected":                 {499, "The client closed the connection."},
-	"ConditionalRequestConflict":         {http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
-	"EntityTooLarge":                     {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
-	"EntityTooSmall":                     {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
-	"IllegalLocationConstraintException": {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
+	"ClientDisconnected":                      {499, "The client closed the connection."},
+	"ConditionalRequestConflict":              {http.StatusConflict, "A conflicting operation occurred. If using PutObject you can retry the request. If using multipart upload you should initiate another CreateMultipartUpload request and re-upload each part."},
+	"EntityTooLarge":                          {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
+	"EntityTooSmall":                          {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
+	"IllegalLocationConstraintException":      {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
 	"IllegalVersioningConfigurationException": {http.StatusBadRequest, "The versioning configuration specified in the request is invalid."},
-	"IncompleteBody":                     {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
-	"InternalError":                      {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
+	"IncompleteBody":                          {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
+	"InternalError":                           {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
 	// InsufficientStorage is not an AWS code (S3 never fills up); 507 tells
 	// clients the request may succeed once space is freed.
 	"InsufficientStorage": {http.StatusInsufficientStorage, "The volume has no space left for this request."},

@@ -31,7 +31,7 @@ func TestVersioningWire(t *testing.T) {
 		t.Fatalf("GET ?versioning of a new bucket: %d %s", resp.StatusCode, rb)
 	}
 	for body, code := range map[string]string{
-		`<VersioningConfiguration><Status>On</Status></VersioningConfiguration>`:                                   "IllegalVersioningConfigurationException",
+		`<VersioningConfiguration><Status>On</Status></VersioningConfiguration>`:                                    "IllegalVersioningConfigurationException",
 		`<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Enabled</MfaDelete></VersioningConfiguration>`: "NotImplemented",
 		`<VersioningConfiguration><Status>Enabled</Status><MfaDelete>Maybe</MfaDelete></VersioningConfiguration>`:   "IllegalVersioningConfigurationException",
 		`<Versioning`: "MalformedXML",
