@@ -160,11 +160,13 @@ func TestSafetyThroughBinary(t *testing.T) {
 	})
 
 	t.Run("versions and object lock", func(t *testing.T) {
-		v := "3HL4kqtJlcpXroDTDmJ%2BrmSpXd3dIbrHY"
-		if code, body := s.do(t, "DELETE", "/alpha/top?versionId="+v, nil, nil, region); code != 404 || s3Code(body) != "NoSuchVersion" {
-			t.Errorf("DELETE with a version ID: %d %s", code, body)
+		// An ID this server could not have made is malformed; one of its
+		// form that no version has is missing.
+		v, missing := "3HL4kqtJlcpXroDTDmJ%2BrmSpXd3dIbrHY", "00000000000000000000000000"
+		if code, body := s.do(t, "DELETE", "/alpha/top?versionId="+v, nil, nil, region); code != 400 || s3Code(body) != "InvalidArgument" {
+			t.Errorf("DELETE with a malformed version ID: %d %s", code, body)
 		}
-		if code, body := s.do(t, "GET", "/alpha/top?versionId="+v, nil, nil, region); code != 404 || s3Code(body) != "NoSuchVersion" {
+		if code, body := s.do(t, "GET", "/alpha/top?versionId="+missing, nil, nil, region); code != 404 || s3Code(body) != "NoSuchVersion" {
 			t.Errorf("GET with a version ID: %d %s", code, body)
 		}
 		if code, body := s.do(t, "GET", "/alpha/top?versionId=null", nil, nil, region); code != 200 || string(body) != "alpha top" {
@@ -212,7 +214,7 @@ func TestSafetyAwsCLI(t *testing.T) {
 	if out, err := aws.try("s3api", "create-bucket", "--bucket", "worm", "--object-lock-enabled-for-bucket"); err == nil || !strings.Contains(out, "NotImplemented") {
 		t.Errorf("create-bucket --object-lock-enabled-for-bucket: %v\n%s", err, out)
 	}
-	if out, err := aws.try("s3api", "delete-object", "--bucket", "alpha", "--key", "a/1", "--version-id", "3HL4kqtJlcpXroDTDmJ"); err == nil || !strings.Contains(out, "NoSuchVersion") {
+	if out, err := aws.try("s3api", "delete-object", "--bucket", "alpha", "--key", "a/1", "--version-id", "3HL4kqtJlcpXroDTDmJ"); err == nil || !strings.Contains(out, "InvalidArgument") {
 		t.Errorf("delete-object --version-id: %v\n%s", err, out)
 	}
 	if out, err := aws.try("s3api", "head-object", "--bucket", "alpha", "--key", "a/1", "--version-id", "null"); err != nil {

@@ -2,6 +2,8 @@ package s3api
 
 import (
 	"net/http"
+
+	"github.com/xfs3/xfs3/store"
 )
 
 // PutBucketAcl and PutObjectAcl. Buckets here have ACLs disabled ("bucket
@@ -44,7 +46,9 @@ func (s *server) putACL(w http.ResponseWriter, r *http.Request, rq *request) err
 	if rq.key == "" {
 		_, err = s.store.HeadBucket(rq.bucket)
 	} else {
-		_, err = s.store.HeadObject(rq.bucket, rq.key)
+		var info store.ObjectInfo
+		info, err = s.store.Versions().Head(rq.bucket, rq.key, rq.version)
+		setVersionID(w.Header(), info.VersionID)
 	}
 	if err != nil {
 		return err

@@ -39,9 +39,10 @@ type deletedObject struct {
 }
 
 type deleteError struct {
-	Key     string
-	Code    string
-	Message string
+	Key       string
+	VersionId string `xml:",omitempty"`
+	Code      string
+	Message   string
 }
 
 // parseDeleteRequest decodes and bounds a DeleteObjects body.
@@ -99,7 +100,11 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 			if e.code == "InternalError" {
 				s.log.Error().Str("request_id", rq.id).Str("key", o.Key).Err(err).Msg("DeleteObjects entry")
 			}
-			out.Errors = append(out.Errors, deleteError{Key: o.Key, Code: e.code, Message: messageOf(e)})
+			de := deleteError{Key: o.Key, Code: e.code, Message: messageOf(e)}
+			if o.VersionID != nil {
+				de.VersionId = *o.VersionID
+			}
+			out.Errors = append(out.Errors, de)
 			continue
 		}
 		if !req.Quiet {

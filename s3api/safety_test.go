@@ -270,7 +270,7 @@ func TestVersionID(t *testing.T) {
 	doc := `<Delete><Object><Key>top</Key><VersionId>3HL4kqtJlcpXroDTDmJ</VersionId></Object>` +
 		`<Object><Key>a/1</Key><VersionId>null</VersionId></Object><Object><Key>x/y/z</Key></Object></Delete>`
 	resp, rb := ts.do(t, "POST", "/alpha?delete", []byte(doc), http.Header{"Content-Md5": {md5Of(doc)}})
-	if resp.StatusCode != 200 || !strings.Contains(string(rb), "<Error><Key>top</Key><Code>InvalidArgument</Code>") ||
+	if resp.StatusCode != 200 || !strings.Contains(string(rb), "<Error><Key>top</Key><VersionId>3HL4kqtJlcpXroDTDmJ</VersionId><Code>InvalidArgument</Code>") ||
 		!strings.Contains(string(rb), "<Deleted><Key>a/1</Key><VersionId>null</VersionId></Deleted>") || !strings.Contains(string(rb), "<Deleted><Key>x/y/z</Key></Deleted>") {
 		t.Errorf("DeleteObjects: %d %s", resp.StatusCode, rb)
 	}

@@ -214,7 +214,7 @@ func checkBucketOwner(_ *server, rq *request, v string) error {
 
 // versionedOps take a versionId query parameter in S3.
 var versionedOps = []string{"GetObject", "HeadObject", "DeleteObject",
-	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "GetObjectAttributes"}
+	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "PutObjectAcl", "GetObjectAttributes"}
 
 // checkVersionQuery checks the versionId of a request for one of
 // versionedOps and keeps it in rq.version.

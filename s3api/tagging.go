@@ -66,19 +66,21 @@ func (s *server) putObjectTagging(w http.ResponseWriter, r *http.Request, rq *re
 	if err != nil {
 		return err
 	}
-	if err := s.store.Versions().PutTagging(rq.bucket, rq.key, rq.version, tags); err != nil {
+	version, err := s.store.Versions().PutTagging(rq.bucket, rq.key, rq.version, tags)
+	if err != nil {
 		return err
 	}
-	setVersionID(w.Header(), rq.version)
+	setVersionID(w.Header(), version)
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
 
 func (s *server) deleteObjectTagging(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.Versions().DeleteTagging(rq.bucket, rq.key, rq.version); err != nil {
+	version, err := s.store.Versions().DeleteTagging(rq.bucket, rq.key, rq.version)
+	if err != nil {
 		return err
 	}
-	setVersionID(w.Header(), rq.version)
+	setVersionID(w.Header(), version)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

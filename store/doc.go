@@ -11,7 +11,12 @@
 //	    ├── p/               key prefix "p/"
 //	    │   ├── q            key "p/q"
 //	    │   └── .xfs3.e.     key "p//" (a folder marker with content)
-//	    └── .xfs3.o.p        key "p", an object that is also a prefix
+//	    ├── .xfs3.o.p        key "p", an object that is also a prefix
+//	    └── .xfs3.versions/  the other versions of keys (see Versions)
+//	        ├── .xfs3.o.a.jpg/         versions of "a.jpg" but the current
+//	        │   ├── 0ujq2…             a version, named by its ID
+//	        │   └── 0uj7k….null        the null version
+//	        └── p/.xfs3.o.q/0ujr1…     a delete marker of "p/q"
 //
 // It knows nothing of HTTP or S3 error codes: failures are the sentinel
 // errors in errors.go (tested with errors.Is), which the S3 layer maps.
@@ -78,6 +83,56 @@
 // parts are copied. The object gets its metadata, checksum and parts
 // record in the rename that places it.
 //
+// # Versions
+//
+// A bucket's versioning state (Enabled, Suspended, or none before it is
+// first set) is the xattr user.xfs3.versioning of its directory, cached
+// in memory. The current version of a key stays the plain file at its
+// key, so a kernel mount shows every current object where it was
+// before; ListObjects never looks elsewhere and costs what it costs
+// without versioning. The other versions of a key, and its delete
+// markers (empty files with user.xfs3.delete-marker), are the files of
+// one directory per key in the bucket's versions tree, .xfs3.versions:
+// its prefix directories are named as in the bucket (entryName), the
+// key's own directory as an object beside a directory (besideName), so
+// that key "p" and prefix "p/" never share one. A version's file name is
+// its ID, 26 characters of lowercase base32hex: 8 bytes of Unix
+// nanoseconds then 8 random bytes, so names sort by age; the null
+// version's name is its sequence with ".null". The same name is the
+// xattr user.xfs3.version of the file, wherever it is; a file without
+// one was written before versioning and is the null version of its
+// mtime. A version moving into the tree gets user.xfs3.noncurrent-since.
+// New sequences are above the key's newest and every sequence this
+// process made, whatever the clock does.
+//
+// Invariant: when a key has a current file, it is its newest version;
+// when it has none but has versions, the newest is a delete marker.
+// Each transition is one engine transaction (xfs.Namespace.Apply) under
+// the key's lock (a table of 256 RWMutexes by hash of bucket and key)
+// and the lock of the key's directory:
+//
+//	new version (Enabled)   current → tree, staged file → key
+//	new version (Suspended) null current replaced, or current → tree;
+//	                        a null version in the tree goes
+//	DELETE (Enabled)        current → tree, new marker → tree
+//	DELETE (Suspended)      null current goes, or current → tree; the
+//	                        null version in the tree goes; null marker → tree
+//	DELETE by ID            the version goes; when it was the latest, the
+//	                        next newest → key unless it is a marker
+//
+// so after a crash a key's versions are those before or after a request.
+// Reading a version by ID looks at the current file, then the key's
+// directory by name ("null": the name ending in ".null"), under the
+// key's lock shared. ListObjectVersions walks the bucket and the
+// versions tree side by side, as ListObjects walks a bucket, and reads
+// each listed version's inode: O(versions listed), and one key's
+// versions cost O(its versions). Every version is in the bucket's
+// project, so quotas count them all. A bucket whose versions are all
+// gone loses its empty versions tree on DeleteBucket. An empty folder
+// marker kept as its directory's attribute (from before versioning) is
+// the key's null version; the first change of its versions makes it a
+// marker file first.
+//
 // Listing walks the bucket depth-first: it reads each directory it enters,
 // decodes the names to components, sorts them with "/" appended to
 // directories (S3's byte order of the keys), and descends in order. It
@@ -126,14 +181,18 @@
 //	make a directory, promote        its parent
 //	putFolder (empty marker)         the directory
 //	DELETE                           the leaf's directory
+//	any change of a key's versions   the key's lock, then its directory,
+//	                                 then the versions tree's directories
+//	                                 it makes or prunes (parent first)
 //	prune, per directory             its parent, then itself
 //	DeleteBucket                     the bucket's directory
 //	CreateMultipartUpload            the bucket's directory, shared
 //	GET, HEAD of a missing leaf      the leaf's directory, shared
 //
-// Lock order: an upload's mutex, then directory locks (a parent before its
-// child, at most those two), then the uploads index (upMu) and the other
-// store mutexes, then the engine's locks (package xfs). No store lock is
+// Lock order: an upload's mutex, then a key's lock, then directory locks
+// (a parent before its child, or a key's directory before one of the
+// versions tree; at most two), then the uploads index (upMu) and the
+// other store mutexes, then the engine's locks (package xfs). No store lock is
 // taken while an engine lock is held. DeleteBucket takes its uploads'
 // mutexes in ID order.
 //

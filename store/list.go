@@ -68,6 +68,8 @@ type lister struct {
 	// directories of versions; vers holds each listed key's versions.
 	versions bool
 	vers     [][]ObjectInfo
+	// until ("": none) ends the walk before the first key after it.
+	until string
 }
 
 // pendingObject is a key of the page whose object is not read yet.
@@ -211,6 +213,10 @@ func (l *lister) paged(key string) (bool, error) {
 	if !strings.HasPrefix(key, o.Prefix) || key <= o.StartAfter {
 		return false, nil
 	}
+	if l.until != "" && key > l.until {
+		l.stop = true
+		return false, nil
+	}
 	if l.skip != "" && strings.HasPrefix(key, l.skip) {
 		return false, nil
 	}
@@ -324,6 +330,7 @@ var (
 	listedETag         = strings.TrimPrefix(xattrETag, "user.")
 	listedStorageClass = strings.TrimPrefix(xattrStorageClass, "user.")
 	listedVersion      = strings.TrimPrefix(xattrVersion, "user.")
+	listedDeleteMarker = strings.TrimPrefix(xattrDeleteMarker, "user.")
 )
 
 // lookUp puts on the page the object of component c in dir, found by name

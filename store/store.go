@@ -34,12 +34,13 @@ var (
 
 // Store maps buckets and objects onto one open volume: the handle a
 // program opens and closes, with buckets, objects, tagging and listings.
-// Multipart uploads are reached through Uploads and bucket quotas through
-// Quotas, each a small value over the state they share. A Store and its
+// Multipart uploads are reached through Uploads, bucket quotas through
+// Quotas and versions by ID through Versions, each a small value over the
+// state they share. A Store and its
 // roles are safe for concurrent use.
 //
-// Lock order: an upload's mu, then directory locks (parent before
-// child), then upMu, then the engine's own locks (package doc, "Locking").
+// Lock order: an upload's mu, then a key's lock, then directory locks,
+// then upMu, then the engine's own locks (package doc, "Locking").
 type Store struct{ *store }
 
 // store is the state every role of a Store shares, with the glue they

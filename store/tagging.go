@@ -100,13 +100,16 @@ func (s *store) getTagging(bucket, key, id string) ([]Tag, error) {
 
 // PutObjectTagging replaces the tags of an object (none: removes them).
 func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
-	return s.putTagging(bucket, key, "", tags)
+	_, err := s.putTagging(bucket, key, "", tags)
+	return err
 }
 
-func (s *store) putTagging(bucket, key, id string, tags []Tag) (err error) {
+// putTagging sets the tags of version id of key ("" the current one)
+// and returns the version's ID.
+func (s *store) putTagging(bucket, key, id string, tags []Tag) (version string, err error) {
 	defer s.settle(&err)
 	if err := checkTags(tags); err != nil {
-		return err
+		return "", err
 	}
 	tags = sortedTags(tags)
 	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
@@ -119,10 +122,13 @@ func (s *store) putTagging(bucket, key, id string, tags []Tag) (err error) {
 
 // DeleteObjectTagging removes the tags of an object.
 func (s *Store) DeleteObjectTagging(bucket, key string) error {
-	return s.deleteTagging(bucket, key, "")
+	_, err := s.deleteTagging(bucket, key, "")
+	return err
 }
 
-func (s *store) deleteTagging(bucket, key, id string) (err error) {
+// deleteTagging removes the tags of version id of key and returns the
+// version's ID.
+func (s *store) deleteTagging(bucket, key, id string) (version string, err error) {
 	defer s.settle(&err)
 	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
 		return removeXattr(v, ino, xattrTagging)
@@ -132,14 +138,14 @@ func (s *store) deleteTagging(bucket, key, id string) (err error) {
 // withObject runs fn on the inode of an existing object (a folder
 // marker's directory included) while holding a reference on it, so the
 // inode stays that object's (an overwrite meanwhile replaces it: fn's
-// change then came just before).
-func (s *store) withObject(bucket, key, id string, fn func(v *xfs.Volume, ino format.Ino) error) error {
-	_, h, _, err := s.head(bucket, key, id)
+// change then came just before), and returns the object's version ID.
+func (s *store) withObject(bucket, key, id string, fn func(v *xfs.Volume, ino format.Ino) error) (string, error) {
+	info, h, _, err := s.head(bucket, key, id)
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer h.Close()
-	return fn(s.v, h.Ino())
+	return info.VersionID, fn(s.v, h.Ino())
 }
 
 // removeXattr removes an attribute, which may be absent.

@@ -119,13 +119,27 @@ func parseVersionName(name string) (version, bool) {
 	return version{seq: seq, null: null}, true
 }
 
-// validSeq tells whether seq is a sequence as newSeq writes them.
+// validSeq tells whether seq is a sequence as newSeq writes them: 26
+// digits of lowercase base32hex whose last holds the last 3 bits of 128
+// (its low 2 bits are 0), so that it decodes to 16 bytes and encodes
+// back the same.
 func validSeq(seq string) bool {
-	if len(seq) != seqLen || strings.ToLower(seq) != seq {
+	if len(seq) != seqLen {
 		return false
 	}
-	b, err := seqEncoding.DecodeString(strings.ToUpper(seq))
-	return err == nil && len(b) == 16 && seqString(b) == seq
+	var last byte
+	for i := 0; i < len(seq); i++ {
+		c := seq[i]
+		switch {
+		case c >= '0' && c <= '9':
+			last = c - '0'
+		case c >= 'a' && c <= 'v':
+			last = c - 'a' + 10
+		default:
+			return false
+		}
+	}
+	return last&3 == 0
 }
 
 // CheckVersionID checks a version ID from a client: "null" or an ID this

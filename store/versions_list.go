@@ -69,11 +69,17 @@ func (s *store) listVersions(bucket string, opt VersionListOptions) (VersionList
 	cursor := opt.KeyMarker
 	for !vl.res.IsTruncated {
 		lo := ListOptions{Prefix: opt.Prefix, Delimiter: opt.Delimiter, StartAfter: cursor, MaxKeys: vl.max - len(vl.res.Versions) - len(vl.res.CommonPrefixes) + 1}
-		cur, err := s.listTree(b.Ino(), false, lo)
+		// The versions tree first: its page counts versions, and the
+		// bucket's walk need not go past where it stopped.
+		old, err := s.listVersionsTree(b.Ino(), lo)
 		if err != nil {
 			return VersionListResult{}, err
 		}
-		old, err := s.listVersionsTree(b.Ino(), lo)
+		until := ""
+		if old.IsTruncated {
+			until = old.NextMarker
+		}
+		cur, err := s.listTree(b.Ino(), false, lo, until)
 		if err != nil {
 			return VersionListResult{}, err
 		}
@@ -222,9 +228,10 @@ type treePage struct {
 }
 
 // listTree walks the tree at root: a bucket, or with versions a versions
-// tree.
-func (s *store) listTree(root format.Ino, versions bool, opt ListOptions) (treePage, error) {
-	l := &lister{s: s, opt: opt, maxKey: opt.MaxKeys, versions: versions}
+// tree, whose page counts versions. until ("": none) ends the walk at the
+// keys after it.
+func (s *store) listTree(root format.Ino, versions bool, opt ListOptions, until string) (treePage, error) {
+	l := &lister{s: s, opt: opt, maxKey: opt.MaxKeys, versions: versions, until: until}
 	if err := l.walk(root, ""); err != nil {
 		return treePage{}, err
 	}
@@ -241,7 +248,7 @@ func (s *store) listVersionsTree(bucket format.Ino, opt ListOptions) (treePage, 
 	if !st.IsDir() {
 		return treePage{}, nil
 	}
-	return s.listTree(h.Ino(), true, opt)
+	return s.listTree(h.Ino(), true, opt, "")
 }
 
 // keyVersions puts on the page the versions of key, whose versions
@@ -265,20 +272,65 @@ func (l *lister) keyVersions(key string, dir format.Ino, e *entry) error {
 	l.res.Objects = append(l.res.Objects, ObjectInfo{Key: key})
 	l.vers = append(l.vers, vers)
 	l.res.NextMarker = key
-	l.count++
+	l.count += len(vers)
 	return nil
 }
 
 // versionInfos reads the versions in the versions directory vdir of
-// key, newest first.
+// key, newest first: their inodes by the numbers the directory's entries
+// gave, in batches of listBatch while the directory is unchanged (as a
+// listing reads objects), else each by name.
 func (s *store) versionInfos(key string, vdir format.Ino) ([]ObjectInfo, error) {
-	vers, err := s.readVersions(vdir)
+	ents, at, err := s.v.Names().ReadDirVersion(vdir)
 	if err != nil {
 		return nil, err
 	}
+	type named struct {
+		storedVersion
+		ino format.Ino
+	}
+	vers := make([]named, 0, len(ents))
+	for _, e := range ents {
+		if v, ok := parseVersionName(e.Name); ok && e.Type == format.FTReg {
+			vers = append(vers, named{storedVersion{v, e.Name}, e.Ino})
+		}
+	}
+	slices.SortFunc(vers, func(a, b named) int { return strings.Compare(b.seq, a.seq) })
 	out := make([]ObjectInfo, 0, len(vers))
-	for _, sv := range vers {
-		h, st, err := s.openEntry(vdir, sv.name)
+	inos := make([]format.Ino, 0, listBatch)
+	var info *ObjectInfo // the version being read, for pick
+	pick := func(ns string, name, value []byte) error {
+		if ns == "user" {
+			info.pickListed(name, value)
+		}
+		return nil
+	}
+	for len(vers) > 0 {
+		batch := vers[:min(listBatch, len(vers))]
+		inos = inos[:0]
+		for _, v := range batch {
+			inos = append(inos, v.ino)
+		}
+		current, err := s.v.Names().ReadEntryInodes(vdir, at, inos, func(i int, e *xfs.EntryInode) error {
+			st := e.Stat()
+			out = append(out, ObjectInfo{Key: key, LastModified: st.Mtime, Size: st.Size, VersionID: batch[i].ID()})
+			info = &out[len(out)-1]
+			err := e.Xattrs(pick)
+			if info.DeleteMarker {
+				info.Size = 0
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		if !current {
+			break // changed since it was read: the rest by name
+		}
+		vers = vers[len(batch):]
+	}
+	for _, v := range vers {
+		h, st, err := s.openEntry(vdir, v.name)
 		if err != nil {
 			return nil, err
 		}
@@ -290,31 +342,38 @@ func (s *store) versionInfos(key string, vdir format.Ino) ([]ObjectInfo, error) 
 		if err != nil {
 			return nil, err
 		}
-		info.VersionID = sv.ID()
+		info.VersionID = v.ID()
 		out = append(out, info)
 	}
 	return out, nil
 }
 
+// pickListed takes a user-namespace attribute a version listing shows.
+func (info *ObjectInfo) pickListed(name, value []byte) {
+	switch string(name) {
+	case listedETag:
+		info.ETag = string(value)
+	case listedStorageClass:
+		info.Meta.StorageClass = string(value)
+	case listedDeleteMarker:
+		info.DeleteMarker = true
+	}
+}
+
 // storedInfo reads what a version listing shows of the version file ino.
 func (s *store) storedInfo(key string, ino format.Ino, st *xfs.Stat) (ObjectInfo, error) {
-	info := ObjectInfo{Key: key, LastModified: st.Mtime}
+	info := ObjectInfo{Key: key, LastModified: st.Mtime, Size: st.Size}
 	list, err := s.v.Xattrs().List(ino)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
 	for _, x := range list {
-		switch x.FullName() {
-		case xattrETag:
-			info.ETag = string(x.Value)
-		case xattrStorageClass:
-			info.Meta.StorageClass = string(x.Value)
-		case xattrDeleteMarker:
-			info.DeleteMarker = true
+		if x.Namespace == "user" {
+			info.pickListed([]byte(x.Name), x.Value)
 		}
 	}
-	if !info.DeleteMarker {
-		info.Size = st.Size
+	if info.DeleteMarker {
+		info.Size = 0
 	}
 	return info, nil
 }

@@ -117,13 +117,15 @@ func (v Versions) Tagging(bucket, key, id string) ([]Tag, error) {
 	return v.getTagging(bucket, key, id)
 }
 
-// PutTagging replaces the tags of version id of key.
-func (v Versions) PutTagging(bucket, key, id string, tags []Tag) error {
+// PutTagging replaces the tags of version id of key ("" the current
+// version) and returns the version's ID.
+func (v Versions) PutTagging(bucket, key, id string, tags []Tag) (string, error) {
 	return v.putTagging(bucket, key, id, tags)
 }
 
-// DeleteTagging removes the tags of version id of key.
-func (v Versions) DeleteTagging(bucket, key, id string) error {
+// DeleteTagging removes the tags of version id of key and returns the
+// version's ID.
+func (v Versions) DeleteTagging(bucket, key, id string) (string, error) {
 	return v.deleteTagging(bucket, key, id)
 }
 

@@ -3,7 +3,10 @@ package store
 import (
 	"errors"
 	"io"
+	"math/rand"
+	"strings"
 	"testing"
+	"time"
 )
 
 // getVersion reads version id of key whole.
@@ -136,5 +139,44 @@ func TestVersioningLifecycle(t *testing.T) {
 	}
 	if err := s.DeleteBucket("bkt"); err != nil {
 		t.Fatalf("delete emptied bucket: %v", err)
+	}
+}
+
+// TestVersionIDForm: every sequence newSeq makes is valid and sorts
+// after the one before; validSeq takes exactly the strings that decode
+// to 16 bytes and encode back the same.
+func TestVersionIDForm(t *testing.T) {
+	prev := ""
+	for range 1000 {
+		s := newSeq("")
+		if !validSeq(s) || s <= prev {
+			t.Fatalf("sequence %q after %q", s, prev)
+		}
+		prev = s
+	}
+	roundTrip := func(s string) bool {
+		b, err := seqEncoding.DecodeString(strings.ToUpper(s))
+		return err == nil && len(b) == 16 && seqString(b) == s && strings.ToLower(s) == s
+	}
+	alphabet := "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_."
+	rng := rand.New(rand.NewSource(1))
+	for range 20000 {
+		b := []byte(newSeq(""))
+		if rng.Intn(2) == 0 {
+			b[rng.Intn(len(b))] = alphabet[rng.Intn(len(alphabet))]
+		}
+		if rng.Intn(10) == 0 {
+			b = b[:rng.Intn(len(b)+1)]
+		}
+		if s := string(b); validSeq(s) != roundTrip(s) {
+			t.Fatalf("validSeq(%q) = %v, round trip %v", s, validSeq(s), roundTrip(s))
+		}
+	}
+	if newSeq(prev) <= prev || seqNano(newSeq(prev)) <= seqNano(prev) {
+		t.Fatal("newSeq(floor) is not above floor")
+	}
+	future := seqAt(time.Now().Add(time.Hour))
+	if s := newSeq(future); s <= future {
+		t.Fatalf("newSeq(%q) = %q, not above a floor in the future", future, s)
 	}
 }
