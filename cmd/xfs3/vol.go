@@ -36,6 +36,13 @@ Commands that change the volume:
 Bucket quotas (ls and get read, set and clear change the volume):
   quota     show and set buckets' limits and usage ('xfs3 vol quota -h')
 
+Bucket versions (read objects by bucket and key, not by PATH):
+  versions     list the versions and delete markers of a bucket's keys
+  get-version  copy one version of a key out, by its version ID
+They open the volume file read-only and run the store over it with the
+store's own bookkeeping kept in memory, so they change nothing; they need
+a stopped volume (no server running).
+
 A command that changes the volume opens it for writing, which only one
 process at a time may do (another writer, such as a running server, makes
 it fail at once), and refuses a volume file without write permission
@@ -71,6 +78,9 @@ func init() {
 		"setfattr": {setfattrUsage, volSetfattr},
 		"rmfattr":  {rmfattrUsage, volRmfattr},
 		"replay":   {replayUsage, volReplay},
+
+		"versions":    {versionsUsage, volVersions},
+		"get-version": {getVersionUsage, volGetVersion},
 	}
 }
 

@@ -63,11 +63,22 @@ func volGet(args []string, e *env) error {
 
 // getToFile writes the file to dest (or inside dest when it is a directory).
 func getToFile(v *xfs.Volume, vol, path string, ino format.Ino, size int64, dest string) error {
+	err := writeDest(dest, path, func(w io.Writer) error { return copyOut(v, ino, size, w) })
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
+	}
+	return nil
+}
+
+// writeDest writes a file's content with write to dest, or when dest is
+// a directory to the file in it named by name's last component. A file
+// it created is removed again when the write fails.
+func writeDest(dest, name string, write func(io.Writer) error) error {
 	if fi, err := os.Stat(dest); err == nil && fi.IsDir() {
-		trimmed := strings.TrimRight(path, "/")
+		trimmed := strings.TrimRight(name, "/")
 		base := trimmed[strings.LastIndexByte(trimmed, '/')+1:]
 		if base == "" || base == "." || base == ".." {
-			return fmt.Errorf("%s: %s: cannot name a file in directory %s after it", vol, displayName(path), dest)
+			return fmt.Errorf("cannot name a file in directory %s after it", dest)
 		}
 		dest = filepath.Join(dest, base)
 	}
@@ -80,17 +91,14 @@ func getToFile(v *xfs.Volume, vol, path string, ino format.Ino, size int64, dest
 	if err != nil {
 		return err
 	}
-	err = copyOut(v, ino, size, f)
+	err = write(f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
-	if err != nil {
-		if created {
-			os.Remove(dest)
-		}
-		return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
+	if err != nil && created {
+		os.Remove(dest)
 	}
-	return nil
+	return err
 }
 
 // copyOut streams size bytes of inode ino to w in getChunk pieces.
