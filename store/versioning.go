@@ -206,17 +206,24 @@ func seqNano(seq string) int64 {
 // versionOfFile reads the version of an object file: its xattrVersion,
 // or for a file written before versioning the null version of its mtime.
 func (s *store) versionOfFile(ino format.Ino, mtime time.Time) (version, error) {
+	v, _, err := s.storedVersionOf(ino, mtime)
+	return v, err
+}
+
+// storedVersionOf is versionOfFile, and whether the file holds its
+// version in xattrVersion.
+func (s *store) storedVersionOf(ino format.Ino, mtime time.Time) (version, bool, error) {
 	val, err := s.v.Xattrs().Get(ino, xattrVersion)
 	if errors.Is(err, xfs.ErrNoData) {
-		return version{seq: seqAt(mtime), null: true}, nil
+		return version{seq: seqAt(mtime), null: true}, false, nil
 	}
 	if err != nil {
-		return version{}, err
+		return version{}, false, err
 	}
 	if v, ok := parseVersionName(string(val)); ok {
-		return v, nil
+		return v, true, nil
 	}
-	return version{seq: seqAt(mtime), null: true}, nil
+	return version{seq: seqAt(mtime), null: true}, false, nil
 }
 
 // versioningStates caches the versioning state of buckets by directory

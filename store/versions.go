@@ -151,6 +151,7 @@ type current struct {
 	name  string // its name in the key's directory (or where it goes)
 	st    xfs.Stat
 	v     version
+	named bool // v is in the file's xattrVersion
 }
 
 // findCurrent finds the current version of kp in dir and where a new one
@@ -176,7 +177,7 @@ func (s *store) findCurrent(kp keyPath, dir format.Ino) (current, error) {
 		c.name, err = s.leafName(kp, dir)
 		return c, err
 	}
-	c.v, err = s.versionOfFile(c.st.Ino, c.st.Mtime)
+	c.v, c.named, err = s.storedVersionOf(c.st.Ino, c.st.Mtime)
 	return c, err
 }
 
@@ -222,10 +223,14 @@ func (s *store) adoptFolder(dir format.Ino) (bool, error) {
 // asideOp moves the current version into the key's versions directory,
 // recording when it stopped being current.
 func (c *current) asideOp(dir, vdir format.Ino, now time.Time) xfs.NameOp {
-	return xfs.NameOp{Dir: dir, Name: c.name, ToDir: vdir, ToName: c.v.name(), Attrs: []xfs.Xattr{
+	op := xfs.NameOp{Dir: dir, Name: c.name, ToDir: vdir, ToName: c.v.name(), Attrs: []xfs.Xattr{
 		xattrOf(xattrNoncurrent, now.UTC().Format(time.RFC3339Nano)),
-		xattrOf(xattrVersion, c.v.name()),
 	}}
+	if !c.named {
+		// Written before versioning: its version goes with it.
+		op.Attrs = append(op.Attrs, xattrOf(xattrVersion, c.v.name()))
+	}
+	return op
 }
 
 // nullOp removes a noncurrent null version from vers, if there is one:
@@ -255,6 +260,9 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	}
 	suspended := state == VersioningSuspended
 	keep := cur.found && !(suspended && cur.v.null)
+	if _, staged := obj.(*staging); cur.found && !staged {
+		return placed{}, errNameTaken // the new version takes the name by a rename
+	}
 	var vp versionsPath
 	defer vp.close()
 	// The versions directory is needed to keep the current version, to
