@@ -60,8 +60,13 @@ func BenchmarkPut4KMetricsRequest(b *testing.B) {
 // volume opened with o, with a bucket "bench"; request logs are
 // discarded.
 func newBenchHandler(tb testing.TB, access MetricsAccess, o store.Options) (http.Handler, *store.Store) {
+	return newBenchHandlerOfSize(tb, access, o, 1<<30)
+}
+
+// newBenchHandlerOfSize is newBenchHandler over a volume of size bytes.
+func newBenchHandlerOfSize(tb testing.TB, access MetricsAccess, o store.Options, size int64) (http.Handler, *store.Store) {
 	img := filepath.Join(tb.TempDir(), "vol.xfs")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 1 << 30}); err != nil {
+	if _, err := mkfs.Format(img, mkfs.Options{Size: size}); err != nil {
 		tb.Fatal(err)
 	}
 	st, err := store.OpenWith(img, o)
