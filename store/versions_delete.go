@@ -1,0 +1,292 @@
+package store
+
+import (
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Deletes in a bucket with versioning: delete markers, and versions
+// removed by ID with the next newest promoted (package doc, "Versions").
+
+// DeleteResult tells what a delete did in a bucket with versioning: the
+// version it removed, or the delete marker it made (DeleteMarker, with
+// the marker's VersionID). Without versioning both are empty.
+type DeleteResult struct {
+	VersionID    string
+	DeleteMarker bool
+}
+
+// deleteVersioned is a DELETE without a version ID in a bucket with
+// versioning: a delete marker becomes the key's newest version, and the
+// current version moves to the versions tree (Enabled) or, when it is
+// the null version, goes (Suspended, where the marker is the null
+// version). One transaction.
+func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath) (DeleteResult, error) {
+	bucket := b.Ino()
+	defer s.lockKey(bucket, kp.key)()
+	path, mainDir, err := s.keyDirs(b, kp)
+	defer path.close()
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	vp, err := s.openVersions(bucket, kp, true)
+	defer vp.close()
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	suspended := state == VersioningSuspended
+	var res DeleteResult
+	var removed bool
+	err = s.withCurrent(kp, path, mainDir, func(cur current) error {
+		var vers []storedVersion
+		if suspended || !cur.found {
+			var err error
+			if vers, err = s.readVersions(vp.ino()); err != nil {
+				return err
+			}
+		}
+		floor := cur.v.seq
+		if !cur.found && len(vers) > 0 {
+			floor = vers[0].seq
+		}
+		marker := version{seq: newSeq(floor), null: suspended}
+		var ops []xfs.NameOp
+		switch {
+		case cur.found && suspended && cur.v.null:
+			ops = append(ops, xfs.NameOp{Dir: path.last(), Name: cur.name})
+		case cur.found:
+			ops = append(ops, cur.asideOp(path.last(), vp.ino(), time.Now()))
+		}
+		if suspended {
+			ops = append(ops, nullOp(vp.ino(), vers)...)
+		}
+		if err := s.addMarker(bucket, ops, vp.ino(), marker, kp); err != nil {
+			return err
+		}
+		res, removed = DeleteResult{VersionID: marker.ID(), DeleteMarker: true}, cur.found
+		if kp.folder && mainDir {
+			// An empty folder marker from before versioning, kept as the
+			// directory's attribute, is the null version the marker hides.
+			return clearObjectXattrs(s.v, path.last())
+		}
+		return nil
+	})
+	if err == nil && removed {
+		err = s.prune(kp, path)
+	}
+	return res, err
+}
+
+// keyDirs resolves the directories of kp (b, the bucket, taken over) for
+// a change of its versions; mainDir tells whether they all exist. The
+// caller closes path, also on error.
+func (s *store) keyDirs(b *xfs.Handle, kp keyPath) (path dirPath, mainDir bool, err error) {
+	path, err = s.resolveDirs(b, kp, false)
+	if errors.Is(err, ErrNoSuchKey) {
+		return path, false, nil
+	}
+	return path, err == nil, err
+}
+
+// withCurrent runs fn with the key's current version, found under the
+// lock of the key's directory, held while fn runs. Without that
+// directory (mainDir false) there is no current version and no lock.
+// The caller holds the key's lock.
+func (s *store) withCurrent(kp keyPath, path dirPath, mainDir bool, fn func(cur current) error) error {
+	if !mainDir {
+		return fn(current{})
+	}
+	defer s.locks.lock(path.last())()
+	cur, err := s.findCurrent(kp, path.last())
+	if err != nil {
+		return err
+	}
+	return fn(cur)
+}
+
+// addMarker makes a delete marker (an empty file in .xfs3/tmp) and
+// applies ops with its move into vdir as version v, in one transaction.
+func (s *store) addMarker(bucket format.Ino, ops []xfs.NameOp, vdir format.Ino, v version, kp keyPath) error {
+	project, err := s.quotas().project(bucket)
+	if err != nil {
+		return err
+	}
+	a := fileAttrs
+	a.ProjID = project
+	tmp := randomName()
+	sd := s.stagingDir(tmp)
+	attrs := []xfs.Xattr{xattrOf(xattrDeleteMarker, ""), xattrOf(xattrVersion, v.name())}
+	if hashedName(besideName(kp.leaf)) {
+		attrs = append(attrs, xattrOf(xattrName, kp.leaf))
+	}
+	if _, err := s.v.Names().CreateFile(sd, tmp, a, nil, attrs); err != nil {
+		return err
+	}
+	ops = append(ops, xfs.NameOp{Dir: sd, Name: tmp, ToDir: vdir, ToName: v.name()})
+	if err := s.v.Names().Apply(ops); err != nil {
+		s.v.Names().Unlink(sd, tmp)
+		return retryable(err)
+	}
+	return nil
+}
+
+// deleteVersion removes version id of kp for good. When it was the
+// latest, the next newest becomes current: moved to the key's name if
+// it is an object, left where it is if it is a delete marker (the key
+// then reads as deleted). One transaction. A version that does not
+// exist is no error.
+func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string) (DeleteResult, error) {
+	bucket := b.Ino()
+	defer s.lockKey(bucket, kp.key)()
+	bucketDir, err := s.v.Files().Open(bucket)
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	defer bucketDir.Close()
+	path, mainDir, err := s.keyDirs(b, kp)
+	defer path.close()
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	vp, err := s.openVersions(bucket, kp, false)
+	defer vp.close()
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	vers, err := s.readVersions(vp.ino())
+	if err != nil {
+		return DeleteResult{}, err
+	}
+	res := DeleteResult{VersionID: id}
+	var pruneMain, pruneVersions bool
+	var promoteLater []xfs.NameOp // removing the latest, whose next needs the key's directories
+	err = s.withCurrent(kp, path, mainDir, func(cur current) error {
+		if cur.found && cur.v.ID() == id {
+			ops := []xfs.NameOp{{Dir: path.last(), Name: cur.name}}
+			if next, ok, err := s.nextObject(vp.ino(), vers, 0); err != nil {
+				return err
+			} else if ok {
+				ops = append(ops, promoteOp(vp.ino(), next, path.last(), cur.name, kp))
+			}
+			pruneMain, pruneVersions = len(ops) == 1, len(ops) == 2
+			return retryable(s.v.Names().Apply(ops))
+		}
+		i := slices.IndexFunc(vers, func(sv storedVersion) bool { return sv.ID() == id })
+		if i < 0 {
+			return nil
+		}
+		marker, err := s.markerAt(vp.ino(), vers[i].name)
+		if err != nil {
+			return err
+		}
+		res.DeleteMarker = marker
+		ops := []xfs.NameOp{{Dir: vp.ino(), Name: vers[i].name}}
+		pruneVersions = true
+		// The latest version goes: the next newest becomes current,
+		// unless it is a delete marker too.
+		if !cur.found && i == 0 {
+			next, ok, err := s.nextObject(vp.ino(), vers, 1)
+			switch {
+			case err != nil:
+				return err
+			case ok && !mainDir:
+				promoteLater = append(ops, promoteOp(vp.ino(), next, 0, "", kp))
+				return nil
+			case ok:
+				name, err := s.leafName(kp, path.last())
+				if err != nil {
+					return err
+				}
+				ops = append(ops, promoteOp(vp.ino(), next, path.last(), name, kp))
+			}
+		}
+		return retryable(s.v.Names().Apply(ops))
+	})
+	if err == nil && promoteLater != nil {
+		err = s.promoteInto(bucketDir, kp, promoteLater)
+	}
+	if err == nil && pruneMain {
+		err = s.prune(kp, path)
+	}
+	if err == nil && pruneVersions {
+		err = s.pruneVersions(kp, &vp)
+	}
+	return res, err
+}
+
+// nextObject returns vers[i] when it is an object, not a delete marker.
+func (s *store) nextObject(vdir format.Ino, vers []storedVersion, i int) (storedVersion, bool, error) {
+	if i >= len(vers) {
+		return storedVersion{}, false, nil
+	}
+	marker, err := s.markerAt(vdir, vers[i].name)
+	return vers[i], err == nil && !marker, err
+}
+
+// promoteOp moves version sv of vdir to name in dir, the key's name.
+func promoteOp(vdir format.Ino, sv storedVersion, dir format.Ino, name string, kp keyPath) xfs.NameOp {
+	op := xfs.NameOp{Dir: vdir, Name: sv.name, ToDir: dir, ToName: name}
+	if hashedName(name) {
+		op.Attrs = []xfs.Xattr{xattrOf(xattrName, kp.leaf)}
+	}
+	return op
+}
+
+// promoteInto applies ops, whose last moves a version to the key's name,
+// after making the key's directories (bucket is the bucket's directory,
+// held by the caller): the last op gets its place under the lock of the
+// key's directory. The caller holds the key's lock.
+func (s *store) promoteInto(bucket *xfs.Handle, kp keyPath, ops []xfs.NameOp) error {
+	b, err := s.v.Files().Open(bucket.Ino())
+	if err != nil {
+		return err
+	}
+	path, err := s.resolveDirs(b, kp, true)
+	defer path.close()
+	if err == nil {
+		err = func() error {
+			dir := path.last()
+			defer s.locks.lock(dir)()
+			name, err := s.leafName(kp, dir)
+			if err != nil {
+				return err
+			}
+			last := &ops[len(ops)-1]
+			*last = promoteOp(last.Dir, storedVersion{name: last.Name}, dir, name, kp)
+			return retryable(s.v.Names().Apply(ops))
+		}()
+	}
+	if err != nil && len(path) > 1 {
+		s.prune(kp, path)
+	}
+	return err
+}
+
+// pruneVersions removes the key's versions directory when it is empty,
+// and then the prefix directories above it left empty.
+func (s *store) pruneVersions(kp keyPath, vp *versionsPath) error {
+	leaf := vp.ino()
+	if leaf == 0 {
+		return nil
+	}
+	if empty, err := s.v.Names().IsEmptyDir(leaf); err != nil || !empty {
+		return err
+	}
+	parent := vp.dirs.last()
+	err := func() error {
+		defer s.locks.lock(parent)()
+		err := s.v.Names().Rmdir(parent, besideName(kp.leaf))
+		if errors.Is(err, xfs.ErrNotEmpty) || errors.Is(err, xfs.ErrNotFound) {
+			return nil
+		}
+		return err
+	}()
+	if err != nil {
+		return err
+	}
+	return s.prune(kp, vp.dirs)
+}
