@@ -34,6 +34,10 @@ type Config struct {
 	SizeText string `json:"size"`
 	// Addr is the listen address, HOST:PORT.
 	Addr string `json:"addr"`
+	// CertsDir, when set, is a directory laid out as MinIO's: CertFile
+	// (the PEM certificate chain) and KeyFile (the PEM private key); the
+	// server then speaks HTTPS only. Empty: plain HTTP.
+	CertsDir string `json:"certs_dir"`
 	// AccessKey and SecretKey are the credentials; when both are empty
 	// the server generates them once and keeps them in the data
 	// directory (the volume's directory) with mode 0600.
@@ -104,6 +108,12 @@ const (
 // reads the device.
 const MinCacheSize = 1 << 20
 
+// The files of a certs directory, named as MinIO names them.
+const (
+	CertFile = "public.crt"
+	KeyFile  = "private.key"
+)
+
 // Durability settings.
 const (
 	DurableOnAck    = "on-ack"
@@ -145,6 +155,7 @@ var envNames = map[string]string{
 	"volume":     "XFS3_VOLUME",
 	"size":       "XFS3_SIZE",
 	"addr":       "XFS3_ADDR",
+	"certs_dir":  "XFS3_CERTS_DIR",
 	"access_key": "XFS3_ACCESS_KEY",
 	"secret_key": "XFS3_SECRET_KEY",
 	"log_format": "XFS3_LOG_FORMAT",
@@ -170,6 +181,8 @@ func (c *Config) field(name string) *string {
 		return &c.SizeText
 	case "addr":
 		return &c.Addr
+	case "certs_dir":
+		return &c.CertsDir
 	case "access_key":
 		return &c.AccessKey
 	case "secret_key":
@@ -243,6 +256,7 @@ func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flag
 		"volume":     fs.String("volume", "", "volume file or block device (XFS3_VOLUME; default "+c.Volume+")"),
 		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
 		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
+		"certs_dir":  fs.String("certs-dir", "", "serve HTTPS with "+CertFile+" and "+KeyFile+" of this directory (XFS3_CERTS_DIR; default none: HTTP)"),
 		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
 		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
 		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),

@@ -20,7 +20,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:9000" || c.Size != 16<<30 || c.Volume != filepath.Join("xfs3-data", "volume.xfs") || c.LogFormat != "console" || c.Durability != DurableOnAck || c.GCMode != GCPerCPU ||
-		c.TrimInterval != time.Minute || c.TrimPassBytes != 4<<30 || c.LogLevel != "info" || c.LogSample != 1 || c.LogFlush != 100*time.Millisecond || c.MetricsAuth != MetricsRoot || c.CacheSize != 128<<20 {
+		c.TrimInterval != time.Minute || c.TrimPassBytes != 4<<30 || c.LogLevel != "info" || c.LogSample != 1 || c.LogFlush != 100*time.Millisecond || c.MetricsAuth != MetricsRoot || c.CacheSize != 128<<20 || c.CertsDir != "" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -29,14 +29,14 @@ func TestDefaults(t *testing.T) {
 // at each layer.
 func TestLayers(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "xfs3.json")
-	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "log_format": "json", "gc_mode": "sync", "trim_interval": "5m", "trim_pass_bytes": "1G", "log_level": "warn", "log_sample": "3", "log_flush": "1s", "metrics_auth": "off", "cache_size": "1G"}`), 0o644)
+	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "certs_dir": "/etc/from-file", "log_format": "json", "gc_mode": "sync", "trim_interval": "5m", "trim_pass_bytes": "1G", "log_level": "warn", "log_sample": "3", "log_flush": "1s", "metrics_auth": "off", "cache_size": "1G"}`), 0o644)
 	c, err := Load([]string{"--config", file, "--addr", "127.0.0.1:9999", "--gc-mode", "sweep", "--trim-interval", "0", "--metrics-auth", "public", "--cache-size", "512M"},
 		env(map[string]string{"XFS3_SIZE": "2G", "XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "supersecret", "XFS3_DURABILITY": "within-1s", "XFS3_GC_MODE": "percpu",
-			"XFS3_TRIM_INTERVAL": "30s", "XFS3_TRIM_PASS_BYTES": "64M", "XFS3_LOG_SAMPLE": "10", "XFS3_LOG_FLUSH": "0", "XFS3_CACHE_SIZE": "256M"}), io.Discard)
+			"XFS3_TRIM_INTERVAL": "30s", "XFS3_TRIM_PASS_BYTES": "64M", "XFS3_LOG_SAMPLE": "10", "XFS3_LOG_FLUSH": "0", "XFS3_CACHE_SIZE": "256M", "XFS3_CERTS_DIR": "/etc/from-env"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Volume: "from-file.xfs", Size: 2 << 30, SizeText: "2G", Addr: "127.0.0.1:9999",
+	want := Config{Volume: "from-file.xfs", Size: 2 << 30, SizeText: "2G", Addr: "127.0.0.1:9999", CertsDir: "/etc/from-env",
 		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json", Durability: DurableWithin1s, GCMode: GCSweep,
 		TrimIntervalText: "0", TrimPassText: "64M", TrimPassBytes: 64 << 20,
 		LogLevel: "warn", LogSampleText: "10", LogSample: 10, LogFlushText: "0", MetricsAuth: MetricsPublic, CacheSizeText: "512M", CacheSize: 512 << 20}
@@ -47,6 +47,11 @@ func TestLayers(t *testing.T) {
 	c, err = Load(nil, env(map[string]string{"XFS3_CONFIG": file}), io.Discard)
 	if err != nil || c.Volume != "from-file.xfs" {
 		t.Fatalf("XFS3_CONFIG: %+v, %v", c, err)
+	}
+	// The flag wins over both.
+	c, err = Load([]string{"--config", file, "--certs-dir", "from-flag"}, env(map[string]string{"XFS3_CERTS_DIR": "/etc/from-env"}), io.Discard)
+	if err != nil || c.CertsDir != "from-flag" {
+		t.Fatalf("--certs-dir: %+v, %v", c, err)
 	}
 }
 

@@ -17,7 +17,8 @@ usage, durability and gc modes, trim schedule and last pass, buckets with
 their usage and limits.
 
 Connection, as for 'xfs3 quota':
-  --endpoint URL   the server (default: http:// and XFS3_ADDR or "addr")
+  --endpoint URL   the server (default: http://, or https:// with
+                   XFS3_CERTS_DIR or "certs_dir", and XFS3_ADDR or "addr")
   --config FILE    the server's JSON config file (XFS3_CONFIG)
   --volume PATH    the server's volume: when no keys are configured, its
                    credentials.json is read

@@ -52,7 +52,8 @@ no limit or no grace period running), and the grace periods.
 
 Connection (the settings of 'xfs3 serve', read the same way: flags, XFS3_*
 environment, config file):
-  --endpoint URL   the server (default: http:// and the server's listen
+  --endpoint URL   the server (default: http://, or https:// with
+                   XFS3_CERTS_DIR or "certs_dir", and the server's listen
                    address, XFS3_ADDR or "addr", 127.0.0.1:9000)
   --config FILE    the server's JSON config file (XFS3_CONFIG)
   --volume PATH    the server's volume (XFS3_VOLUME): when no keys are
@@ -104,7 +105,7 @@ func adminClient(endpoint, configFile, volume string) (*admin.Client, error) {
 		return nil, fmt.Errorf("the server's settings: %w", err)
 	}
 	if endpoint == "" {
-		if endpoint, err = endpointOf(cfg.Addr); err != nil {
+		if endpoint, err = endpointOf(cfg.Addr, cfg.CertsDir != ""); err != nil {
 			return nil, err
 		}
 	}
@@ -122,9 +123,10 @@ func adminClient(endpoint, configFile, volume string) (*admin.Client, error) {
 		HTTP: &http.Client{Timeout: adminTimeout}}, nil
 }
 
-// endpointOf is the URL of a server listening on addr: a wildcard or
-// empty host is reached on the loopback address.
-func endpointOf(addr string) (string, error) {
+// endpointOf is the URL of a server listening on addr, over HTTPS when
+// it serves TLS: a wildcard or empty host is reached on the loopback
+// address.
+func endpointOf(addr string, tls bool) (string, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || port == "0" {
 		return "", usagef("the server's address %q does not say where it listens: give --endpoint", addr)
@@ -132,7 +134,11 @@ func endpointOf(addr string) (string, error) {
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, port), nil
+	scheme := "http://"
+	if tls {
+		scheme = "https://"
+	}
+	return scheme + net.JoinHostPort(host, port), nil
 }
 
 // serverFace is a running server, through its admin API.

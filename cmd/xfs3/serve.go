@@ -43,6 +43,11 @@ Flags (environment variable, JSON key):
                       (XFS3_SIZE, "size")
   --addr HOST:PORT    listen address; port 0 picks a free one
                       (XFS3_ADDR, "addr")
+  --certs-dir DIR     serve HTTPS (TLS 1.2 or later) with DIR/public.crt,
+                      the PEM certificate chain, and DIR/private.key, its
+                      PEM private key; a replaced pair is picked up within
+                      a second, without a restart (XFS3_CERTS_DIR,
+                      "certs_dir"; default none: plain HTTP)
   --log-format FMT    json or console (XFS3_LOG_FORMAT, "log_format")
   --durability WHEN   on-ack (default): a change is durable before it is
                       acknowledged; within-1s: acknowledged first, durable
@@ -144,6 +149,15 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	version := buildVersion()
 	log.Info().Str("version", version.Version).Str("revision", version.Revision).Str("revision_time", version.RevisionTime).
 		Bool("modified", version.Modified).Str("go", version.Go).Msg("xfs3 starting")
+	// The certificates are checked first: a bad pair stops the start
+	// before the volume is created or opened.
+	var certs *certReloader
+	if cfg.CertsDir != "" {
+		var err error
+		if certs, err = startTLS(cfg.CertsDir, log); err != nil {
+			return err
+		}
+	}
 	created, err := ensureVolume(cfg)
 	if err != nil {
 		return err
@@ -217,7 +231,11 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	case cfg.AccessKey == "":
 		fmt.Fprintf(e.stdout, "xfs3: credentials from %s (access key %s)\n", credentialsPath(cfg), creds.AccessKey)
 	}
-	fmt.Fprintf(e.stdout, "xfs3: serving S3 on http://%s\n", ln.Addr())
+	scheme := "http"
+	if certs != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(e.stdout, "xfs3: serving S3 on %s://%s\n", scheme, ln.Addr())
 	// The start's lines (version, volume, quotas) are out before the
 	// listener is announced, whatever the flush interval.
 	logs.Flush()
@@ -231,11 +249,21 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	// a front mux would clean paths and redirect keys such as "a//b".
 	srv := &http.Server{
 		Handler:           api,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: 30 * time.Second, // bounds a TLS handshake too
 		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          serverErrorLog(log),
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	if certs == nil {
+		go func() { served <- srv.Serve(ln) }()
+	} else {
+		// HTTP/1.1 only, as over plain HTTP: S3 clients speak it, and
+		// the handler is tested through it alone.
+		srv.TLSConfig = certs.tlsConfig()
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	}
 
 	select {
 	case err := <-served: // the listener failed

@@ -44,7 +44,7 @@ func startServeLogging(t *testing.T, cfg config.Config, errs *syncBuffer) (stdou
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- serve(ctx, cfg, e) }()
-	listening := regexp.MustCompile(`serving S3 on http://(\S+)`)
+	listening := regexp.MustCompile(`serving S3 on https?://(\S+)`)
 	deadline := time.Now().Add(30 * time.Second)
 	for !listening.MatchString(out.String()) {
 		select {
