@@ -1,0 +1,118 @@
+package iam
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestPermissions(t *testing.T) {
+	tests := []struct {
+		op        string
+		versionID bool
+		want      []Permission
+	}{
+		{"GetObject", false, []Permission{{"s3:GetObject", TargetObject}}},
+		{"GetObject", true, []Permission{{"s3:GetObjectVersion", TargetObject}}},
+		{"HeadObject", false, []Permission{{"s3:GetObject", TargetObject}}},
+		{"ListObjectsV2", false, []Permission{{"s3:ListBucket", TargetBucket}}},
+		{"ListObjectVersions", false, []Permission{{"s3:ListBucketVersions", TargetBucket}}},
+		{"DeleteObject", true, []Permission{{"s3:DeleteObjectVersion", TargetObject}}},
+		{"UploadPart", true, []Permission{{"s3:PutObject", TargetObject}}},
+		{"ListParts", false, []Permission{{"s3:ListMultipartUploadParts", TargetObject}}},
+		{"ListMultipartUploads", false, []Permission{{"s3:ListBucketMultipartUploads", TargetBucket}}},
+		{"CopyObject", false, []Permission{{"s3:PutObject", TargetObject}, {"s3:GetObject", TargetSource}}},
+		{"CopyObject", true, []Permission{{"s3:PutObject", TargetObject}, {"s3:GetObjectVersion", TargetSource}}},
+		{"GetObjectAttributes", true, []Permission{{"s3:GetObjectVersion", TargetObject}, {"s3:GetObjectVersionAttributes", TargetObject}}},
+		{"ListBuckets", false, []Permission{{"s3:ListAllMyBuckets", TargetAll}}},
+		{"HeadBucket", false, []Permission{{"s3:ListBucket", TargetBucket}}},
+		{"DeleteBucketTagging", false, []Permission{{"s3:PutBucketTagging", TargetBucket}}},
+	}
+	for _, tt := range tests {
+		got, ok := Permissions(tt.op, tt.versionID)
+		if !ok || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("Permissions(%s, %v) = %v, %v; want %v", tt.op, tt.versionID, got, ok, tt.want)
+		}
+	}
+	if _, ok := Permissions("Unsupported", false); ok {
+		t.Error("Permissions(Unsupported) is known")
+	}
+}
+
+// TestPermissionsCoverRoutes reads the route table of s3api (routes and
+// plainRoutes in ../router.go) and checks that every operation it routes
+// has an entry, so a new route cannot ship without one. The file is
+// parsed rather than imported: s3api will import this package.
+func TestPermissionsCoverRoutes(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "../router.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || (fn.Name.Name != "routes" && fn.Name.Name != "plainRoutes") {
+			continue
+		}
+		ast.Inspect(fn, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "name" {
+				if lit, ok := kv.Value.(*ast.BasicLit); ok {
+					name, _ := strconv.Unquote(lit.Value)
+					names = append(names, name)
+				}
+			}
+			return true
+		})
+	}
+	if len(names) < 30 {
+		t.Fatalf("found only %d routes in ../router.go: has its shape changed?", len(names))
+	}
+	for _, name := range names {
+		if _, ok := Permissions(name, false); !ok {
+			t.Errorf("route %s has no entry in actionTable", name)
+		}
+	}
+}
+
+// actionRows renders actionTable as the cells of the markdown table in
+// doc.go, header first.
+func actionRows() [][]string {
+	rows := [][]string{{"Operation", "Action", "With versionId", "Resource"}}
+	for _, r := range actionTable {
+		rows = append(rows, []string{r.operation, r.action, r.versioned, r.target.String()})
+	}
+	return rows
+}
+
+// TestDocActionTable keeps the markdown table in the package doc equal
+// to the table the code uses (cells compared, so alignment is free).
+func TestDocActionTable(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(doc), "\n") {
+		rest, ok := strings.CutPrefix(line, "//\t|")
+		if !ok || strings.HasPrefix(rest, " -") {
+			continue // not in the table, or the separator line
+		}
+		var cells []string
+		for _, c := range strings.Split(strings.TrimSuffix(rest, "|"), "|") {
+			cells = append(cells, strings.TrimSpace(c))
+		}
+		rows = append(rows, cells)
+	}
+	if want := actionRows(); !reflect.DeepEqual(rows, want) {
+		t.Errorf("doc.go's action table differs from actionTable; want rows:\n%q", want)
+	}
+}
