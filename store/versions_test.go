@@ -180,3 +180,29 @@ func TestVersionIDForm(t *testing.T) {
 		t.Fatalf("newSeq(%q) = %q, not above a floor in the future", future, s)
 	}
 }
+
+// FuzzVersionName: a version name or ID from anywhere (a client's
+// versionId, a file name in the versions tree) is taken exactly when it
+// is one newSeq could make, with or without the null suffix.
+func FuzzVersionName(f *testing.F) {
+	f.Add(newSeq(""))
+	f.Add(newSeq("") + nullSuffix)
+	f.Add("null")
+	f.Add("00000000000000000000000000")
+	f.Add("0000000000000000000000000v")
+	f.Fuzz(func(t *testing.T, name string) {
+		v, ok := parseVersionName(name)
+		seq, _ := strings.CutSuffix(name, nullSuffix)
+		b, err := seqEncoding.DecodeString(strings.ToUpper(seq))
+		want := err == nil && len(b) == 16 && seqString(b) == seq
+		if ok != want {
+			t.Fatalf("parseVersionName(%q) ok %v, decoding says %v", name, ok, want)
+		}
+		if ok && v.name() != name {
+			t.Fatalf("%q parses to %+v, named %q", name, v, v.name())
+		}
+		if (checkVersionID(name) == nil) != (name == NullVersion || (ok && !v.null)) {
+			t.Fatalf("checkVersionID(%q) = %v", name, checkVersionID(name))
+		}
+	})
+}
