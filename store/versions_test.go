@@ -2,11 +2,16 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
 // getVersion reads version id of key whole.
@@ -205,4 +210,132 @@ func FuzzVersionName(f *testing.F) {
 			t.Fatalf("checkVersionID(%q) = %v", name, checkVersionID(name))
 		}
 	})
+}
+
+// TestVersioningConcurrent races versioned PUTs, delete markers, deletes
+// by version (the latest included, so that the next is promoted), version
+// reads and listings over keys that turn objects into prefixes and back,
+// while the bucket is suspended and enabled again. Every write's version
+// is recorded; once quiet, each key's versions are exactly those written
+// and not deleted, the current object is the newest version unless that
+// is a delete marker, and xfs_repair finds the volume clean.
+func TestVersioningConcurrent(t *testing.T) {
+	s, img := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"p", "p/q", "p/q/r", "p/", "p//", "..", "../p", strings.Repeat("l", 300), strings.Repeat("l", 300) + "/x"}
+	var mu sync.Mutex
+	made := map[string]map[string]bool{} // key → version IDs made (null included)
+	gone := map[string]map[string]bool{} // key → IDs deleted by ID
+	record := func(m map[string]map[string]bool, k, id string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if m[k] == nil {
+			m[k] = map[string]bool{}
+		}
+		m[k][id] = true
+	}
+	const workers = 6
+	done := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		go func(seed int64) {
+			rng := rand.New(rand.NewSource(seed))
+			for i := 0; i < 120; i++ {
+				k := keys[rng.Intn(len(keys))]
+				var err error
+				switch op := rng.Intn(10); {
+				case op < 4:
+					var info ObjectInfo
+					if info, err = s.PutObject("bkt", k, strings.NewReader(k), int64(len(k)), Meta{}); err == nil && info.VersionID != NullVersion {
+						record(made, k, info.VersionID)
+					}
+				case op < 6:
+					var res DeleteResult
+					if res, err = s.Versions().Delete("bkt", k, ""); err == nil && res.VersionID != NullVersion {
+						record(made, k, res.VersionID)
+					}
+				case op < 8:
+					var res VersionListResult
+					if res, err = s.Versions().List("bkt", VersionListOptions{Prefix: k}); err == nil {
+						var vs []ObjectInfo
+						for _, v := range res.Versions {
+							if v.Key == k {
+								vs = append(vs, v)
+							}
+						}
+						if len(vs) > 0 {
+							id := vs[rng.Intn(len(vs))].VersionID
+							if _, err = s.Versions().Delete("bkt", k, id); err == nil && id != NullVersion {
+								record(gone, k, id)
+							}
+						}
+					}
+				case op < 9:
+					_, err = s.Versions().Head("bkt", k, "")
+					if errors.Is(err, ErrNoSuchKey) {
+						err = nil
+					}
+				default:
+					state := []string{VersioningEnabled, VersioningSuspended}[rng.Intn(2)]
+					err = s.Versions().SetState("bkt", state)
+				}
+				if err != nil {
+					done <- fmt.Errorf("%q: %w", k, err)
+					return
+				}
+			}
+			done <- nil
+		}(int64(w))
+	}
+	for w := 0; w < workers; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range keys {
+		res, err := s.Versions().List("bkt", VersionListOptions{Prefix: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vs []ObjectInfo
+		for _, v := range res.Versions {
+			if v.Key == k {
+				vs = append(vs, v)
+			}
+		}
+		for i, v := range vs {
+			if v.IsLatest != (i == 0) || (i > 0 && v.VersionID != NullVersion && vs[i-1].VersionID != NullVersion && v.VersionID >= vs[i-1].VersionID) {
+				t.Errorf("%q: versions out of order or latest wrong: %+v", k, vs)
+			}
+			if v.VersionID != NullVersion && (!made[k][v.VersionID] || gone[k][v.VersionID]) {
+				t.Errorf("%q: version %s listed, made %v, deleted %v", k, v.VersionID, made[k][v.VersionID], gone[k][v.VersionID])
+			}
+		}
+		for id := range made[k] {
+			if gone[k][id] {
+				continue
+			}
+			if !slices.ContainsFunc(vs, func(v ObjectInfo) bool { return v.VersionID == id }) {
+				t.Errorf("%q: version %s was made and never deleted, but is not listed", k, id)
+			}
+		}
+		info, err := s.Versions().Head("bkt", k, "")
+		switch {
+		case len(vs) == 0 || vs[0].DeleteMarker:
+			if !errors.Is(err, ErrNoSuchKey) {
+				t.Errorf("%q: head %v, want missing (latest %+v)", k, err, vs)
+			}
+		case err != nil || info.VersionID != vs[0].VersionID:
+			t.Errorf("%q: head %+v %v, want version %s", k, info, err, vs[0].VersionID)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
 }
