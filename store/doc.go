@@ -12,11 +12,8 @@
 //	    │   ├── q            key "p/q"
 //	    │   └── .xfs3.e.     key "p//" (a folder marker with content)
 //	    ├── .xfs3.o.p        key "p", an object that is also a prefix
-//	    └── .xfs3.versions/  the other versions of keys (see Versions)
-//	        ├── .xfs3.o.a.jpg/         versions of "a.jpg" but the current
-//	        │   ├── 0ujq2…             a version, named by its ID
-//	        │   └── 0uj7k….null        the null version
-//	        └── p/.xfs3.o.q/0ujr1…     a delete marker of "p/q"
+//	    └── .xfs3.versions/  other versions of keys (see Versions):
+//	        └── p/.xfs3.o.q/0ujr1…     a version of "p/q", named by its ID
 //
 // It knows nothing of HTTP or S3 error codes: failures are the sentinel
 // errors in errors.go (tested with errors.Is), which the S3 layer maps.
@@ -49,20 +46,14 @@
 // metadata names are 1 to 245 bytes of printable ASCII without spaces,
 // names and values 2 KiB in all. Last-Modified is the mtime.
 //
-// Writes are staged and renamed. PutObject creates a file in .xfs3/tmp,
-// charged to the bucket's project, preallocates a declared size over
-// 1 MiB in one extent, streams the body in 1 MiB chunks computing its MD5,
-// and then, under the leaf directory's lock, renames the file over the key
-// with its xattrs in one engine transaction
-// (xfs.Namespace.RenameSettingXattrs): readers see the old object or the
-// new one. A body
-// of known size up to 128 KiB for a key that does not exist yet is created
-// in place instead, with its data and xattrs, in one transaction
-// (xfs.Namespace.CreateFile): one commit per PUT. Any error, including one
-// the body reader returns with its last bytes, removes the staging file and
-// every directory the write made. Conditional writes (PutObjectIf,
-// CompleteOptions.If) check their Precondition under the same lock, just
-// before the rename or create.
+// Writes are staged and renamed. PutObject writes the body into a file in
+// .xfs3/tmp charged to the bucket's project, then, under the leaf
+// directory's lock, renames it over the key with its xattrs in one engine
+// transaction: readers see the old object or the new one. A small body
+// for a new key is created in place with its data and xattrs in one
+// transaction (xfs.Namespace.CreateFile). Any error removes the staging
+// file and every directory the write made. Conditional writes check their
+// Precondition under the same lock, just before the rename or create.
 //
 // Deletes only unlink: the transaction that removes the name puts the
 // inode on its AG's unlinked list, and the call returns once that is
@@ -85,67 +76,35 @@
 //
 // # Versions
 //
-// A bucket's versioning state (Enabled, Suspended, or none before it is
-// first set) is the xattr user.xfs3.versioning of its directory, cached
-// in memory. The current version of a key stays the plain file at its
-// key, so a kernel mount shows every current object where it was
-// before; ListObjects never looks elsewhere and costs what it costs
-// without versioning. The other versions of a key, and its delete
-// markers (empty files with user.xfs3.delete-marker), are the files of
-// one directory per key in the bucket's versions tree, .xfs3.versions:
-// its prefix directories are named as in the bucket (entryName), the
-// key's own directory as an object beside a directory (besideName), so
-// that key "p" and prefix "p/" never share one. A version's file name is
-// its ID, 26 characters of lowercase base32hex: 8 bytes of Unix
-// nanoseconds then 8 random bytes, so names sort by age; the null
-// version's name is its sequence with ".null". The same name is the
-// xattr user.xfs3.version of the file, wherever it is; a file without
-// one was written before versioning and is the null version of its
-// mtime. A version moving into the tree gets user.xfs3.noncurrent-since.
-// New sequences are above the key's newest and every sequence this
-// process made, whatever the clock does.
+// A bucket's versioning state is the xattr user.xfs3.versioning of its
+// directory. The current version of a key stays the plain file at its
+// key; ListObjects never looks elsewhere. Its other versions and delete
+// markers (empty files with user.xfs3.delete-marker) are the files of
+// the key's own directory in .xfs3.versions, named by version ID: 26
+// characters of base32hex of 8 bytes of Unix nanoseconds and 8 random
+// ones, so names sort by age; the null version's sequence ends ".null".
+// That name is also the file's user.xfs3.version; a file without it is
+// the null version of its mtime. Prefix directories of the tree are named
+// as in the bucket, a key's directory by besideName (versions.go).
 //
-// Invariant: when a key has a current file, it is its newest version;
-// when it has none but has versions, the newest is a delete marker.
-// Each transition is one engine transaction (xfs.Namespace.Apply) under
-// the key's lock (a table of 256 RWMutexes by hash of bucket and key)
-// and the lock of the key's directory:
+// Invariant: a key's current file, if any, is its newest version; with
+// none, its newest version is a delete marker. Each transition (a new
+// version, a marker, a Suspended replace, a removal by ID promoting the
+// next newest) is one xfs.Namespace.Apply under the key's lock and its
+// directory's lock, so after a crash a key's versions are those before
+// or after a request. Versions are in the bucket's project: quotas count
+// them all. ListObjectVersions walks the bucket and the versions tree
+// side by side; one key's versions cost O(its versions).
 //
-//	new version (Enabled)   current → tree, staged file → key
-//	new version (Suspended) null current replaced, or current → tree;
-//	                        a null version in the tree goes
-//	DELETE (Enabled)        current → tree, new marker → tree
-//	DELETE (Suspended)      null current goes, or current → tree; the
-//	                        null version in the tree goes; null marker → tree
-//	DELETE by ID            the version goes; when it was the latest, the
-//	                        next newest → key unless it is a marker
-//
-// so after a crash a key's versions are those before or after a request.
-// Reading a version by ID looks at the current file, then the key's
-// directory by name ("null": the name ending in ".null"), under the
-// key's lock shared. ListObjectVersions walks the bucket and the
-// versions tree side by side, as ListObjects walks a bucket, and reads
-// each listed version's inode: O(versions listed), and one key's
-// versions cost O(its versions). Every version is in the bucket's
-// project, so quotas count them all. A bucket whose versions are all
-// gone loses its empty versions tree on DeleteBucket. An empty folder
-// marker kept as its directory's attribute (from before versioning) is
-// the key's null version; the first change of its versions makes it a
-// marker file first.
-//
-// Listing walks the bucket depth-first: it reads each directory it enters,
-// decodes the names to components, sorts them with "/" appended to
-// directories (S3's byte order of the keys), and descends in order. It
-// looks Prefix's directories up by name, binary-searches past StartAfter,
-// skips subtrees outside Prefix or rolled into a common prefix, and stops
-// at MaxKeys. Memory: one sorted directory per level of the walk, plus the
-// page. Time per page: O(d log d) per directory entered (d its size), plus
-// one read of each returned object's inode and xattrs, by the number its
-// entry gave (xfs.Namespace.ReadEntryInodes). With the delimiter "/", a
-// common prefix costs one entry. Sorted directories of 512 entries or more
-// are cached (listcache.go, up to 1 Mi entries) while their change count,
-// generation and creation time are unchanged, so paging through a quiet
-// directory sorts it once.
+// Listing walks the bucket depth-first in S3's byte order of the keys:
+// each directory entered is read, decoded and sorted ("/" appended to
+// directories), Prefix's directories are looked up by name, StartAfter
+// is binary-searched, and subtrees outside Prefix or inside a common
+// prefix are skipped. Memory: one sorted directory per level, plus the
+// page. Time per page: O(d log d) per directory entered (d its size),
+// plus one read of each returned object's inode by its entry's number
+// (xfs.Namespace.ReadEntryInodes). Large sorted directories are cached
+// while unchanged (listcache.go).
 //
 // The engine's commits are lazy; each store operation ends in settle,
 // which forces the log once (shared with concurrent operations) before it
@@ -181,9 +140,7 @@
 //	make a directory, promote        its parent
 //	putFolder (empty marker)         the directory
 //	DELETE                           the leaf's directory
-//	any change of a key's versions   the key's lock, then its directory,
-//	                                 then the versions tree's directories
-//	                                 it makes or prunes (parent first)
+//	a change of a key's versions     the key's lock, then its directory
 //	prune, per directory             its parent, then itself
 //	DeleteBucket                     the bucket's directory
 //	CreateMultipartUpload            the bucket's directory, shared
@@ -192,9 +149,9 @@
 // Lock order: an upload's mutex, then a key's lock, then directory locks
 // (a parent before its child, or a key's directory before one of the
 // versions tree; at most two), then the uploads index (upMu) and the
-// other store mutexes, then the engine's locks (package xfs). No store lock is
-// taken while an engine lock is held. DeleteBucket takes its uploads'
-// mutexes in ID order.
+// other store mutexes, then the engine's locks (package xfs). No store
+// lock is taken while an engine lock is held. DeleteBucket takes its
+// uploads' mutexes in ID order.
 //
 // Readers (GET, HEAD, listings, tagging reads) take no store lock. Every
 // inode the store uses after a lookup is held by an xfs.Handle taken under
