@@ -91,13 +91,21 @@ func startBinaryOn(t testing.TB, bin, path, size string, flags ...string) *serve
 // to them), or free to use any CPU when cpus is empty.
 func startPinnedBinaryOn(t testing.TB, cpus []int, bin, path, size string, flags ...string) *server {
 	t.Helper()
-	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--volume", s.Volume, "--size", size, "--log-format", "json"}, flags...)
-	s.cmd = exec.Command(bin, args...)
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--volume", path, "--size", size, "--log-format", "json"}, flags...)
+	cmd := exec.Command(bin, args...)
 	if len(cpus) > 0 {
-		s.cmd = exec.Command("taskset", append([]string{"--cpu-list", cpuListString(cpus), bin}, args...)...)
+		cmd = exec.Command("taskset", append([]string{"--cpu-list", cpuListString(cpus), bin}, args...)...)
 	}
-	s.cmd.Env = binaryEnv()
+	cmd.Env = binaryEnv()
+	return startCommand(t, path, cmd)
+}
+
+// startCommand starts cmd, an xfs3 serve on the volume at path, and waits
+// for the URL it announces (s.URL; s.Host without the scheme). The test's
+// cleanup kills the server if it still runs.
+func startCommand(t testing.TB, path string, cmd *exec.Cmd) *server {
+	t.Helper()
+	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1), cmd: cmd}
 	s.cmd.Stderr = s.logs
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
@@ -120,20 +128,21 @@ func startPinnedBinaryOn(t testing.TB, cpus []int, bin, path, size string, flags
 			os.WriteFile(filepath.Join(dir, name), []byte(s.logs.String()), 0o644)
 		}
 	})
-	addr := make(chan string, 1)
+	announced := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "xfs3: serving S3 on http://"); ok {
-				addr <- a
+			if u, ok := strings.CutPrefix(sc.Text(), "xfs3: serving S3 on "); ok {
+				announced <- u
 			}
 		}
 		io.Copy(io.Discard, stdout)
 		s.done <- s.cmd.Wait()
 	}()
 	select {
-	case a := <-addr:
-		s.Host, s.URL = a, "http://"+a
+	case u := <-announced:
+		s.URL = u
+		_, s.Host, _ = strings.Cut(u, "://")
 	case err := <-s.done:
 		s.done <- err
 		t.Fatalf("xfs3 serve exited before listening: %v\n%s", err, s.logs.tail(4<<10))

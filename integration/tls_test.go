@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -148,7 +147,6 @@ func (ca *tlsCA) installServer(t *testing.T, dir string) *big.Int {
 // The test's cleanup kills the server if it still runs.
 func startTLSServer(t *testing.T, path, certsDir string, viaEnv bool) *server {
 	t.Helper()
-	s := &server{Volume: path, logs: &lockedBuffer{}, done: make(chan error, 1)}
 	args := []string{"serve", "--addr", "127.0.0.1:0", "--volume", path, "--size", "1G", "--log-format", "json"}
 	env := binaryEnv()
 	if viaEnv {
@@ -156,52 +154,11 @@ func startTLSServer(t *testing.T, path, certsDir string, viaEnv bool) *server {
 	} else {
 		args = append(args, "--certs-dir", certsDir)
 	}
-	s.cmd = exec.Command(binary, args...)
-	s.cmd.Env = env
-	s.cmd.Stderr = s.logs
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if s.cmd.ProcessState == nil {
-			s.cmd.Process.Kill()
-			<-s.done
-		}
-		if t.Failed() {
-			t.Logf("server log (last 8 KiB):\n%s", s.logs.tail(8<<10))
-		}
-		if dir := os.Getenv("XFS3_SERVER_LOGS"); dir != "" {
-			name := strings.NewReplacer("/", "_").Replace(t.Name()) + ".log"
-			os.WriteFile(filepath.Join(dir, name), []byte(s.logs.String()), 0o644)
-		}
-	})
-	announced := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "xfs3: serving S3 on "); ok {
-				announced <- a
-			}
-		}
-		io.Copy(io.Discard, stdout)
-		s.done <- s.cmd.Wait()
-	}()
-	select {
-	case a := <-announced:
-		host, ok := strings.CutPrefix(a, "https://")
-		if !ok {
-			t.Fatalf("xfs3 serve with a certs directory announced %q, want an https:// URL", a)
-		}
-		s.Host, s.URL = host, "https://"+host
-	case err := <-s.done:
-		s.done <- err
-		t.Fatalf("xfs3 serve exited before listening: %v\n%s", err, s.logs.tail(4<<10))
-	case <-time.After(60 * time.Second):
-		t.Fatalf("xfs3 serve did not start listening in 60 s\n%s", s.logs.tail(4<<10))
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env
+	s := startCommand(t, path, cmd)
+	if !strings.HasPrefix(s.URL, "https://") {
+		t.Fatalf("xfs3 serve with a certs directory announced %q, want an https:// URL", s.URL)
 	}
 	return s
 }
