@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,8 @@ var allowed = map[string][]string{
 	"integration": {""},
 	"config":      {},
 	"s3api":       {"s3api", "store"},
+	"s3api/iam":   {},
+	"s3api/sigv4": {},
 	"store":       {"store", "xfs", "gc"},
 	"gc":          {"gc", "xfs"},
 	"xfs":         {"xfs"},
@@ -38,6 +41,14 @@ var allowed = map[string][]string{
 	"xfs/trans/transtest": {"xfs/format", "xfs/dev", "xfs/trans", "xfs/mkfs"},
 }
 
+// pure are the packages of the standard library alone, so that they can
+// never reach the store, the engine, the network or a logger; of them,
+// noIO may not even import I/O (policy evaluation is a computation).
+var (
+	pure = []string{"s3api/iam", "s3api/sigv4"}
+	noIO = map[string][]string{"s3api/iam": {"net/http", "os", "io"}}
+)
+
 // forbiddenInEngine are outside packages the engine must never need.
 var forbiddenInEngine = []string{"net/http", "github.com/rs/zerolog", "github.com/gorilla/mux"}
 
@@ -55,6 +66,12 @@ func TestImportLayers(t *testing.T) {
 			continue
 		}
 		for _, imp := range fields[1:] {
+			if first, _, _ := strings.Cut(imp, "/"); slices.Contains(pure, pkg) && strings.Contains(first, ".") {
+				t.Errorf("%s imports %s: only the standard library is allowed", pkg, imp)
+			}
+			if slices.Contains(noIO[pkg], imp) {
+				t.Errorf("%s imports %s: the package does no I/O", pkg, imp)
+			}
 			if strings.HasPrefix(pkg, "xfs") {
 				for _, bad := range forbiddenInEngine {
 					if imp == bad || strings.HasPrefix(imp, bad+"/") {
