@@ -313,6 +313,34 @@ func (s *store) removeTree(dir format.Ino, name string) error {
 	return s.v.Names().Rmdir(dir, name)
 }
 
+// removeEmptyDirs removes the directory name of dir if it holds nothing
+// but directories that hold nothing else, and tells whether it did.
+// Unlike removeTree it never removes a file, so a concurrent change that
+// puts one below keeps it (the directory then stays).
+func (s *store) removeEmptyDirs(dir format.Ino, name string) (bool, error) {
+	ino, err := s.v.Names().Lookup(dir, name)
+	if err != nil {
+		return false, err
+	}
+	ents, err := s.v.Names().ReadDir(ino)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if e.Type != format.FTDir {
+			return false, nil
+		}
+		if gone, err := s.removeEmptyDirs(ino, e.Name); err != nil || !gone {
+			return false, err
+		}
+	}
+	err = s.v.Names().Rmdir(dir, name)
+	if errors.Is(err, xfs.ErrNotEmpty) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // Volume returns the underlying volume.
 func (s *Store) Volume() *xfs.Volume { return s.v }
 
@@ -462,7 +490,8 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	}
 	if len(ents) == 1 && ents[0].Name == versionsDir {
 		// Every version is gone; the versions tree goes with the bucket.
-		if err := s.v.Names().Rmdir(ino, versionsDir); err != nil && !errors.Is(err, xfs.ErrNotEmpty) {
+		// Directories a failed or interrupted change left empty go too.
+		if _, err := s.removeEmptyDirs(ino, versionsDir); err != nil {
 			return err
 		}
 		if ents, err = s.v.Names().ReadDir(ino); err != nil {

@@ -339,3 +339,48 @@ func TestVersioningConcurrent(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, img)
 }
+
+// TestDeleteBucketLeftoverVersionDirs: directories of the versions tree
+// left empty (a change that failed or was cut after making its key's
+// directory) do not keep a bucket without versions from being deleted;
+// one version anywhere in the tree does.
+func TestDeleteBucketLeftoverVersionDirs(t *testing.T) {
+	s, img := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "a/b", "x", Meta{})
+	b := s.mustBucket(t, "bkt")
+	kp, _ := parseKey("a/c")
+	vp, err := s.openVersions(b, kp, true) // as a DELETE does before its marker
+	vp.close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Versions().Delete("bkt", "a/b", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket("bkt"); !errors.Is(err, ErrBucketNotEmpty) {
+		t.Fatalf("delete bucket with a version and a marker: %v", err)
+	}
+	res, err := s.Versions().List("bkt", VersionListOptions{})
+	if err != nil || len(res.Versions) != 2 {
+		t.Fatalf("versions %+v %v", res, err)
+	}
+	for _, v := range res.Versions {
+		if _, err := s.Versions().Delete("bkt", v.Key, v.VersionID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteBucket("bkt"); err != nil {
+		t.Fatalf("delete bucket with only empty version directories left: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
+}
