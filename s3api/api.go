@@ -2,13 +2,16 @@ package s3api
 
 import (
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/xfs3/xfs3/s3api/admin"
+	"github.com/xfs3/xfs3/s3api/identity"
 	"github.com/xfs3/xfs3/s3api/sigv4"
 	"github.com/xfs3/xfs3/store"
 )
@@ -56,7 +59,9 @@ type server struct {
 	region        string
 	log           zerolog.Logger
 	now           func() time.Time
-	creds         sigv4.StaticCredentials
+	creds         sigv4.StaticCredentials // the root credentials
+	identities    *identity.Directory     // users and service accounts
+	bucketAuths   bucketAuths             // parsed bucket policies (bucketpolicy.go)
 	version       admin.Version
 	started       time.Time
 
@@ -70,6 +75,34 @@ type server struct {
 	unknownOp     *opMetrics
 	metricsAccess MetricsAccess
 	scrape        http.Handler
+}
+
+// identitiesFile is the system file of users, service accounts and
+// named policies (store.SystemFiles).
+const identitiesFile = "identities.json"
+
+// systemFile keeps one system file of the store for identity.Open.
+type systemFile struct {
+	files store.SystemFiles
+	name  string
+}
+
+func (f systemFile) Load() ([]byte, error) {
+	b, err := f.files.Read(f.name)
+	if errors.Is(err, store.ErrNoSuchSystemFile) {
+		return nil, nil
+	}
+	return b, err
+}
+
+func (f systemFile) Save(doc []byte) error { return f.files.Write(f.name, doc) }
+
+// openIdentities opens the volume's identities, sealed under the root
+// credentials: with several, those of the first access key in byte
+// order.
+func openIdentities(st *store.Store, root sigv4.StaticCredentials, now func() time.Time) (*identity.Directory, error) {
+	keys := slices.Sorted(maps.Keys(root))
+	return identity.Open(systemFile{st.SystemFiles(), identitiesFile}, keys[0], root[keys[0]], now)
 }
 
 // New returns the server's handler: S3 in path style, every S3 request
@@ -109,13 +142,21 @@ func New(c Config) (http.Handler, error) {
 		creds[ak] = sk
 	}
 	s.creds = creds
-	if err := s.setupMetrics(c.Metrics); err != nil {
+	var err error
+	if err = s.setupMetrics(c.Metrics); err != nil {
 		return nil, err
 	}
+	if s.identities, err = openIdentities(c.Store, creds, s.now); err != nil {
+		return nil, err
+	}
+	if n := s.identities.SealedKeys(); n > 0 {
+		s.log.Warn().Int("access_keys", n).Msg("access keys sealed under other root credentials cannot sign in until their secret keys are set again (or the old root credentials come back)")
+	}
+	keys := keyring{root: creds, dir: s.identities}
 	// Region is left empty so that clients signing for another region (the
 	// aws CLI's configured default, minio-go's location probe) are accepted:
 	// there is only one region here.
-	s.verifier = &sigv4.Verifier{Credentials: creds, Now: s.now}
-	s.adminVerifier = &sigv4.Verifier{Credentials: creds, Now: s.now, AllowEmptyRegion: true}
+	s.verifier = &sigv4.Verifier{Credentials: keys, Now: s.now}
+	s.adminVerifier = &sigv4.Verifier{Credentials: keys, Now: s.now, AllowEmptyRegion: true}
 	return s.middleware(s.router(), s.systemRouter()), nil
 }

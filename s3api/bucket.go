@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"github.com/xfs3/xfs3/s3api/iam"
+
 	"errors"
 	"net/http"
 
@@ -35,6 +37,9 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	if r := r.URL.Query().Get("bucket-region"); r != "" && r != s.region {
 		buckets = nil // every bucket is in the server's one region
 	}
+	if buckets, err = s.visibleBuckets(r, rq, buckets); err != nil {
+		return err
+	}
 	page, next := sel.page(buckets)
 	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}, Prefix: sel.prefix}
 	for _, b := range page {
@@ -45,6 +50,30 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	writeXML(w, http.StatusOK, out)
 	return nil
+}
+
+// visibleBuckets are the buckets a ListBuckets shows: all of them to a
+// requester allowed s3:ListAllMyBuckets; otherwise, as MinIO does, those
+// it may list (s3:ListBucket), and AccessDenied when there are none.
+func (s *server) visibleBuckets(r *http.Request, rq *request, all []store.BucketInfo) ([]store.BucketInfo, error) {
+	if rq.root {
+		return all, nil
+	}
+	if err := s.allowed(r, rq, "s3:ListAllMyBuckets", "", iam.AllBucketsARN); err == nil {
+		return all, nil
+	} else if rq.anonymous {
+		return nil, err
+	}
+	var some []store.BucketInfo
+	for _, b := range all {
+		if s.decide(r, rq, "s3:ListBucket", b.Name, iam.BucketARN(b.Name)).Allowed() {
+			some = append(some, b)
+		}
+	}
+	if some == nil {
+		return nil, s.denied(rq, rq.decision, "s3:ListAllMyBuckets or s3:ListBucket on any bucket")
+	}
+	return some, nil
 }
 
 // createBucketConfiguration may name the server's own region, the only

@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"github.com/xfs3/xfs3/s3api/iam"
+
 	"net/http"
 
 	"github.com/xfs3/xfs3/store"
@@ -87,6 +89,9 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 			}
 			ov.VersionID = *o.VersionID
 		}
+		if errs[i] = s.allowedDelete(r, rq, ov); errs[i] != nil {
+			continue
+		}
 		objs, batch = append(objs, ov), append(batch, i)
 	}
 	results := make([]store.DeleteResult, len(req.Objects))
@@ -113,6 +118,16 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 	}
 	writeXML(w, http.StatusOK, out)
 	return nil
+}
+
+// allowedDelete authorizes one key of a DeleteObjects as the
+// DeleteObject of it would be.
+func (s *server) allowedDelete(r *http.Request, rq *request, ov store.ObjectVersion) error {
+	if rq.root {
+		return nil
+	}
+	perms, _ := iam.Permissions("DeleteObject", ov.VersionID != "")
+	return s.allowed(r, rq, perms[0].Action, rq.bucket, iam.ObjectARN(rq.bucket, ov.Key))
 }
 
 // deleted is the Deleted entry of a key: the version named (byVersion),

@@ -192,13 +192,18 @@ func (s *server) postObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
-	rq.auth = auth
+	if err := s.identify(rq, auth); err != nil {
+		return err
+	}
 	key, ok := form.fields["key"]
 	if !ok || key == "" {
 		return errorf("InvalidArgument", "Bucket POST must contain a field named 'key'.  If it is specified, please check the order of the fields.")
 	}
 	key = strings.ReplaceAll(key, "${filename}", form.filename)
 	rq.key = key
+	if err := s.authorize(r, rq); err != nil {
+		return err
+	}
 	checked := make(map[string]string, len(form.fields)+1)
 	for k, v := range form.fields {
 		checked[k] = v

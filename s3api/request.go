@@ -15,6 +15,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/xfs3/xfs3/s3api/iam"
+	"github.com/xfs3/xfs3/s3api/identity"
 	"github.com/xfs3/xfs3/s3api/sigv4"
 	"github.com/xfs3/xfs3/store"
 )
@@ -27,9 +29,17 @@ type request struct {
 	bucket, key string
 	version     string // ?versionId of an operation on one version
 	auth        *sigv4.Auth
-	errCode     string
-	err         error      // the cause logged with errCode
-	metrics     *opMetrics // the operation's series; nil until one is chosen or with metrics off
+	// Who signed: root (Config.Credentials), a user or service account
+	// (ident), or nobody (anonymous). decision is the last policy
+	// decision taken, for the log.
+	root      bool
+	ident     *identity.Identity
+	anonymous bool
+	decision  iam.Decision
+	ctx       iam.Context // condition keys, made on first use (authorize.go)
+	errCode   string
+	err       error      // the cause logged with errCode
+	metrics   *opMetrics // the operation's series; nil until one is chosen or with metrics off
 }
 
 type requestKey struct{}
@@ -139,13 +149,21 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 		}
 		// A form upload is signed by its policy, inside the body: only its
 		// handler authenticates it (operation refuses it to any other).
+		// An unsigned request is anonymous: only a bucket policy can
+		// allow it (authorize).
 		if !isFormUpload(r) {
 			auth, err := s.verifier.Verify(r)
+			switch {
+			case errors.Is(err, sigv4.ErrMissingAuth):
+				rq.setAnonymous()
+				err = nil
+			case err == nil:
+				err = s.identify(rq, auth)
+			}
 			if err != nil {
 				s.writeError(w, r, rq, err)
 				return
 			}
-			rq.auth = auth
 		}
 		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 			// Answer at once, as S3 does, even for an empty body: given a
@@ -176,7 +194,11 @@ func (s *server) operation(name string, h handlerFunc) http.Handler {
 			return
 		}
 		if !isSystemPath(r.URL.Path) {
-			if err := s.checkRequest(r, rq); err != nil {
+			err := s.checkRequest(r, rq)
+			if err == nil && !authorizedInHandler(name) {
+				err = s.authorize(r, rq)
+			}
+			if err != nil {
 				s.writeError(w, r, rq, err)
 				return
 			}
@@ -284,8 +306,19 @@ func (s *server) logRequest(r *http.Request, rq *request, w *responseWriter, in 
 		Int64("bytes_out", w.written).
 		Dur("latency", took).
 		Str("remote", r.RemoteAddr)
-	if rq.auth != nil {
+	switch {
+	case rq.anonymous:
+		ev = ev.Bool("anonymous", true)
+	case rq.auth != nil:
 		ev = ev.Str("access_key", rq.auth.AccessKey)
+		if rq.root {
+			ev = ev.Str("user", "root")
+		} else if rq.ident != nil && rq.ident.User != "" {
+			ev = ev.Str("user", rq.ident.User)
+		}
+	}
+	if rq.errCode == "AccessDenied" && rq.decision.Effect != "" {
+		ev = ev.Str("decision", rq.decision.String())
 	}
 	if rq.errCode != "" {
 		ev = ev.Str("error_code", rq.errCode)

@@ -9,6 +9,8 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/xfs3/xfs3/s3api/admin"
+	"github.com/xfs3/xfs3/s3api/iam"
+	"github.com/xfs3/xfs3/s3api/identity"
 	"github.com/xfs3/xfs3/store"
 )
 
@@ -32,15 +34,19 @@ func isSystemPath(p string) bool {
 type adminRoute struct {
 	name    string
 	method  string
-	path    string // below adminPrefix
+	path    string   // below adminPrefix
+	query   []string // pairs of a query parameter and the value it must have
 	handler handlerFunc
+	// self: the handler authorizes (authorizeAdmin), since a user may
+	// manage its own service accounts without an admin policy.
+	self bool
 }
 
 // adminRoutes are the admin endpoints. mc's "admin info" is answered
 // 501 until the server has an equivalent (as admin-wire.md allows).
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
-		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented},
+		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented, self: true},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
 		{name: "AdminXFS3Info", method: http.MethodGet, path: admin.PathInfo, handler: s.adminInfo},
 		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
@@ -69,10 +75,10 @@ func (s *server) systemRouter() http.Handler {
 	// The metrics endpoint authenticates itself: it also takes a bearer
 	// token, which Prometheus can send and cannot sign.
 	r.Methods(http.MethodGet).Path(metricsPath).Handler(s.operation("Metrics", s.serveMetrics))
-	for _, rt := range s.adminRoutes() {
-		r.Methods(rt.method).Path(adminPrefix + rt.path).Handler(s.admin(rt.name, rt.handler))
+	for _, rt := range append(s.adminRoutes(), s.identityRoutes()...) {
+		r.Methods(rt.method).Path(adminPrefix + rt.path).Queries(rt.query...).Handler(s.admin(rt))
 	}
-	r.PathPrefix(adminPrefix + "/").Handler(s.admin("AdminUnknown", s.adminNotImplemented))
+	r.PathPrefix(adminPrefix + "/").Handler(s.admin(adminRoute{name: "AdminUnknown", handler: s.adminNotImplemented, self: true}))
 	r.NotFoundHandler = s.operation("SystemUnknown", s.systemNotFound)
 	r.MethodNotAllowedHandler = r.NotFoundHandler
 	return r
@@ -95,16 +101,41 @@ func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request
 	return nil
 }
 
-// admin authenticates an admin request before its handler runs.
-func (s *server) admin(name string, h handlerFunc) http.Handler {
-	return s.operation(name, func(w http.ResponseWriter, r *http.Request, rq *request) error {
+// admin authenticates an admin request and, unless the route does it
+// itself, authorizes it before its handler runs.
+func (s *server) admin(rt adminRoute) http.Handler {
+	return s.operation(rt.name, func(w http.ResponseWriter, r *http.Request, rq *request) error {
 		auth, err := s.adminVerifier.Verify(r)
 		if err != nil {
 			return err
 		}
-		rq.auth = auth
-		return h(w, r, rq)
+		if err := s.identify(rq, auth); err != nil {
+			return err
+		}
+		if !rt.self {
+			if err := s.authorizeAdmin(r, rq, ""); err != nil {
+				return err
+			}
+		}
+		return rt.handler(w, r, rq)
 	})
+}
+
+// authorizeAdmin allows the root credentials, a user acting on what it
+// owns (owner: the parent of the service account concerned), and
+// identities whose policies allow the operation's admin action.
+func (s *server) authorizeAdmin(r *http.Request, rq *request, owner string) error {
+	if rq.root {
+		return nil
+	}
+	if owner != "" && rq.ident != nil && rq.ident.Kind == identity.KindUser && owner == rq.ident.AccessKey {
+		return nil
+	}
+	perms, ok := iam.Permissions(rq.op, false)
+	if !ok {
+		return s.denied(rq, iam.Decision{Effect: iam.Deny}, "no IAM action is defined for "+rq.op)
+	}
+	return s.allowed(r, rq, perms[0].Action, "", iam.AllBucketsARN)
 }
 
 // adminGCStats answers the inode garbage collector's counters.

@@ -5,7 +5,9 @@
 //	├── .xfs3/               system directory (never a bucket: starts with '.')
 //	│   ├── tmp/00 … tmp/0f  staged PUTs, parts and new upload directories,
 //	│   │                    spread over 16 directories by name; emptied on open
-//	│   └── uploads/<id>/    an upload in progress: parts 00001, 00002, …
+//	│   ├── uploads/<id>/    an upload in progress: parts 00001, 00002, …
+//	│   └── config/<name>    system files (SystemFiles), made by the first
+//	│                        Write
 //	└── photos/              bucket "photos"
 //	    ├── a.jpg            key "a.jpg"
 //	    ├── p/               key prefix "p/"
@@ -105,6 +107,28 @@
 // plus one read of each returned object's inode by its entry's number
 // (xfs.Namespace.ReadEntryInodes). Large sorted directories are cached
 // while unchanged (listcache.go).
+//
+// # Configuration
+//
+// A bucket's configuration documents (BucketConfigs: its policy, its
+// public access block) are xattrs of its directory, user.xfs3.<kind>
+// (ConfigKind, with its size limit), bytes the S3 layer validates. A
+// Put or Delete is one engine transaction; the documents go with the
+// directory, count in the bucket's project, and a kernel mount shows
+// them (getfattr). Generation, an atomic counter moved after every such
+// change and every bucket made or removed, tells the S3 layer when the
+// documents it parsed may be stale.
+//
+// System files (SystemFiles) are the server's own state, such as the
+// users and policies of its IAM layer: the regular files of .xfs3/config,
+// named by 1 to 64 bytes of [a-z0-9._-] not starting with '.', up to
+// MaxSystemFileSize, in no bucket's project. A Write makes the new file
+// whole in a staging directory (xfs.Namespace.CreateFile; Create and
+// WriteAt beyond xfs.MaxCreateData) and renames it over the name in one
+// transaction, so after a crash the name holds the old content or the
+// new; a named file's content never changes. Cost: a Write is two
+// engine transactions (three beyond xfs.MaxCreateData) and one settle; a
+// Read holds the file and reads it whole.
 //
 // The engine's commits are lazy; each store operation ends in settle,
 // which forces the log once (shared with concurrent operations) before it

@@ -53,15 +53,7 @@ func TestKernelSeesMultipart(t *testing.T) {
 	if err := s.multipart().Abort("bkt", "aborted", aborted.UploadID); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	oracle.Repair(t, img)
-	mnt := oracle.Mount(t, img, true)
-	snap, err := oracle.SnapshotDir(mnt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mnt, snap := closeAndSnapshot(t, s, img)
 	for path, o := range want {
 		e, ok := snap.Lookup(path)
 		sum := sha256.Sum256(o.body)

@@ -69,15 +69,7 @@ func TestKernelSeesObjects(t *testing.T) {
 	if err := s.DeleteBucket("gone"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	oracle.Repair(t, img)
-	mnt := oracle.Mount(t, img, true)
-	snap, err := oracle.SnapshotDir(mnt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, snap := closeAndSnapshot(t, s, img)
 	seen := 0
 	for _, e := range snap {
 		if e.Path == "." || e.Path == SysDir || strings.HasPrefix(e.Path, SysDir+"/"+tmpDir) || e.Path == SysDir+"/"+uploadsDir {
@@ -141,4 +133,21 @@ func hasChild(snap oracle.Snapshot, dir string) bool {
 		}
 	}
 	return false
+}
+
+// closeAndSnapshot closes the store, checks its volume with xfs_repair
+// and snapshots a read-only kernel mount of it (mnt, unmounted when the
+// test ends).
+func closeAndSnapshot(t *testing.T, s *Store, img string) (mnt string, snap oracle.Snapshot) {
+	t.Helper()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	mnt = oracle.Mount(t, img, true)
+	snap, err := oracle.SnapshotDir(mnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mnt, snap
 }

@@ -21,6 +21,7 @@ const (
 	SysDir     = ".xfs3" // never a valid bucket name: it starts with '.'
 	tmpDir     = "tmp"
 	uploadsDir = "uploads"
+	configDir  = "config" // system files (sysfiles.go)
 	// oldTrashDir held extra links keeping deleted objects readable
 	// before the engine had references; New removes it.
 	oldTrashDir = "trash"
@@ -35,8 +36,9 @@ var (
 // Store maps buckets and objects onto one open volume: the handle a
 // program opens and closes, with buckets, objects, tagging and listings.
 // Multipart uploads are reached through Uploads, bucket quotas through
-// Quotas and versions by ID through Versions, each a small value over the
-// state they share. A Store and its
+// Quotas, versions by ID through Versions, bucket policies and the like
+// through BucketConfigs and the server's own files through SystemFiles,
+// each a small value over the state they share. A Store and its
 // roles are safe for concurrent use.
 //
 // Lock order: an upload's mu, then a key's lock, then directory locks,
@@ -89,6 +91,11 @@ type store struct {
 	projects projects
 	// quotaMu orders Quotas.Update's read-modify-writes of limits.
 	quotaMu sync.Mutex
+
+	// cfgGen is BucketConfigs.Generation; sysConfig is .xfs3/config
+	// once found or made (0 before: sysfiles.go).
+	cfgGen    atomic.Uint64
+	sysConfig atomic.Uint64
 
 	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
 	// makes changes durable periodically until stopFlusher is closed.
@@ -457,6 +464,7 @@ func (s *Store) CreateBucket(name string) (err error) {
 	if errors.Is(err, xfs.ErrExist) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketExists)
 	}
+	s.configsChanged()
 	return err
 }
 
@@ -515,6 +523,7 @@ func (s *Store) DeleteBucket(name string) (err error) {
 	}
 	err = s.v.Names().Rmdir(s.v.Root(), name)
 	s.forgetVersioning(ino)
+	s.configsChanged()
 	if errors.Is(err, xfs.ErrNotEmpty) {
 		return fmt.Errorf("bucket %q: %w", name, ErrBucketNotEmpty)
 	}

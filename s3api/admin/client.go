@@ -29,8 +29,9 @@ type Client struct {
 // maxAnswer bounds the answers read (a report of many buckets included).
 const maxAnswer = 64 << 20
 
-// do sends one admin request and decodes a JSON answer into out (when
-// not nil). An error answer is returned as an *Error.
+// do sends one admin request with a JSON body (when in is not nil) and
+// decodes a JSON answer into out (when not nil). An error answer is
+// returned as an *Error.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, in, out any) error {
 	var body []byte
 	if in != nil {
@@ -39,20 +40,34 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 			return err
 		}
 	}
+	answer, err := c.send(ctx, method, path, query, body, in != nil)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, path, err)
+	}
+	return nil
+}
+
+// send sends one signed admin request and returns the answer's body.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, body []byte, isJSON bool) ([]byte, error) {
 	u, err := url.Parse(strings.TrimSuffix(c.Endpoint, "/") + Prefix + path)
 	if err != nil {
-		return fmt.Errorf("endpoint %q: %w", c.Endpoint, err)
+		return nil, fmt.Errorf("endpoint %q: %w", c.Endpoint, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
-		return fmt.Errorf("endpoint %q: want http://HOST:PORT or https://HOST:PORT", c.Endpoint)
+		return nil, fmt.Errorf("endpoint %q: want http://HOST:PORT or https://HOST:PORT", c.Endpoint)
 	}
 	u.RawQuery = query.Encode()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if in != nil {
+	if isJSON {
 		req.Header.Set("Content-Type", "application/json")
+	} else if body != nil {
+		req.Header.Set("Content-Type", "application/octet-stream")
 	}
 	now := time.Now
 	if c.Now != nil {
@@ -60,7 +75,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	sum := sha256.Sum256(body)
 	if err := sigv4.Sign(req, c.AccessKey, c.SecretKey, "", hex.EncodeToString(sum[:]), now()); err != nil {
-		return err
+		return nil, err
 	}
 	hc := c.HTTP
 	if hc == nil {
@@ -68,23 +83,17 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return fmt.Errorf("%s %s: read the answer: %w", method, u.Path, err)
+		return nil, fmt.Errorf("%s %s: read the answer: %w", method, u.Path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return errorOf(resp.StatusCode, answer)
+		return nil, errorOf(resp.StatusCode, answer)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(answer, out); err != nil {
-		return fmt.Errorf("%s %s: the answer is not the JSON expected: %w", method, u.Path, err)
-	}
-	return nil
+	return answer, nil
 }
 
 // errorOf decodes an error answer; one that is not an admin error (a

@@ -78,6 +78,9 @@ var actionTable = []rule{
 	{"PutBucketPolicy", "s3:PutBucketPolicy", "", TargetBucket},
 	{"DeleteBucketPolicy", "s3:DeleteBucketPolicy", "", TargetBucket},
 	{"GetBucketPolicyStatus", "s3:GetBucketPolicyStatus", "", TargetBucket},
+	{"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock", "", TargetBucket},
+	{"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock", "", TargetBucket},
+	{"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", "", TargetBucket}, // S3 has no delete action of its own
 
 	{"GetObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
 	{"HeadObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
@@ -101,6 +104,40 @@ var actionTable = []rule{
 	{"DeleteObjectTagging", "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging", TargetObject},
 	{"GetObjectAcl", "s3:GetObjectAcl", "s3:GetObjectVersionAcl", TargetObject},
 	{"PutObjectAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl", TargetObject},
+
+	// Admin API (s3api/system.go, s3api/identities.go): MinIO's action
+	// names where MinIO has the call; every one is checked against
+	// AllBucketsARN, so "Resource": "*" or "arn:aws:s3:::*" grants it.
+	{"AdminInfo", "admin:ServerInfo", "", TargetAll},
+	{"AdminXFS3Info", "admin:ServerInfo", "", TargetAll},
+	{"AdminGCStats", "admin:ServerInfo", "", TargetAll},
+	{"AdminTrimStatus", "admin:ServerInfo", "", TargetAll},
+	{"AdminTrimStart", "admin:Trim", "", TargetAll},
+	{"AdminTrimCancel", "admin:Trim", "", TargetAll},
+	{"AdminSetBucketQuota", "admin:SetBucketQuota", "", TargetAll},
+	{"AdminSetQuota", "admin:SetBucketQuota", "", TargetAll},
+	{"AdminSetQuotaGrace", "admin:SetBucketQuota", "", TargetAll},
+	{"AdminGetBucketQuota", "admin:GetBucketQuota", "", TargetAll},
+	{"AdminQuotaReport", "admin:GetBucketQuota", "", TargetAll},
+	{"AdminAddUser", "admin:CreateUser", "", TargetAll},
+	{"AdminRemoveUser", "admin:DeleteUser", "", TargetAll},
+	{"AdminListUsers", "admin:ListUsers", "", TargetAll},
+	{"AdminUserInfo", "admin:GetUser", "", TargetAll},
+	{"AdminEnableUser", "admin:EnableUser", "", TargetAll},
+	{"AdminDisableUser", "admin:DisableUser", "", TargetAll},
+	{"AdminListAccessKeys", "admin:ListServiceAccounts", "", TargetAll},
+	{"AdminAddPolicy", "admin:CreatePolicy", "", TargetAll},
+	{"AdminRemovePolicy", "admin:DeletePolicy", "", TargetAll},
+	{"AdminListPolicies", "admin:ListUserPolicies", "", TargetAll},
+	{"AdminPolicyInfo", "admin:GetPolicy", "", TargetAll},
+	{"AdminAttachPolicy", "admin:AttachUserOrGroupPolicy", "", TargetAll},
+	{"AdminDetachPolicy", "admin:AttachUserOrGroupPolicy", "", TargetAll},
+	{"AdminPolicyEntities", "admin:ListUserPolicies", "", TargetAll},
+	{"AdminAddServiceAccount", "admin:CreateServiceAccount", "", TargetAll},
+	{"AdminUpdateServiceAccount", "admin:UpdateServiceAccount", "", TargetAll},
+	{"AdminServiceAccountInfo", "admin:ListServiceAccounts", "", TargetAll},
+	{"AdminListServiceAccounts", "admin:ListServiceAccounts", "", TargetAll},
+	{"AdminDeleteServiceAccount", "admin:RemoveServiceAccount", "", TargetAll},
 }
 
 // Permissions returns what an S3 operation (a route name, e.g.

@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,19 +45,39 @@ func TestPermissions(t *testing.T) {
 	}
 }
 
-// TestPermissionsCoverRoutes reads the route table of s3api (routes and
-// plainRoutes in ../router.go) and checks that every operation it routes
+// TestPermissionsCoverRoutes reads the route tables of s3api (S3 in
+// ../router.go, admin in ../system.go and ../identities.go) and checks that every operation it routes
 // has an entry, so a new route cannot ship without one. The file is
 // parsed rather than imported: s3api will import this package.
 func TestPermissionsCoverRoutes(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "../router.go", nil, 0)
+	var names []string
+	for file, funcs := range map[string][]string{
+		"../router.go":     {"routes", "plainRoutes"},
+		"../system.go":     {"adminRoutes"},
+		"../identities.go": {"identityRoutes"},
+	} {
+		names = append(names, routeNames(t, file, funcs)...)
+	}
+	if len(names) < 60 {
+		t.Fatalf("found only %d routes in ../router.go, ../system.go and ../identities.go: has their shape changed?", len(names))
+	}
+	for _, name := range names {
+		if _, ok := Permissions(name, false); !ok {
+			t.Errorf("route %s has no entry in the action table", name)
+		}
+	}
+}
+
+// routeNames are the name fields of the route literals in funcs of file.
+func routeNames(t *testing.T, file string, funcs []string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
-		if !ok || (fn.Name.Name != "routes" && fn.Name.Name != "plainRoutes") {
+		if !ok || !slices.Contains(funcs, fn.Name.Name) {
 			continue
 		}
 		ast.Inspect(fn, func(n ast.Node) bool {
@@ -73,14 +94,7 @@ func TestPermissionsCoverRoutes(t *testing.T) {
 			return true
 		})
 	}
-	if len(names) < 30 {
-		t.Fatalf("found only %d routes in ../router.go: has its shape changed?", len(names))
-	}
-	for _, name := range names {
-		if _, ok := Permissions(name, false); !ok {
-			t.Errorf("route %s has no entry in actionTable", name)
-		}
-	}
+	return names
 }
 
 // actionRows renders actionTable as the cells of the markdown table in

@@ -129,6 +129,9 @@
 //	| PutBucketPolicy         | s3:PutBucketPolicy            |                               | bucket         |
 //	| DeleteBucketPolicy      | s3:DeleteBucketPolicy         |                               | bucket         |
 //	| GetBucketPolicyStatus   | s3:GetBucketPolicyStatus      |                               | bucket         |
+//	| GetPublicAccessBlock    | s3:GetBucketPublicAccessBlock |                               | bucket         |
+//	| PutPublicAccessBlock    | s3:PutBucketPublicAccessBlock |                               | bucket         |
+//	| DeletePublicAccessBlock | s3:PutBucketPublicAccessBlock |                               | bucket         |
 //	| GetObject               | s3:GetObject                  | s3:GetObjectVersion           | object         |
 //	| HeadObject              | s3:GetObject                  | s3:GetObjectVersion           | object         |
 //	| GetObjectAttributes     | s3:GetObject                  | s3:GetObjectVersion           | object         |
@@ -151,6 +154,36 @@
 //	| DeleteObjectTagging     | s3:DeleteObjectTagging        | s3:DeleteObjectVersionTagging | object         |
 //	| GetObjectAcl            | s3:GetObjectAcl               | s3:GetObjectVersionAcl        | object         |
 //	| PutObjectAcl            | s3:PutObjectAcl               | s3:PutObjectVersionAcl        | object         |
+//	| AdminInfo               | admin:ServerInfo              |                               | arn:aws:s3:::* |
+//	| AdminXFS3Info           | admin:ServerInfo              |                               | arn:aws:s3:::* |
+//	| AdminGCStats            | admin:ServerInfo              |                               | arn:aws:s3:::* |
+//	| AdminTrimStatus         | admin:ServerInfo              |                               | arn:aws:s3:::* |
+//	| AdminTrimStart          | admin:Trim                    |                               | arn:aws:s3:::* |
+//	| AdminTrimCancel         | admin:Trim                    |                               | arn:aws:s3:::* |
+//	| AdminSetBucketQuota     | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
+//	| AdminSetQuota           | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
+//	| AdminSetQuotaGrace      | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
+//	| AdminGetBucketQuota     | admin:GetBucketQuota          |                               | arn:aws:s3:::* |
+//	| AdminQuotaReport        | admin:GetBucketQuota          |                               | arn:aws:s3:::* |
+//	| AdminAddUser            | admin:CreateUser              |                               | arn:aws:s3:::* |
+//	| AdminRemoveUser         | admin:DeleteUser              |                               | arn:aws:s3:::* |
+//	| AdminListUsers          | admin:ListUsers               |                               | arn:aws:s3:::* |
+//	| AdminUserInfo           | admin:GetUser                 |                               | arn:aws:s3:::* |
+//	| AdminEnableUser         | admin:EnableUser              |                               | arn:aws:s3:::* |
+//	| AdminDisableUser        | admin:DisableUser             |                               | arn:aws:s3:::* |
+//	| AdminListAccessKeys     | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
+//	| AdminAddPolicy          | admin:CreatePolicy            |                               | arn:aws:s3:::* |
+//	| AdminRemovePolicy       | admin:DeletePolicy            |                               | arn:aws:s3:::* |
+//	| AdminListPolicies       | admin:ListUserPolicies        |                               | arn:aws:s3:::* |
+//	| AdminPolicyInfo         | admin:GetPolicy               |                               | arn:aws:s3:::* |
+//	| AdminAttachPolicy       | admin:AttachUserOrGroupPolicy |                               | arn:aws:s3:::* |
+//	| AdminDetachPolicy       | admin:AttachUserOrGroupPolicy |                               | arn:aws:s3:::* |
+//	| AdminPolicyEntities     | admin:ListUserPolicies        |                               | arn:aws:s3:::* |
+//	| AdminAddServiceAccount  | admin:CreateServiceAccount    |                               | arn:aws:s3:::* |
+//	| AdminUpdateServiceAccount | admin:UpdateServiceAccount    |                               | arn:aws:s3:::* |
+//	| AdminServiceAccountInfo | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
+//	| AdminListServiceAccounts | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
+//	| AdminDeleteServiceAccount | admin:RemoveServiceAccount    |                               | arn:aws:s3:::* |
 //
 // # Canned policies
 //
