@@ -60,6 +60,7 @@ type server struct {
 	log           zerolog.Logger
 	now           func() time.Time
 	creds         sigv4.StaticCredentials // the root credentials
+	owner         string                  // the first root access key: seals identities, owns the buckets
 	identities    *identity.Directory     // users and service accounts
 	bucketAuths   bucketAuths             // parsed bucket policies (bucketpolicy.go)
 	version       admin.Version
@@ -99,10 +100,10 @@ func (f systemFile) Save(doc []byte) error { return f.files.Write(f.name, doc) }
 
 // openIdentities opens the volume's identities, sealed under the root
 // credentials: with several, those of the first access key in byte
-// order.
+// order (the owner).
 func openIdentities(st *store.Store, root sigv4.StaticCredentials, now func() time.Time) (*identity.Directory, error) {
-	keys := slices.Sorted(maps.Keys(root))
-	return identity.Open(systemFile{st.SystemFiles(), identitiesFile}, keys[0], root[keys[0]], now)
+	owner := slices.Sorted(maps.Keys(root))[0]
+	return identity.Open(systemFile{st.SystemFiles(), identitiesFile}, owner, root[owner], now)
 }
 
 // New returns the server's handler: S3 in path style, every S3 request
@@ -146,6 +147,7 @@ func New(c Config) (http.Handler, error) {
 	if err = s.setupMetrics(c.Metrics); err != nil {
 		return nil, err
 	}
+	s.owner = slices.Sorted(maps.Keys(creds))[0]
 	if s.identities, err = openIdentities(c.Store, creds, s.now); err != nil {
 		return nil, err
 	}

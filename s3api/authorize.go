@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,13 +41,15 @@ func (s *server) identify(rq *request, auth *sigv4.Auth) error {
 		return &s3Error{code: "InvalidAccessKeyId", message: "The access key " + strconv.Quote(auth.AccessKey) + " cannot sign requests: " + err.Error() + ".", cause: err}
 	}
 	rq.ident = id
+	rq.account = s.rootAccessKey()
 	return nil
 }
 
-// anonymous marks a request without a signature.
-func (rq *request) setAnonymous() {
+// setAnonymous marks a request without a signature.
+func (s *server) setAnonymous(rq *request) {
 	rq.auth = &sigv4.Auth{}
 	rq.anonymous = true
+	rq.account = s.rootAccessKey()
 }
 
 // authorize checks every permission the request's operation needs.
@@ -101,6 +104,9 @@ func (s *server) allowed(r *http.Request, rq *request, action, bucket, resource 
 func (s *server) decide(r *http.Request, rq *request, action, bucket, resource string) iam.Decision {
 	ba := s.bucketAuth(bucket)
 	req := iam.Request{Action: action, Resource: resource, Context: rq.context(r, s)}
+	if resource == iam.ObjectARN(rq.bucket, rq.key) && s.needsExistingTags(rq, ba.policy) {
+		s.addExistingTags(rq, req.Context)
+	}
 	if rq.ident != nil {
 		req.Principals = rq.ident.Principals()
 		return rq.ident.Decide(req, ba.policy)
@@ -111,6 +117,51 @@ func (s *server) decide(r *http.Request, rq *request, action, bucket, resource s
 		return iam.Decision{Effect: iam.Deny}
 	}
 	return iam.Evaluate(req, ba.policy)
+}
+
+// existingTagsPrefix starts the condition keys of an object's tags.
+const existingTagsPrefix = "s3:ExistingObjectTag/"
+
+// existingObjectOps act on an object that exists, whose tags a policy
+// may test with s3:ExistingObjectTag/<key>.
+var existingObjectOps = []string{"GetObject", "HeadObject", "GetObjectAttributes", "DeleteObject",
+	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "PutObjectAcl"}
+
+// needsExistingTags reports whether the decision may depend on the
+// tags of the request's object and they are not yet in its context: only
+// then are they read, so that other requests pay nothing for the key.
+func (s *server) needsExistingTags(rq *request, bucketPolicy *iam.Policy) bool {
+	if rq.tagsRead || !slices.Contains(existingObjectOps, rq.op) {
+		return false
+	}
+	if bucketPolicy.UsesKeyPrefix(existingTagsPrefix) {
+		return true
+	}
+	if id := rq.ident; id != nil {
+		if id.Session.UsesKeyPrefix(existingTagsPrefix) {
+			return true
+		}
+		for _, p := range id.Policies {
+			if p.UsesKeyPrefix(existingTagsPrefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// addExistingTags puts the tags of the request's object (the version
+// it names, if any) in its context. An object that cannot be read has
+// none: the handler then answers for it.
+func (s *server) addExistingTags(rq *request, ctx iam.Context) {
+	rq.tagsRead = true
+	tags, err := s.store.Versions().Tagging(rq.bucket, rq.key, rq.version)
+	if err != nil {
+		return
+	}
+	for _, t := range tags {
+		ctx.Set(iam.ExistingObjectTagKey(t.Key), t.Value)
+	}
 }
 
 // denied is AccessDenied, with the decision kept for the log.

@@ -468,7 +468,6 @@ func (s *server) listAccessKeys(w http.ResponseWriter, r *http.Request, rq *requ
 	return s.writeSealed(w, rq, out)
 }
 
-// rootAccessKey is the access key that seals identities (openIdentities).
-func (s *server) rootAccessKey() string {
-	return slices.Sorted(maps.Keys(s.creds))[0]
-}
+// rootAccessKey is the access key that seals identities (New)
+// and owns the buckets users see.
+func (s *server) rootAccessKey() string { return s.owner }

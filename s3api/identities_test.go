@@ -435,3 +435,34 @@ func closeServer(t *testing.T, ts *testServer) {
 		t.Fatal(err)
 	}
 }
+
+// TestExistingObjectTagCondition: a policy may test the tags of the
+// object a request reads.
+func TestExistingObjectTagCondition(t *testing.T) {
+	ts := newTestServer(t)
+	c := ctx(t)
+	root := ts.adminClient(testAccessKey, testSecretKey)
+	mustBucket(t, ts, "docs")
+	mustPut(t, ts, "docs", "open", "o", store.Meta{Tags: []store.Tag{{Key: "class", Value: "public"}}})
+	mustPut(t, ts, "docs", "closed", "c", store.Meta{Tags: []store.Tag{{Key: "class", Value: "internal"}}})
+	mustPut(t, ts, "docs", "untagged", "u", store.Meta{})
+	policy := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"arn:aws:s3:::docs/*",
+		"Condition":{"StringEquals":{"s3:ExistingObjectTag/class":"public"}}}]}`
+	if err := root.AddPolicy(c, "public-docs", []byte(policy)); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.AddUser(c, "reader", "reader-secret", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.AttachPolicies(c, "reader", "public-docs"); err != nil {
+		t.Fatal(err)
+	}
+	reader := ts.clientAs(t, "reader", "reader-secret")
+	if got, err := getString(reader, "docs", "open"); err != nil || got != "o" {
+		t.Errorf("tagged public: %q, %v", got, err)
+	}
+	for _, key := range []string{"closed", "untagged"} {
+		_, err := getString(reader, "docs", key)
+		wantCode(t, key, err, "AccessDenied")
+	}
+}

@@ -35,11 +35,15 @@ type request struct {
 	root      bool
 	ident     *identity.Identity
 	anonymous bool
-	decision  iam.Decision
-	ctx       iam.Context // condition keys, made on first use (authorize.go)
-	errCode   string
-	err       error      // the cause logged with errCode
-	metrics   *opMetrics // the operation's series; nil until one is chosen or with metrics off
+	// account owns every bucket for users, service accounts and anonymous
+	// requests: the root access key that seals identities (ownerOf).
+	account  string
+	decision iam.Decision
+	ctx      iam.Context // condition keys, made on first use (authorize.go)
+	tagsRead bool        // the object's existing tags are in ctx
+	errCode  string
+	err      error      // the cause logged with errCode
+	metrics  *opMetrics // the operation's series; nil until one is chosen or with metrics off
 }
 
 type requestKey struct{}
@@ -155,7 +159,7 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 			auth, err := s.verifier.Verify(r)
 			switch {
 			case errors.Is(err, sigv4.ErrMissingAuth):
-				rq.setAnonymous()
+				s.setAnonymous(rq)
 				err = nil
 			case err == nil:
 				err = s.identify(rq, auth)

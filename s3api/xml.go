@@ -48,8 +48,8 @@ type owner struct {
 }
 
 func ownerOf(rq *request) owner {
-	ak := ""
-	if rq.auth != nil {
+	ak := rq.account
+	if ak == "" && rq.auth != nil {
 		ak = rq.auth.AccessKey
 	}
 	return owner{ID: ownerID(ak), DisplayName: ak}

@@ -74,3 +74,20 @@ func narrowBlock(v string) bool {
 	}
 	return pfx.Bits() >= 32
 }
+
+// UsesKeyPrefix reports whether a condition of the policy names a key
+// starting with prefix (matched without case): the server fills costly
+// keys, such as an object's existing tags, only for policies that ask.
+func (p *Policy) UsesKeyPrefix(prefix string) bool {
+	if p == nil {
+		return false
+	}
+	for i := range p.Statements {
+		for _, c := range p.Statements[i].Conditions {
+			if len(c.Key) >= len(prefix) && strings.EqualFold(c.Key[:len(prefix)], prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}
