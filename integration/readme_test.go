@@ -40,15 +40,18 @@ var readmeNotRun = map[string]string{
 
 	"mc alias set x3 http://127.0.0.1:9000 demo-access demo-secret-key": mcNotRun,
 	"mc ls x3/photos": mcNotRun,
-	"mc cp ./holiday.jpg x3/photos/2025/holiday.jpg": mcNotRun,
-	"mc quota set x3/photos --size 8MiB":             mcNotRun,
-	"mc quota info x3/photos":                        mcNotRun,
-	"mc quota clear x3/photos":                       mcNotRun,
+	"mc cp ./holiday.jpg x3/photos/2025/holiday.jpg":   mcNotRun,
+	"mc quota set x3/photos --size 8MiB":               mcNotRun,
+	"mc quota info x3/photos":                          mcNotRun,
+	"mc quota clear x3/photos":                         mcNotRun,
+	"mc admin user add x3 viewer viewer-secret-key":    mcNotRun,
+	"mc admin policy attach x3 readonly --user viewer": mcNotRun,
+	"mc anonymous set download x3/photos/album":        mcNotRun,
 }
 
 // mcNotRun is why no mc command runs.
 const mcNotRun = "mc is MinIO's AGPL client: Debian does not package it (its mc is Midnight Commander) and " +
-	".ci/run installs only Debian packages; the admin requests of mc quota are tested with xfs3's own client (integration/quota_test.go)"
+	".ci/run installs only Debian packages; the admin requests of mc quota and mc admin user|policy are tested with xfs3's own client (integration/quota_test.go, integration/identities_test.go)"
 
 // readmeInputs are the files the README's commands read, made in the
 // test's directory with random bytes of these sizes.

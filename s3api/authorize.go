@@ -104,7 +104,7 @@ func (s *server) allowed(r *http.Request, rq *request, action, bucket, resource 
 func (s *server) decide(r *http.Request, rq *request, action, bucket, resource string) iam.Decision {
 	ba := s.bucketAuth(bucket)
 	req := iam.Request{Action: action, Resource: resource, Context: rq.context(r, s)}
-	if resource == iam.ObjectARN(rq.bucket, rq.key) && s.needsExistingTags(rq, ba.policy) {
+	if s.needsExistingTags(rq, ba.policy) && resource == iam.ObjectARN(rq.bucket, rq.key) {
 		s.addExistingTags(rq, req.Context)
 	}
 	if rq.ident != nil {

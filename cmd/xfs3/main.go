@@ -28,6 +28,10 @@ Commands:
           (put, mkdir, rm, mv, ln, setfattr, rmfattr) ('xfs3 vol help')
   quota   bucket quotas of a running server: ls, get, set, clear
           ('xfs3 quota -h'; on a stopped volume: 'xfs3 vol quota')
+  user    users and their service accounts of a running server: add, rm,
+          enable, disable, ls, info, svcacct ('xfs3 user -h')
+  policy  named policies of a running server: create, rm, ls, info,
+          attach, detach ('xfs3 policy -h')
   trim    give free space back to the storage under a volume, stopped
           or served ('xfs3 trim -h')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
@@ -105,6 +109,10 @@ func dispatch(args []string, e *env) int {
 		return runTrim(rest, e)
 	case "quota":
 		return runQuota(rest, e)
+	case "user":
+		return runUser(rest, e)
+	case "policy":
+		return runPolicy(rest, e)
 	case "bench":
 		return runBench(rest, e)
 	case "info":
@@ -135,6 +143,13 @@ func help(args []string, e *env) int {
 		return runServe([]string{"-h"}, e)
 	case "quota":
 		return runQuota([]string{"-h"}, e)
+	case "user":
+		if len(args) > 1 && args[1] == "svcacct" {
+			return runUser([]string{"svcacct", "-h"}, e)
+		}
+		return runUser([]string{"-h"}, e)
+	case "policy":
+		return runPolicy([]string{"-h"}, e)
 	case "trim":
 		return runTrim([]string{"-h"}, e)
 	case "bench":

@@ -72,13 +72,23 @@ func runQuotaTarget(t quotaTarget, args []string, e *env) int {
 // quotaVerb finds the verb among args, which may follow flags ("xfs3
 // quota --endpoint URL ls"), and returns it and the other arguments.
 func quotaVerb(t quotaTarget, args []string) (string, []string) {
-	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if isHelp(args[0]) {
 		return args[0], args[1:]
 	}
 	fs := newFlags(t.name) // every flag of every verb, to tell values from verbs
 	t.flags(fs)
 	new(quotaOutput).register(fs)
 	new(limitFlags).register(fs)
+	return splitVerb(fs, args)
+}
+
+// isHelp reports whether arg asks for a command's usage.
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// splitVerb returns the first argument that is neither a flag of fs nor
+// a flag's value, and the others: the verb of a command whose flags may
+// come before it ("xfs3 quota --endpoint URL ls").
+func splitVerb(fs *flag.FlagSet, args []string) (string, []string) {
 	for i, a := range args {
 		if a == "--" {
 			break

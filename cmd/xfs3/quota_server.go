@@ -50,18 +50,7 @@ no limit or no grace period running), and the grace periods.
   --bytes    exact byte counts instead of human-readable sizes
   --json     the admin API's JSON document instead (docs/operations.md)
 
-Connection (the settings of 'xfs3 serve', read the same way: flags, XFS3_*
-environment, config file):
-  --endpoint URL   the server (default: http://, or https:// with
-                   XFS3_CERTS_DIR or "certs_dir", and the server's listen
-                   address, XFS3_ADDR or "addr", 127.0.0.1:9000)
-  --config FILE    the server's JSON config file (XFS3_CONFIG)
-  --volume PATH    the server's volume (XFS3_VOLUME): when no keys are
-                   configured, its credentials.json is read
-Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
-"secret_key"), else the credentials.json the server keeps beside its
-volume.
-
+` + connectionUsage + `
 The same through mc: 'mc quota set ALIAS/BUCKET --size 1GiB', 'mc quota
 info ALIAS/BUCKET', 'mc quota clear ALIAS/BUCKET' (the hard byte limit).
 `
