@@ -124,7 +124,7 @@ const shutdownGrace = 30 * time.Second
 
 func runServe(args []string, e *env) int {
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) {
 			fmt.Fprint(e.stdout, serveUsage)
 			return exitOK
 		}

@@ -49,7 +49,7 @@ type trimFlags struct {
 
 func runTrim(args []string, e *env) int {
 	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
+		if isHelp(a) {
 			fmt.Fprint(e.stdout, trimUsage)
 			return exitOK
 		}

@@ -70,7 +70,7 @@ version the binary was built with (from its build info).
 
 func runVersion(args []string, e *env) int {
 	if len(args) > 0 {
-		if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		if isHelp(args[0]) {
 			fmt.Fprint(e.stdout, versionUsage)
 			return exitOK
 		}
