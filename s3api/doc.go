@@ -12,8 +12,7 @@
 //
 //	request ─► middleware (request.go): request IDs (x-amz-request-id,
 //	   │       x-amz-id-2); sigv4.Verifier on headers and URL only, so a
-//	   │       bad signature never reaches the store and "Expect:
-//	   │       100-continue" is never answered for it; one log line and
+//	   │       bad signature never reaches the store; one log line and
 //	   │       one metrics observation per request
 //	   ├─► /minio/... ─► systemRouter (system.go): probes, metrics, admin
 //	   ▼
@@ -22,7 +21,9 @@
 //	   │       server does not serve (501), then the plain operations
 //	   ▼
 //	operation: headerRules (semantics.go) refuse or check every header
-//	   │       that changes S3 semantics, before the handler runs
+//	   │       that changes S3 semantics; authorize (authorize.go) checks
+//	   │       the signer's policies and the bucket's; only then is
+//	   │       "Expect: 100-continue" answered and the handler run
 //	   ▼
 //	handler ─► body: sigv4 Auth.Body (payload hash, chunk signatures)
 //	   │       ─► verifyingReader (checksum.go: Content-MD5,

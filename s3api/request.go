@@ -41,9 +41,13 @@ type request struct {
 	decision iam.Decision
 	ctx      iam.Context // condition keys, made on first use (authorize.go)
 	tagsRead bool        // the object's existing tags are in ctx
-	errCode  string
-	err      error      // the cause logged with errCode
-	metrics  *opMetrics // the operation's series; nil until one is chosen or with metrics off
+	// sendContinue answers "Expect: 100-continue" (nil without it);
+	// continued once it has.
+	sendContinue func()
+	continued    bool
+	errCode      string
+	err          error      // the cause logged with errCode
+	metrics      *opMetrics // the operation's series; nil until one is chosen or with metrics off
 }
 
 type requestKey struct{}
@@ -104,9 +108,19 @@ func (b *countingBody) Read(p []byte) (int, error) {
 }
 
 // middleware gives each request its IDs, authenticates it before any
-// handler runs (so that a bad signature never reaches the store and
-// "Expect: 100-continue" is never answered for it: Go sends 100 only when
-// the body is first read), recovers from panics and logs one line.
+// handler runs (so that a bad signature never reaches the store),
+// recovers from panics and logs one line.
+//
+// "Expect: 100-continue" is answered once the request is authenticated,
+// authorized and its headers checked (operation), just before its
+// handler runs, and at once, as S3 does, even for an empty body: given a
+// final status instead of the 100 on a connection it then reuses,
+// botocore (aws CLI) misreads the next response and stalls until its
+// 60 s read timeout. So a request refused before its 100 is answered
+// with "Connection: close", and one refused after it (its body invited)
+// has its body read, up to maxDrainOnError, before the answer: a client
+// still sending would otherwise see the connection close under it (over
+// TLS, an EOF instead of the S3 error).
 func (s *server) middleware(next, system http.Handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -170,11 +184,7 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 			}
 		}
 		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
-			// Answer at once, as S3 does, even for an empty body: given a
-			// final status instead of the 100, botocore (aws CLI) keeps it
-			// for the next request on the connection and misreads that
-			// response, stalling until its 60 s read timeout.
-			rw.WriteHeader(http.StatusContinue)
+			rq.sendContinue = func() { rw.WriteHeader(http.StatusContinue) }
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -207,10 +217,38 @@ func (s *server) operation(name string, h handlerFunc) http.Handler {
 				return
 			}
 		}
+		if !isSystemPath(r.URL.Path) { // admin handlers authenticate themselves: Go sends their 100 on the first read
+			rq.continueBody()
+		}
 		if err := h(w, r, rq); err != nil {
 			s.writeError(w, r, rq, err)
 		}
 	})
+}
+
+// maxDrainOnError bounds the body read and dropped before an error
+// answers a request whose body was invited by a 100 Continue.
+const maxDrainOnError = 64 << 20
+
+// continueBody sends the 100 Continue the client waits for, once.
+func (rq *request) continueBody() {
+	if rq.sendContinue != nil && !rq.continued {
+		rq.continued = true
+		rq.sendContinue()
+	}
+}
+
+// settleBody prepares the connection for an error answer (see
+// middleware): closed after it when the client was told to wait, the
+// body drained when it was invited.
+func (rq *request) settleBody(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case rq.sendContinue == nil:
+	case !rq.continued:
+		w.Header().Set("Connection", "close")
+	case r.Body != nil:
+		io.CopyN(io.Discard, r.Body, maxDrainOnError)
+	}
 }
 
 // errorBody is S3's XML error document.
@@ -233,6 +271,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	if rw, ok := w.(*responseWriter); ok && rw.status != 0 {
 		return // the status line is gone; the client sees a short body
 	}
+	rq.settleBody(w, r)
 	if isSystemPath(r.URL.Path) {
 		rq.errCode = writeAdminError(w, r, err)
 		return
