@@ -77,6 +77,24 @@ func decodeDocument(b []byte) (*document, error) {
 	if d.Policies == nil {
 		d.Policies = map[string]*policyRecord{}
 	}
+	for ak, u := range d.Users {
+		if u == nil {
+			return nil, fmt.Errorf("identity document: user %q has no record", ak)
+		}
+	}
+	for ak, a := range d.ServiceAccounts {
+		if a == nil {
+			return nil, fmt.Errorf("identity document: service account %q has no record", ak)
+		}
+		if _, ok := d.Users[ak]; ok {
+			return nil, fmt.Errorf("identity document: %q is both a user and a service account", ak)
+		}
+	}
+	for name, p := range d.Policies {
+		if p == nil {
+			return nil, fmt.Errorf("identity document: policy %q has no record", name)
+		}
+	}
 	return d, nil
 }
 

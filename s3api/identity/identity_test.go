@@ -332,3 +332,39 @@ func TestRandomChanges(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDocument: any stored document opens or is refused with an error,
+// never a panic, and one that opens saves back to a document that opens
+// to the same users.
+func FuzzDocument(f *testing.F) {
+	m := &memStorage{}
+	d, err := Open(m, rootAK, rootSK, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	d.SetPolicy("p1", []byte(bucketPolicyDoc))
+	d.AddUser("alice", "alice-secret", true)
+	d.Attach("alice", "p1", "readonly")
+	d.AddServiceAccount(AccountRequest{Parent: "alice", AccessKey: "svc1", SecretKey: "svc1-secret", Policy: []byte(bucketPolicyDoc)})
+	f.Add(m.doc)
+	f.Add([]byte(`{"format":1}`))
+	f.Add([]byte(`{"format":1,"users":{"x":null}}`))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		m := &memStorage{doc: doc}
+		d, err := Open(m, rootAK, rootSK, nil)
+		if err != nil {
+			return
+		}
+		users := d.Users()
+		if err := d.AddUser("fuzz-user", "fuzz-secret", true); err != nil {
+			return // refusals (the name taken by a service account) are fine
+		}
+		again, err := Open(&memStorage{doc: m.doc}, rootAK, rootSK, nil)
+		if err != nil {
+			t.Fatalf("a saved document does not open: %v", err)
+		}
+		if got := again.Users(); len(got) != len(users)+1 && len(got) != len(users) {
+			t.Fatalf("users %d, then %d", len(users), len(got))
+		}
+	})
+}
