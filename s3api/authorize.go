@@ -103,9 +103,12 @@ func (s *server) allowed(r *http.Request, rq *request, action, bucket, resource 
 // decide is the decision for one action, without side effects.
 func (s *server) decide(r *http.Request, rq *request, action, bucket, resource string) iam.Decision {
 	ba := s.bucketAuth(bucket)
-	req := iam.Request{Action: action, Resource: resource, Context: rq.context(r, s)}
-	if s.needsExistingTags(rq, ba.policy) && resource == iam.ObjectARN(rq.bucket, rq.key) {
-		s.addExistingTags(rq, req.Context)
+	req := iam.Request{Action: action, Resource: resource}
+	if usesContext(rq, ba.policy) {
+		req.Context = rq.context(r, s)
+		if s.needsExistingTags(rq, ba.policy) && resource == iam.ObjectARN(rq.bucket, rq.key) {
+			s.addExistingTags(rq, req.Context)
+		}
 	}
 	if rq.ident != nil {
 		req.Principals = rq.ident.Principals()
@@ -117,6 +120,27 @@ func (s *server) decide(r *http.Request, rq *request, action, bucket, resource s
 		return iam.Decision{Effect: iam.Deny}
 	}
 	return iam.Evaluate(req, ba.policy)
+}
+
+// usesContext reports whether a policy in play may read the request's
+// condition keys: building them costs more than deciding without them
+// (docs/benchmarks.md, Authorize), so requests decided by policies
+// without conditions or variables never do.
+func usesContext(rq *request, bucketPolicy *iam.Policy) bool {
+	if bucketPolicy.UsesContext() {
+		return true
+	}
+	if id := rq.ident; id != nil {
+		if id.Session.UsesContext() {
+			return true
+		}
+		for _, p := range id.Policies {
+			if p.UsesContext() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // existingTagsPrefix starts the condition keys of an object's tags.
@@ -183,7 +207,7 @@ func (rq *request) context(r *http.Request, s *server) iam.Context {
 	if rq.ctx != nil {
 		return rq.ctx
 	}
-	ctx := iam.Context{}
+	ctx := make(iam.Context, 16)
 	now := s.now().UTC()
 	ctx.Set(iam.KeyCurrentTime, now.Format("2006-01-02T15:04:05Z"))
 	ctx.Set(iam.KeyEpochTime, strconv.FormatInt(now.Unix(), 10))

@@ -91,3 +91,32 @@ func (p *Policy) UsesKeyPrefix(prefix string) bool {
 	}
 	return false
 }
+
+// UsesContext reports whether deciding a request against the policy may
+// read its Context: some statement has a condition, or (in Version2012)
+// a policy variable in Resource or NotResource. A server can skip
+// building the context of requests that no such policy decides.
+func (p *Policy) UsesContext() bool {
+	if p == nil {
+		return false
+	}
+	for i := range p.Statements {
+		s := &p.Statements[i]
+		if len(s.Conditions) > 0 {
+			return true
+		}
+		if p.Version == Version2012 {
+			for _, r := range s.Resource {
+				if strings.Contains(r, "${") {
+					return true
+				}
+			}
+			for _, r := range s.NotResource {
+				if strings.Contains(r, "${") {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}

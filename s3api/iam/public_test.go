@@ -30,3 +30,27 @@ func TestIsPublic(t *testing.T) {
 		}
 	}
 }
+
+func TestUsesContext(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		uses bool
+	}{
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::b/*"}]}`, false},
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::home/${aws:username}/*"}]}`, true},
+		{`{"Version":"2008-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"arn:aws:s3:::home/${aws:username}/*"}]}`, false},
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","NotResource":"arn:aws:s3:::${aws:username}"}]}`, true},
+		{`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*","Condition":{"Bool":{"aws:SecureTransport":"true"}}}]}`, true},
+	} {
+		p, err := Parse([]byte(tt.doc), Identity, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.UsesContext(); got != tt.uses {
+			t.Errorf("%s: UsesContext = %v, want %v", tt.doc, got, tt.uses)
+		}
+	}
+	if (*Policy)(nil).UsesContext() {
+		t.Error("a nil policy uses the context")
+	}
+}

@@ -10,12 +10,18 @@ const RootPolicy = "root credentials"
 var AllowRoot = iam.Decision{Effect: iam.Allow, Matched: true, Policy: RootPolicy}
 
 // Principals are the names the key goes by in bucket policies' Principal
-// element: its access key, its user's name and that user's ARN.
-func (id *Identity) Principals() []string {
+// element: its access key, its user's name and that user's ARN. The
+// slice is shared: callers must not change it.
+func (id *Identity) Principals() []string { return id.principals }
+
+// setPrincipals fills what Principals returns, once, when the identity
+// is made.
+func (id *Identity) setPrincipals() {
 	if id.User == "" || id.User == id.AccessKey {
-		return []string{id.AccessKey, UserARN(id.AccessKey)}
+		id.principals = []string{id.AccessKey, UserARN(id.AccessKey)}
+	} else {
+		id.principals = []string{id.AccessKey, id.User, UserARN(id.User)}
 	}
-	return []string{id.AccessKey, id.User, UserARN(id.User)}
 }
 
 // UserARN is how a bucket policy may name a user: MinIO's form, without

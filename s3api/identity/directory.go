@@ -54,6 +54,8 @@ type Identity struct {
 	// current root credentials: the key cannot sign in until its secret
 	// is set again (see the package doc).
 	Sealed bool
+
+	principals []string // see Principals
 }
 
 // Usable reports whether the key may sign requests at time now, and if
@@ -182,6 +184,7 @@ func (d *Directory) index(doc *document) (*state, error) {
 				id.Policies = append(id.Policies, p)
 			}
 		}
+		id.setPrincipals()
 		st.keys[ak] = id
 	}
 	for ak, a := range doc.ServiceAccounts {
@@ -206,6 +209,7 @@ func (d *Directory) index(doc *document) (*state, error) {
 			}
 			id.Session = p
 		}
+		id.setPrincipals()
 		st.keys[ak] = id
 	}
 	return st, nil
