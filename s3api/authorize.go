@@ -71,16 +71,16 @@ func (s *server) authorize(r *http.Request, rq *request) error {
 		return s.denied(rq, iam.Decision{Effect: iam.Deny}, "no IAM action is defined for "+rq.op)
 	}
 	for _, p := range perms {
-		resource := iam.AllBucketsARN
+		bucket, resource := rq.bucket, iam.AllBucketsARN
 		switch p.Target {
 		case iam.TargetBucket:
 			resource = iam.BucketARN(rq.bucket)
 		case iam.TargetObject:
 			resource = iam.ObjectARN(rq.bucket, rq.key)
-		case iam.TargetSource:
-			resource = iam.ObjectARN(src.bucket, src.key)
+		case iam.TargetSource: // decided by the source bucket's policy
+			bucket, resource = src.bucket, iam.ObjectARN(src.bucket, src.key)
 		}
-		if err := s.allowed(r, rq, p.Action, rq.bucket, resource); err != nil {
+		if err := s.allowed(r, rq, p.Action, bucket, resource); err != nil {
 			return err
 		}
 	}

@@ -466,3 +466,41 @@ func TestExistingObjectTagCondition(t *testing.T) {
 		wantCode(t, key, err, "AccessDenied")
 	}
 }
+
+// TestCopySourceBucketPolicy: the source of a copy is decided by the
+// source bucket's policy, which may grant a user what its own policies
+// do not.
+func TestCopySourceBucketPolicy(t *testing.T) {
+	ts := newTestServer(t)
+	c := ctx(t)
+	root := ts.adminClient(testAccessKey, testSecretKey)
+	for _, b := range []string{"app1", "shared"} {
+		mustBucket(t, ts, b)
+	}
+	mustPut(t, ts, "shared", "doc", "shared bytes", store.Meta{})
+	if err := root.AddPolicy(c, "app1only", []byte(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":["arn:aws:s3:::app1","arn:aws:s3:::app1/*"]}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := root.AddUser(c, "alice", "alice-secret-1", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := root.AttachPolicies(c, "alice", "app1only"); err != nil {
+		t.Fatal(err)
+	}
+	alice := ts.clientAs(t, "alice", "alice-secret-1")
+	copyDoc := func() error {
+		_, err := alice.CopyObject(c, minio.CopyDestOptions{Bucket: "app1", Object: "copy"}, minio.CopySrcOptions{Bucket: "shared", Object: "doc"})
+		return err
+	}
+	wantCode(t, "copy without a grant on the source", copyDoc(), "AccessDenied")
+	grant := `{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["arn:aws:iam:::user/alice"]},"Action":"s3:GetObject","Resource":"arn:aws:s3:::shared/*"}]}`
+	if err := ts.client.SetBucketPolicy(c, "shared", grant); err != nil {
+		t.Fatal(err)
+	}
+	if err := copyDoc(); err != nil {
+		t.Fatalf("copy with the source bucket's grant: %v", err)
+	}
+	if got, err := getString(alice, "app1", "copy"); err != nil || got != "shared bytes" {
+		t.Errorf("the copy: %q, %v", got, err)
+	}
+}
