@@ -6,6 +6,10 @@
 //	xfs3 quota ──► admin.Client ────┤ (HTTP, signed as mc signs)
 //	xfs3 vol quota (stopped volume) ┴──► admin operations ──► store
 //
+//	xfs3 user, xfs3 policy ──► admin.Client ──► s3api handlers ──► identity.Directory
+//	                   (identities.go: MinIO's identity calls; bodies
+//	                    sealed with the caller's secret key, package sealed)
+//
 // Each capability has three faces (a setting, an endpoint, a subcommand);
 // they meet here, so a document is parsed, checked and applied by one
 // piece of code whichever face received it. The endpoints, their
