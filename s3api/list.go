@@ -51,6 +51,9 @@ type listEntry struct {
 	Size         int64
 	Owner        *owner `xml:",omitempty"`
 	StorageClass string
+	// With metadata=true (MinIO's extension, minio-go's WithMetadata).
+	UserMetadata *listedMeta `xml:",omitempty"`
+	UserTags     string      `xml:",omitempty"`
 }
 
 type commonPrefix struct {
@@ -62,6 +65,7 @@ type listQuery struct {
 	prefix, delimiter string
 	maxKeys           int
 	urlEncoding       bool
+	metadata          bool // metadata=true: each object's metadata and tags too
 }
 
 func parseListQuery(q url.Values) (listQuery, error) {
@@ -73,6 +77,7 @@ func parseListQuery(q url.Values) (listQuery, error) {
 		}
 		lq.maxKeys = min(n, store.DefaultMaxKeys)
 	}
+	lq.metadata = q.Get("metadata") == "true"
 	var err error
 	lq.urlEncoding, err = urlEncodingRequested(q)
 	return lq, err
@@ -143,6 +148,9 @@ func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *reque
 		out.NextMarker = enc(page.NextMarker)
 	}
 	out.Contents, out.CommonPrefixes = entries(page, enc, &o)
+	if lq.metadata {
+		s.addListedMeta(rq.bucket, page, out.Contents)
+	}
 	writeXML(w, http.StatusOK, out)
 	return nil
 }
@@ -157,6 +165,9 @@ func (s *server) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *reque
 		return err
 	}
 	token, hasToken := q["continuation-token"]
+	// An empty token is no token, as S3 takes it (SDKs send one on the
+	// first page).
+	hasToken = hasToken && token[0] != ""
 	startAfter := q.Get("start-after")
 	from := startAfter
 	if hasToken {
@@ -191,6 +202,9 @@ func (s *server) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *reque
 		o = &ow
 	}
 	out.Contents, out.CommonPrefixes = entries(page, enc, o)
+	if lq.metadata {
+		s.addListedMeta(rq.bucket, page, out.Contents)
+	}
 	writeXML(w, http.StatusOK, out)
 	return nil
 }
@@ -216,8 +230,9 @@ func encoder(url bool) func(string) string {
 	return func(s string) string { return s }
 }
 
-// urlEncode is S3's encoding-type=url: query-style escaping (space as '+')
-// that keeps '/' readable, which clients decode with a query unescape.
+// urlEncode is S3's encoding-type=url: percent-escaping (a space is
+// %20, as S3 sends it) that keeps '/' readable; clients decode it with a
+// query unescape.
 func urlEncode(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -226,8 +241,6 @@ func urlEncode(s string) string {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
 			c == '-', c == '_', c == '.', c == '~', c == '/', c == '*':
 			b.WriteByte(c)
-		case c == ' ':
-			b.WriteByte('+')
 		default:
 			b.WriteByte('%')
 			b.WriteByte("0123456789ABCDEF"[c>>4])

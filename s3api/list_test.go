@@ -126,7 +126,7 @@ func TestListEncodingURL(t *testing.T) {
 	if err := xml.Unmarshal(body, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.EncodingType != "url" || doc.StartAfter != "a+b" || doc.Delimiter != "/" {
+	if doc.EncodingType != "url" || doc.StartAfter != "a%20b" || doc.Delimiter != "/" || doc.CommonPrefixes[0].Prefix != "dir%20with%20space/" {
 		t.Errorf("document fields: %+v", doc)
 	}
 	var keys []string

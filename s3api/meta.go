@@ -1,6 +1,7 @@
 package s3api
 
 import (
+	"mime"
 	"net/http"
 	"net/url"
 	"sort"
@@ -102,6 +103,24 @@ func checkTagValues(tags []store.Tag) ([]store.Tag, error) {
 	return tags, nil
 }
 
+// metaHeaderValue is how a user metadata value goes out in a header, as
+// S3 sends it: US-ASCII as it is; UTF-8 beyond it encoded as RFC 2047
+// (=?UTF-8?B?…?=), which SDKs decode and which survives clients that
+// read header bytes as Latin-1. The value stays UTF-8 on the volume.
+// Bytes that are not UTF-8 (a client that sent Latin-1) go back as they
+// came.
+func metaHeaderValue(v string) string {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			if utf8.ValidString(v) {
+				return mime.BEncoding.Encode("UTF-8", v)
+			}
+			return v
+		}
+	}
+	return v
+}
+
 // setObjectHeaders sends an object's metadata as GET and HEAD do. The
 // response-* query parameters override the standard headers.
 func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
@@ -127,7 +146,7 @@ func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
 		}
 	}
 	for k, v := range m.User {
-		h[userMetaPrefix+k] = []string{v} // as stored: lower case, like S3
+		h[userMetaPrefix+k] = []string{metaHeaderValue(v)} // names as stored: lower case, like S3
 	}
 	if len(m.Tags) > 0 {
 		h.Set("X-Amz-Tagging-Count", strconv.Itoa(len(m.Tags)))

@@ -27,8 +27,8 @@ func TestListObjectVersionsDocument(t *testing.T) {
 			version("a b.txt", "a b.txt") + version("dir/b.txt", "dir/b.txt") + version("dir/c.txt", "dir/c.txt") + version("z", "z") + `</ListVersionsResult>`},
 		// A page ending on an object resumes after its "null" version...
 		{"versions&max-keys=1&encoding-type=url", head + `<Prefix></Prefix><KeyMarker></KeyMarker><VersionIdMarker></VersionIdMarker>` +
-			`<NextKeyMarker>a+b.txt</NextKeyMarker><NextVersionIdMarker>null</NextVersionIdMarker><MaxKeys>1</MaxKeys><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>` +
-			version("a b.txt", "a+b.txt") + `</ListVersionsResult>`},
+			`<NextKeyMarker>a%20b.txt</NextKeyMarker><NextVersionIdMarker>null</NextVersionIdMarker><MaxKeys>1</MaxKeys><EncodingType>url</EncodingType><IsTruncated>true</IsTruncated>` +
+			version("a b.txt", "a%20b.txt") + `</ListVersionsResult>`},
 		// ...one ending on a common prefix after the prefix.
 		{"versions&delimiter=/&key-marker=a+b.txt&version-id-marker=null&max-keys=1", head + `<Prefix></Prefix><KeyMarker>a b.txt</KeyMarker><VersionIdMarker>null</VersionIdMarker>` +
 			`<NextKeyMarker>dir/</NextKeyMarker><MaxKeys>1</MaxKeys><Delimiter>/</Delimiter><IsTruncated>true</IsTruncated>` +

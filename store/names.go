@@ -24,9 +24,25 @@ const (
 // admin tools written for MinIO reach the server, never a bucket.
 const ReservedBucket = "minio"
 
-// CheckBucketName applies the S3 bucket naming rules, and refuses the
-// reserved name.
+// CheckBucketName applies the S3 bucket naming rules to a new bucket,
+// and refuses the reserved name.
 func CheckBucketName(name string) error {
+	if err := checkBucketName(name); err != nil {
+		return err
+	}
+	// Rules S3 added after buckets may have been made here: such buckets
+	// stay reachable (checkBucketName), but no new one is made.
+	for _, pair := range []string{"-.", ".-"} {
+		if strings.Contains(name, pair) {
+			return fmt.Errorf("bucket %q: must not contain %q: %w", name, pair, ErrInvalidBucketName)
+		}
+	}
+	return nil
+}
+
+// checkBucketName applies the rules every bucket name on a volume has
+// met, to names looked up or listed.
+func checkBucketName(name string) error {
 	bad := func(why string) error {
 		return fmt.Errorf("bucket %q: %s: %w", name, why, ErrInvalidBucketName)
 	}

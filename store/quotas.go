@@ -107,7 +107,7 @@ func bucketDirs(v *xfs.Volume) ([]bucketDir, error) {
 	}
 	var out []bucketDir
 	for _, e := range ents {
-		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
+		if e.Type != format.FTDir || checkBucketName(e.Name) != nil {
 			continue
 		}
 		// By name and held: a bucket deleted since the read is skipped,

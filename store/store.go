@@ -431,7 +431,7 @@ func (s *store) bucket(name string) (format.Ino, error) {
 // inode stays that bucket's directory (possibly deleted) until the handle
 // is closed.
 func (s *store) openBucket(name string) (*xfs.Handle, error) {
-	if err := CheckBucketName(name); err != nil {
+	if err := checkBucketName(name); err != nil {
 		return nil, err
 	}
 	h, err := s.v.Files().OpenAt(s.v.Root(), name)
@@ -558,7 +558,7 @@ func (s *Store) ListBuckets() ([]BucketInfo, error) {
 	}
 	var out []BucketInfo
 	for _, e := range ents {
-		if e.Type != format.FTDir || CheckBucketName(e.Name) != nil {
+		if e.Type != format.FTDir || checkBucketName(e.Name) != nil {
 			continue
 		}
 		st, found, err := s.openStat(s.v.Root(), e.Name)

@@ -70,11 +70,40 @@ func TestBucketNames(t *testing.T) {
 		{"-ab", false}, {"ab-", false}, {".ab", false}, {"ab.", false}, {"a..b", false},
 		{"192.168.1.1", false}, {"1.2.3", true}, {"xn--abc", false}, {"sthree-x", false},
 		{"abc-s3alias", false}, {"abc--ol-s3", false}, {".xfs3", false}, {"a b", false}, {"abcé", false},
+		{"a-.b", false}, {"a.-b", false}, {"a-b.c-d", true}, {"a--b", true},
 	} {
 		err := CheckBucketName(tc.name)
 		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrInvalidBucketName)) {
 			t.Errorf("CheckBucketName(%q) = %v, want ok=%v", tc.name, err, tc.ok)
 		}
+	}
+}
+
+// TestOldBucketNamesStayReachable: a bucket whose name a later S3 rule
+// refuses ("a-.b"), made on the volume before the rule, is still listed,
+// read and deleted; no new one is made.
+func TestOldBucketNamesStayReachable(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("old-.name"); !errors.Is(err, ErrInvalidBucketName) {
+		t.Fatalf("CreateBucket(old-.name) = %v", err)
+	}
+	a := dirAttrs
+	a.ProjID = s.projects.last.Add(1)
+	if _, err := s.v.Names().Mkdir(s.v.Root(), "old-.name", a); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutObject("old-.name", "k", strings.NewReader("v"), 1, Meta{}); err != nil {
+		t.Fatalf("PUT in an old bucket: %v", err)
+	}
+	buckets, err := s.ListBuckets()
+	if err != nil || len(buckets) != 1 || buckets[0].Name != "old-.name" {
+		t.Fatalf("ListBuckets: %v, %v", buckets, err)
+	}
+	if err := s.DeleteObject("old-.name", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteBucket("old-.name"); err != nil {
+		t.Fatalf("DeleteBucket of an old bucket: %v", err)
 	}
 }
 
