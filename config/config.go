@@ -34,6 +34,10 @@ type Config struct {
 	SizeText string `json:"size"`
 	// Addr is the listen address, HOST:PORT.
 	Addr string `json:"addr"`
+	// Region is the server's S3 region. Empty (the default): us-east-1,
+	// and CreateBucket takes any LocationConstraint and records it as the
+	// bucket's region. Set: buckets are made in this region only.
+	Region string `json:"region"`
 	// CertsDir, when set, is a directory laid out as MinIO's: CertFile
 	// (the PEM certificate chain) and KeyFile (the PEM private key); the
 	// server then speaks HTTPS only. Empty: plain HTTP.
@@ -114,6 +118,27 @@ const (
 	KeyFile  = "private.key"
 )
 
+// MaxRegion is the longest region name, in bytes.
+const MaxRegion = 64
+
+// ValidRegion reports whether name can name a region: 1 to MaxRegion
+// ASCII letters, digits, '-' and '_'. That covers AWS's names
+// (eu-west-1) and others' (ceph's zone groups), and keeps out what a
+// SigV4 credential scope cannot carry ('/'). It is sigv4.ValidRegion,
+// which config may not import; cmd/xfs3's tests hold the two together.
+func ValidRegion(name string) bool {
+	if name == "" || len(name) > MaxRegion {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // Durability settings.
 const (
 	DurableOnAck    = "on-ack"
@@ -156,6 +181,7 @@ var envNames = map[string]string{
 	"size":       "XFS3_SIZE",
 	"addr":       "XFS3_ADDR",
 	"certs_dir":  "XFS3_CERTS_DIR",
+	"region":     "XFS3_REGION",
 	"access_key": "XFS3_ACCESS_KEY",
 	"secret_key": "XFS3_SECRET_KEY",
 	"log_format": "XFS3_LOG_FORMAT",
@@ -183,6 +209,8 @@ func (c *Config) field(name string) *string {
 		return &c.Addr
 	case "certs_dir":
 		return &c.CertsDir
+	case "region":
+		return &c.Region
 	case "access_key":
 		return &c.AccessKey
 	case "secret_key":
@@ -257,6 +285,7 @@ func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flag
 		"size":       fs.String("size", "", "size of a new volume, e.g. 16G (XFS3_SIZE; default "+c.SizeText+")"),
 		"addr":       fs.String("addr", "", "listen address HOST:PORT (XFS3_ADDR; default "+c.Addr+")"),
 		"certs_dir":  fs.String("certs-dir", "", "serve HTTPS with "+CertFile+" and "+KeyFile+" of this directory (XFS3_CERTS_DIR; default none: HTTP)"),
+		"region":     fs.String("region", "", "the server's S3 region; unset, us-east-1 and buckets in any region (XFS3_REGION; default unset)"),
 		"log_format": fs.String("log-format", "", "json or console (XFS3_LOG_FORMAT; default "+c.LogFormat+")"),
 		"durability": fs.String("durability", "", "on-ack or within-1s (XFS3_DURABILITY; default "+c.Durability+")"),
 		"gc_mode":    fs.String("gc-mode", "", "percpu, sync or sweep (XFS3_GC_MODE; default "+c.GCMode+")"),
@@ -310,6 +339,9 @@ func (c *Config) Validate() error {
 		bad("addr: %q is not HOST:PORT (%v)", c.Addr, err)
 	} else if port == "" || (host != "" && net.ParseIP(host) == nil && host != "localhost") {
 		bad("addr: %q needs an IP address or localhost and a port", c.Addr)
+	}
+	if c.Region != "" && !ValidRegion(c.Region) {
+		bad("region: %q is not a region name: 1 to %d letters, digits, '-' or '_', such as eu-west-1", c.Region, MaxRegion)
 	}
 	if (c.AccessKey == "") != (c.SecretKey == "") {
 		bad("credentials: set both XFS3_ACCESS_KEY and XFS3_SECRET_KEY, or neither")

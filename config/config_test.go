@@ -85,6 +85,8 @@ func TestInvalid(t *testing.T) {
 		{"metrics auth", nil, map[string]string{"XFS3_METRICS_AUTH": "sigv2"}, "metrics auth"},
 		{"tiny cache", []string{"--cache-size", "64K"}, nil, "cache size"},
 		{"bad cache size", nil, map[string]string{"XFS3_CACHE_SIZE": "lots"}, "cache size"},
+		{"region with a slash", []string{"--region", "eu/west"}, nil, "region"},
+		{"long region", nil, map[string]string{"XFS3_REGION": strings.Repeat("r", MaxRegion+1)}, "region"},
 		{"unknown file key", []string{"--config", file}, nil, "adr"},
 		{"missing file", []string{"--config", file + ".missing"}, nil, "config file"},
 		{"stray argument", []string{"extra"}, nil, "unexpected"},

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 type Config struct {
 	Store       *store.Store
 	Credentials map[string]string // access key -> secret key
-	Region      string            // "us-east-1" when empty
+	Region      string            // empty: us-east-1, and buckets may be made for any region (region.go)
 	Logger      zerolog.Logger    // one line per request
 	Now         func() time.Time  // nil: time.Now
 	// LogSampleEvery logs one in this many successful requests (0 and
@@ -31,6 +32,8 @@ type Config struct {
 	Metrics MetricsAccess
 	// Version is the build, for the metrics and the info document.
 	Version admin.Version
+	// Volume is the volume's path, the drive of mc's server info.
+	Volume string
 }
 
 // MetricsAccess says who may scrape the metrics endpoint.
@@ -63,8 +66,13 @@ type server struct {
 	owner         string                  // the first root access key: seals identities, owns the buckets
 	identities    *identity.Directory     // users and service accounts
 	bucketAuths   bucketAuths             // parsed bucket policies (bucketpolicy.go)
+	regions       bucketRegions           // the regions buckets were made for (region.go)
+	anyRegion     bool                    // Config.Region is empty: buckets may be made in any region
+	cors          corsConfigs             // parsed CORS configurations (cors.go)
 	version       admin.Version
 	started       time.Time
+	volume        string        // Config.Volume
+	objectCounts  admin.Counter // the object counts of mc's server info (serverinfo.go)
 
 	// logSample and logged implement Config.LogSampleEvery.
 	logSample uint64
@@ -76,6 +84,7 @@ type server struct {
 	unknownOp     *opMetrics
 	metricsAccess MetricsAccess
 	scrape        http.Handler
+	scrapeV2      http.Handler // the same series and MinIO's v2 names (metrics_v2.go)
 }
 
 // identitiesFile is the system file of users, service accounts and
@@ -128,13 +137,16 @@ func New(c Config) (http.Handler, error) {
 		now:    c.Now,
 	}
 	if s.region == "" {
-		s.region = DefaultRegion
+		s.region, s.anyRegion = DefaultRegion, true
+	} else if !sigv4.ValidRegion(s.region) {
+		return nil, errors.New("s3api: Config.Region " + strconv.Quote(s.region) + " is not a region name")
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	s.started = s.now()
 	s.version = c.Version
+	s.volume = c.Volume
 	if c.LogSampleEvery > 1 {
 		s.logSample = uint64(c.LogSampleEvery)
 	}
@@ -156,8 +168,9 @@ func New(c Config) (http.Handler, error) {
 	}
 	keys := keyring{root: creds, dir: s.identities}
 	// Region is left empty so that clients signing for another region (the
-	// aws CLI's configured default, minio-go's location probe) are accepted:
-	// there is only one region here.
+	// aws CLI's configured default, minio-go's location probe, a bucket
+	// made for another region) are accepted: each signature is checked
+	// against the region its credential names.
 	s.verifier = &sigv4.Verifier{Credentials: keys, Now: s.now}
 	s.adminVerifier = &sigv4.Verifier{Credentials: keys, Now: s.now, AllowEmptyRegion: true}
 	return s.middleware(s.router(), s.systemRouter()), nil

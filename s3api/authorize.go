@@ -226,7 +226,7 @@ func (rq *request) context(r *http.Request, s *server) iam.Context {
 	setHeader(iam.KeyACL, "X-Amz-Acl")
 	if !rq.anonymous {
 		switch rq.auth.Kind {
-		case sigv4.V2Header, sigv4.V2Presigned:
+		case sigv4.V2Header, sigv4.V2Presigned, sigv4.V2PostForm:
 			ctx.Set(iam.KeySignatureVersion, "AWS")
 		default:
 			ctx.Set(iam.KeySignatureVersion, "AWS4-HMAC-SHA256")

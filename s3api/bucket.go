@@ -5,6 +5,7 @@ import (
 
 	"errors"
 	"net/http"
+	"slices"
 
 	"github.com/xfs3/xfs3/store"
 )
@@ -34,8 +35,8 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	if r := r.URL.Query().Get("bucket-region"); r != "" && r != s.region {
-		buckets = nil // every bucket is in the server's one region
+	if region := r.URL.Query().Get("bucket-region"); region != "" {
+		buckets = slices.DeleteFunc(buckets, func(b store.BucketInfo) bool { return s.bucketRegion(b.Name) != region })
 	}
 	if buckets, err = s.visibleBuckets(r, rq, buckets); err != nil {
 		return err
@@ -43,7 +44,7 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	page, next := sel.page(buckets)
 	out := listAllMyBucketsResult{Xmlns: xmlns, Owner: ownerOf(rq), Buckets: []bucketEntry{}, Prefix: sel.prefix}
 	for _, b := range page {
-		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created), BucketRegion: s.region})
+		out.Buckets = append(out.Buckets, bucketEntry{Name: b.Name, CreationDate: isoTime(b.Created), BucketRegion: s.bucketRegion(b.Name)})
 	}
 	if next != "" {
 		out.ContinuationToken = encodeContinuationToken(next)
@@ -76,9 +77,10 @@ func (s *server) visibleBuckets(r *http.Request, rq *request, all []store.Bucket
 	return some, nil
 }
 
-// createBucketConfiguration may name the server's own region, the only
-// one it has; any other is refused, not ignored, since the bucket would
-// not be where the client asked for it.
+// createBucketConfiguration may name the bucket's region: any region
+// while the server has none configured, else the server's own; another
+// is refused, not ignored, since the bucket would not be where the
+// client asked for it (region.go).
 type createBucketConfiguration struct {
 	XMLName            struct{} `xml:"CreateBucketConfiguration"`
 	LocationConstraint string
@@ -89,21 +91,25 @@ func (s *server) createBucket(w http.ResponseWriter, r *http.Request, rq *reques
 	if err != nil {
 		return err
 	}
+	constraint := ""
 	if len(data) > 0 {
 		var conf createBucketConfiguration
 		if err := decodeXML(data, &conf); err != nil {
 			return err
 		}
-		if c := conf.LocationConstraint; c != "" && c != s.region {
-			return errorf("IllegalLocationConstraintException",
-				"The %s location constraint is incompatible with this server's one region, %s.", c, s.region)
-		}
+		constraint = conf.LocationConstraint
+	}
+	region, err := s.newBucketRegion(constraint)
+	if err != nil {
+		return err
 	}
 	err = s.store.CreateBucket(rq.bucket)
-	if errors.Is(err, store.ErrBucketExists) && s.region == DefaultRegion {
+	if errors.Is(err, store.ErrBucketExists) && region == DefaultRegion && s.bucketRegion(rq.bucket) == DefaultRegion {
 		// S3's legacy us-east-1 behaviour: re-creating a bucket you own
 		// succeeds (there is one owner, so every bucket is yours).
 		err = nil
+	} else if err == nil && constraint != "" {
+		err = s.recordRegion(rq.bucket, region)
 	}
 	if err != nil {
 		return err
@@ -118,7 +124,7 @@ func (s *server) headBucket(w http.ResponseWriter, r *http.Request, rq *request)
 	if _, err := s.store.HeadBucket(rq.bucket); err != nil {
 		return err
 	}
-	w.Header().Set("X-Amz-Bucket-Region", s.region)
+	w.Header().Set("X-Amz-Bucket-Region", s.bucketRegion(rq.bucket))
 	w.WriteHeader(http.StatusOK)
 	return nil
 }
@@ -142,8 +148,8 @@ func (s *server) getBucketLocation(w http.ResponseWriter, r *http.Request, rq *r
 		return err
 	}
 	out := locationConstraint{Xmlns: xmlns}
-	if s.region != DefaultRegion { // S3 reports us-east-1 as empty
-		out.Region = s.region
+	if region := s.bucketRegion(rq.bucket); region != DefaultRegion { // S3 reports us-east-1 as empty
+		out.Region = region
 	}
 	writeXML(w, http.StatusOK, out)
 	return nil

@@ -257,21 +257,29 @@ func checksumMode(h http.Header) bool {
 }
 
 // xmlChecksums are the checksum elements of S3's XML results (Complete,
-// ListParts' parts, CopyObjectResult, GetObjectAttributes).
+// ListParts' parts, CopyObjectResult, GetObjectAttributes) and of the
+// Complete request's parts: Checksum<algorithm name>, ChecksumXXHASH64.
 type xmlChecksums struct {
 	ChecksumCRC32     string `xml:",omitempty"`
 	ChecksumCRC32C    string `xml:",omitempty"`
 	ChecksumCRC64NVME string `xml:",omitempty"`
+	ChecksumMD5       string `xml:",omitempty"`
 	ChecksumSHA1      string `xml:",omitempty"`
 	ChecksumSHA256    string `xml:",omitempty"`
+	ChecksumSHA512    string `xml:",omitempty"`
+	ChecksumXXHASH128 string `xml:",omitempty"`
+	ChecksumXXHASH3   string `xml:",omitempty"`
+	ChecksumXXHASH64  string `xml:",omitempty"`
 }
 
 func toXMLChecksums(c store.Checksums) xmlChecksums {
-	return xmlChecksums{c.CRC32, c.CRC32C, c.CRC64NVME, c.SHA1, c.SHA256}
+	return xmlChecksums{c.CRC32, c.CRC32C, c.CRC64NVME, c.MD5, c.SHA1, c.SHA256, c.SHA512, c.XXHASH128, c.XXHASH3, c.XXHASH64}
 }
 
 func (x xmlChecksums) store() store.Checksums {
-	return store.Checksums{CRC32: x.ChecksumCRC32, CRC32C: x.ChecksumCRC32C, CRC64NVME: x.ChecksumCRC64NVME, SHA1: x.ChecksumSHA1, SHA256: x.ChecksumSHA256}
+	return store.Checksums{CRC32: x.ChecksumCRC32, CRC32C: x.ChecksumCRC32C, CRC64NVME: x.ChecksumCRC64NVME, MD5: x.ChecksumMD5,
+		SHA1: x.ChecksumSHA1, SHA256: x.ChecksumSHA256, SHA512: x.ChecksumSHA512,
+		XXHASH128: x.ChecksumXXHASH128, XXHASH3: x.ChecksumXXHASH3, XXHASH64: x.ChecksumXXHASH64}
 }
 
 // headerChecksums reads the x-amz-checksum-<algorithm> values of a request

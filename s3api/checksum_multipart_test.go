@@ -133,9 +133,11 @@ func TestMultipartChecksumErrors(t *testing.T) {
 		header http.Header
 	}{
 		{"type without algorithm", http.Header{"X-Amz-Checksum-Type": {"COMPOSITE"}}},
-		{"unknown algorithm", http.Header{"X-Amz-Checksum-Algorithm": {"MD5"}}},
+		{"unknown algorithm", http.Header{"X-Amz-Checksum-Algorithm": {"SHA384"}}},
 		{"unknown type", http.Header{"X-Amz-Checksum-Algorithm": {"CRC32"}, "X-Amz-Checksum-Type": {"PARTIAL"}}},
 		{"full-object SHA", http.Header{"X-Amz-Checksum-Algorithm": {"SHA1"}, "X-Amz-Checksum-Type": {"FULL_OBJECT"}}},
+		{"full-object MD5", http.Header{"X-Amz-Checksum-Algorithm": {"MD5"}, "X-Amz-Checksum-Type": {"FULL_OBJECT"}}},
+		{"full-object XXHASH3", http.Header{"X-Amz-Checksum-Algorithm": {"XXHASH3"}, "X-Amz-Checksum-Type": {"FULL_OBJECT"}}},
 		{"composite CRC64NVME", http.Header{"X-Amz-Checksum-Algorithm": {"CRC64NVME"}, "X-Amz-Checksum-Type": {"COMPOSITE"}}},
 	} {
 		resp, body := ts.do(t, "POST", "/mpu/k?uploads", nil, c.header)
@@ -154,7 +156,8 @@ func TestMultipartChecksumErrors(t *testing.T) {
 		{"wrong value", http.Header{"X-Amz-Checksum-Crc32c": {checksum.CRC32C.Of([]byte("x"))}}, 400, "BadDigest"},
 		{"malformed value", http.Header{"X-Amz-Checksum-Crc32c": {"AAAA"}}, 400, "InvalidRequest"},
 		{"other algorithm", http.Header{"X-Amz-Checksum-Sha1": {checksum.SHA1.Of(part)}}, 400, "InvalidRequest"},
-		{"unknown algorithm header", http.Header{"X-Amz-Checksum-Md5": {"AAAAAAAAAAAAAAAAAAAAAA=="}}, 400, "InvalidRequest"},
+		{"unknown algorithm header", http.Header{"X-Amz-Checksum-Sha384": {"AAAAAAAAAAAAAAAAAAAAAA=="}}, 400, "InvalidRequest"},
+		{"other new algorithm", http.Header{"X-Amz-Checksum-Md5": {checksum.MD5.Of(part)}}, 400, "InvalidRequest"},
 		{"two checksums", http.Header{"X-Amz-Checksum-Crc32c": {sum}, "X-Amz-Checksum-Crc32": {checksum.CRC32.Of(part)}}, 400, "InvalidRequest"},
 	} {
 		resp, body := ts.do(t, "PUT", target, part, c.header)
@@ -259,7 +262,7 @@ func TestCopyObjectChecksum(t *testing.T) {
 			t.Errorf("copy with %v: HEAD %v", c.header, resp.Header)
 		}
 	}
-	resp, body = ts.do(t, "PUT", "/cpy/dst", nil, http.Header{"X-Amz-Copy-Source": {"/cpy/src"}, "X-Amz-Checksum-Algorithm": {"MD5"}})
+	resp, body = ts.do(t, "PUT", "/cpy/dst", nil, http.Header{"X-Amz-Copy-Source": {"/cpy/src"}, "X-Amz-Checksum-Algorithm": {"SHA384"}})
 	wantError(t, resp, body, 400, "InvalidRequest")
 }
 

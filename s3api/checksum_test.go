@@ -111,7 +111,8 @@ func TestChecksumTrailer(t *testing.T) {
 	}
 }
 
-// TestChecksumMinio: minio-go's own checksum options round-trip.
+// TestChecksumMinio: minio-go's own checksum options round-trip, each
+// algorithm it knows sent as a trailer, and come back in checksum mode.
 func TestChecksumMinio(t *testing.T) {
 	ts := newTestServer(t)
 	mustBucket(t, ts, "sums")
@@ -123,12 +124,21 @@ func TestChecksumMinio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ct := range []minio.ChecksumType{minio.ChecksumCRC32, minio.ChecksumCRC32C, minio.ChecksumSHA1, minio.ChecksumSHA256} {
+	for _, ct := range []minio.ChecksumType{minio.ChecksumCRC32, minio.ChecksumCRC32C, minio.ChecksumCRC64NVME, minio.ChecksumMD5,
+		minio.ChecksumSHA1, minio.ChecksumSHA256, minio.ChecksumSHA512, minio.ChecksumXXHash128, minio.ChecksumXXHash3, minio.ChecksumXXHash64} {
 		t.Run(ct.String(), func(t *testing.T) {
-			_, err := client.PutObject(c, "sums", "m-"+ct.String(), strings.NewReader(data), int64(len(data)),
+			alg, ok := checksum.Lookup(ct.String())
+			if !ok {
+				t.Fatalf("minio-go's %s is unknown here", ct)
+			}
+			put, err := client.PutObject(c, "sums", "m-"+ct.String(), strings.NewReader(data), int64(len(data)),
 				minio.PutObjectOptions{Checksum: ct})
 			if err != nil {
 				t.Fatal(err)
+			}
+			st, err := client.StatObject(c, "sums", "m-"+ct.String(), minio.StatObjectOptions{Checksum: true})
+			if err != nil || st.Checksum(ct) != alg.Of([]byte(data)) || st.ChecksumMode != "FULL_OBJECT" || put.ChecksumMode != "FULL_OBJECT" {
+				t.Errorf("stat: %+v (%v)", st, err)
 			}
 			o, err := ts.store.GetObject("sums", "m-"+ct.String())
 			if err != nil {
@@ -151,6 +161,8 @@ func FuzzChecksumHeaders(f *testing.F) {
 	f.Add("sha256", "", "SHA256", []byte("x"))
 	f.Add("crc64nvme", "AAAAAAAAAAA=", "crc32", []byte{})
 	f.Add("md5", "AAAA", "", []byte("y"))
+	f.Add("xxhash128", checksum.XXHASH128.Of([]byte("z")), "XXHASH128", []byte("z"))
+	f.Add("sha512", "", "xxhash3", []byte("w"))
 	f.Fuzz(func(t *testing.T, name, value, named string, body []byte) {
 		h := http.Header{}
 		if name != "" && value != "" {

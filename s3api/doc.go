@@ -13,7 +13,10 @@
 //	request ─► middleware (request.go): request IDs (x-amz-request-id,
 //	   │       x-amz-id-2); sigv4.Verifier on headers and URL only, so a
 //	   │       bad signature never reaches the store; one log line and
-//	   │       one metrics observation per request
+//	   │       one metrics observation per request; CORS (cors.go):
+//	   │       an OPTIONS preflight is answered here, unsigned, from the
+//	   │       bucket's rules, and a request with an Origin gets its
+//	   │       rule's headers before it is authenticated
 //	   ├─► /minio/... ─► systemRouter (system.go): probes, metrics, admin
 //	   ▼
 //	router (router.go, gorilla/mux, first match wins): operations chosen
@@ -71,6 +74,10 @@
 //     signed policy: the middleware lets exactly such requests through,
 //     PostObject verifies the form before it calls the store, and every
 //     other operation refuses a request without a verified signature.
+//     CORS is the one read before authentication: a preflight (OPTIONS,
+//     which browsers never sign) and the CORS headers of any request
+//     come from the bucket's CORS rules, read through a cache; nothing
+//     else of the store is reached.
 //
 // # The server's own endpoints
 //

@@ -19,6 +19,7 @@ type codeInfo struct {
 var codes = map[string]codeInfo{
 	"AccessControlListNotSupported":     {http.StatusBadRequest, "The bucket does not allow ACLs."},
 	"AccessDenied":                      {http.StatusForbidden, "Access Denied."},
+	"AccessForbidden":                   {http.StatusForbidden, "CORSResponse: This CORS request is not allowed."}, // a refused CORS preflight (cors.go)
 	"AuthorizationHeaderMalformed":      {http.StatusBadRequest, "The authorization header is malformed."},
 	"AuthorizationQueryParametersError": {http.StatusBadRequest, "The query parameters that authenticate this request are not valid."},
 	"BadRequest":                        {http.StatusBadRequest, "Bad request."},
@@ -31,6 +32,7 @@ var codes = map[string]codeInfo{
 	"EntityTooLarge":                          {http.StatusBadRequest, "Your proposed upload exceeds the maximum allowed object size."},
 	"EntityTooSmall":                          {http.StatusBadRequest, "Your proposed upload is smaller than the minimum allowed object size."},
 	"IllegalLocationConstraintException":      {http.StatusBadRequest, "The location constraint is incompatible with this server's region."},
+	"InvalidLocationConstraint":               {http.StatusBadRequest, "The specified location-constraint is not valid."},
 	"IllegalVersioningConfigurationException": {http.StatusBadRequest, "The versioning configuration specified in the request is invalid."},
 	"IncompleteBody":                          {http.StatusBadRequest, "You did not provide the number of bytes specified by the Content-Length HTTP header."},
 	"InternalError":                           {http.StatusInternalServerError, "We encountered an internal error. Please try again."},
@@ -66,6 +68,7 @@ var codes = map[string]codeInfo{
 	"MissingContentLength":                 {http.StatusLengthRequired, "You must provide the Content-Length HTTP header."},
 	"NoSuchBucket":                         {http.StatusNotFound, "The specified bucket does not exist."},
 	"NoSuchBucketPolicy":                   {http.StatusNotFound, "The bucket policy does not exist."},
+	"NoSuchCORSConfiguration":              {http.StatusNotFound, "The CORS configuration does not exist"},
 	"NoSuchPublicAccessBlockConfiguration": {http.StatusNotFound, "The public access block configuration was not found."},
 	"NoSuchKey":                            {http.StatusNotFound, "The specified key does not exist."},
 	"NoSuchTagSet":                         {http.StatusNotFound, "The TagSet does not exist."},
@@ -170,6 +173,10 @@ var kinds = []struct {
 	{sigv4.ErrRequestTimeTooSkewed, "RequestTimeTooSkewed"},
 	{sigv4.ErrContentSHA256Mismatch, "XAmzContentSHA256Mismatch"},
 	{sigv4.ErrIncompleteBody, "IncompleteBody"},
+	{sigv4.ErrInvalidArgument, "InvalidArgument"},
+	{sigv4.ErrInvalidDate, "AccessDenied"},
+	{sigv4.ErrInvalidExpires, "AccessDenied"},
+	{sigv4.ErrIncompleteQuery, "AccessDenied"},
 	{sigv4.ErrMalformed, "AuthorizationHeaderMalformed"},
 	{errBodyTruncated, "IncompleteBody"},
 }
@@ -179,6 +186,10 @@ var kinds = []struct {
 var kindMessages = map[error]string{
 	sigv4.ErrExpired:     "Request has expired",
 	sigv4.ErrNotYetValid: "Request is not yet valid",
+	// S3's words for V2 requests without a date or with a bad one.
+	sigv4.ErrInvalidDate:     "AWS authentication requires a valid Date or x-amz-date header",
+	sigv4.ErrInvalidExpires:  "Invalid date (should be seconds since epoch)",
+	sigv4.ErrIncompleteQuery: "Query-string authentication requires the Signature, Expires and AWSAccessKeyId parameters",
 }
 
 // toS3Error decides the S3 code of any error: an s3Error is kept, a known

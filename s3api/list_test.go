@@ -174,7 +174,7 @@ func TestListEncodingURL(t *testing.T) {
 
 func TestURLEncode(t *testing.T) {
 	for in, want := range map[string]string{
-		"plain/key.txt": "plain/key.txt", "a b": "a+b", "a+b": "a%2Bb", "%": "%25", "\u00e9": "%C3%A9", "~*-_.": "~*-_.",
+		"plain/key.txt": "plain/key.txt", "a b": "a%20b", "a+b": "a%2Bb", "%": "%25", "\u00e9": "%C3%A9", "~*-_.": "~*-_.",
 	} {
 		if got := urlEncode(in); got != want {
 			t.Errorf("urlEncode(%q) = %q, want %q", in, got, want)

@@ -53,7 +53,7 @@ func uploadChecksumHeaders(h http.Header) (store.Checksums, error) {
 	}
 	alg, ok := checksum.Lookup(name)
 	if !ok {
-		return store.Checksums{}, errorf("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]")
+		return store.Checksums{}, errorf("InvalidRequest", "Checksum algorithm provided is unsupported. Please try again with any of the valid types: [%s]", checksum.Names())
 	}
 	if t, _ := checksum.ParseType(typ); typ != "" && !alg.Supports(t) {
 		return store.Checksums{}, errorf("InvalidRequest", "The %s checksum type cannot be used with the %s checksum algorithm.", typ, alg.Header())

@@ -307,6 +307,11 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 		}
 		meta.Checksums = store.Checksums{Algorithm: alg.Name()} // computed by the copy
 	}
+	if meta.Checksums == (store.Checksums{}) {
+		// S3 gives a copy of an object without a checksum a CRC64NVME
+		// (clients expect a FULL_OBJECT one); the bytes are read anyway.
+		meta.Checksums.Algorithm = checksum.CRC64NVME.Name()
+	}
 	// The class is the request's (STANDARD when not sent) whatever the
 	// metadata directive: S3 never copies it from the source.
 	meta.StorageClass = headers.StorageClass

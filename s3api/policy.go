@@ -57,17 +57,29 @@ func parsePostPolicy(doc []byte) (*postPolicy, error) {
 	if len(doc) > maxPolicySize {
 		return nil, policyError("the policy document is over %d bytes.", maxPolicySize)
 	}
-	var raw struct {
-		Expiration *string           `json:"expiration"`
-		Conditions []json.RawMessage `json:"conditions"`
-	}
+	// The keys are matched with their case, as S3 matches them
+	// ("EXPIRATION" is no expiration); encoding/json would take any case.
+	var top map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	if err := dec.Decode(&top); err != nil {
 		return nil, policyError("the policy is not a JSON object: %v.", err)
 	}
 	if dec.More() {
 		return nil, policyError("data after the policy document.")
+	}
+	var raw struct {
+		Expiration *string
+		Conditions []json.RawMessage
+	}
+	for _, f := range []struct {
+		key string
+		v   any
+	}{{"expiration", &raw.Expiration}, {"conditions", &raw.Conditions}} {
+		if e, ok := top[f.key]; ok {
+			if err := json.Unmarshal(e, f.v); err != nil {
+				return nil, policyError("the policy's %s: %v.", f.key, err)
+			}
+		}
 	}
 	if raw.Expiration == nil {
 		return nil, policyError("Policy missing expiration.")

@@ -133,13 +133,16 @@ func (s *server) authorizeForm(fields map[string]string) (*sigv4.Auth, *postPoli
 	if !ok {
 		return nil, nil, errorf("AccessDenied", "Anonymous form uploads are not allowed: the form needs a signed policy.")
 	}
-	if _, v2 := fields["awsaccesskeyid"]; v2 {
-		return nil, nil, errorf("NotImplemented", "Form uploads signed with Signature Version 2 are not supported; sign the policy with AWS4-HMAC-SHA256.")
+	var auth *sigv4.Auth
+	var err error
+	if isFormV2(fields) {
+		auth, err = s.verifyFormV2(enc, fields) // postform_v2.go
+	} else {
+		auth, err = s.verifier.VerifyPostForm(sigv4.PostForm{
+			Policy: enc, Algorithm: fields["x-amz-algorithm"], Credential: fields["x-amz-credential"],
+			Date: fields["x-amz-date"], Signature: fields["x-amz-signature"],
+		})
 	}
-	auth, err := s.verifier.VerifyPostForm(sigv4.PostForm{
-		Policy: enc, Algorithm: fields["x-amz-algorithm"], Credential: fields["x-amz-credential"],
-		Date: fields["x-amz-date"], Signature: fields["x-amz-signature"],
-	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,6 +212,9 @@ func (s *server) postObject(w http.ResponseWriter, r *http.Request, rq *request)
 		checked[k] = v
 	}
 	checked["key"], checked["bucket"] = key, rq.bucket
+	if auth.Kind == sigv4.V2PostForm {
+		exemptFormV2Fields(checked)
+	}
 	if err := policy.check(s.now(), checked); err != nil {
 		return err
 	}

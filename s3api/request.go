@@ -122,6 +122,7 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // still sending would otherwise see the connection close under it (over
 // TLS, an EOF instead of the S3 error).
 func (s *server) middleware(next, system http.Handler) http.Handler {
+	preflight := s.preflightHandler()
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rq := &request{op: "Unknown"}
@@ -165,6 +166,15 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 			system.ServeHTTP(w, r) // authenticates what needs it
 			return
 		}
+		// CORS (cors.go): a browser's preflight is never signed and is
+		// answered from the bucket's rules alone; any other request from
+		// an allowed origin gets the rule's headers now, so that its
+		// errors carry them too.
+		if r.Method == http.MethodOptions {
+			preflight.ServeHTTP(w, r)
+			return
+		}
+		s.addCORSHeaders(h, r, rq.bucket)
 		// A form upload is signed by its policy, inside the body: only its
 		// handler authenticates it (operation refuses it to any other).
 		// An unsigned request is anonymous: only a bucket policy can
@@ -298,7 +308,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	switch e.code {
 	case "NoSuchKey", "NoSuchVersion":
 		body.Key = rq.key
-	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName":
+	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName", "NoSuchCORSConfiguration":
 		body.Bucket = rq.bucket
 	}
 	writeXML(w, status, body)

@@ -386,7 +386,7 @@ func TestSystemEndpoints(t *testing.T) {
 	req, _ := http.NewRequest("GET", ts.url+"/minio/admin/v3/info", nil)
 	resp, body = send(t, req)
 	wantJSONError(t, resp, body, 403, "AccessDenied")
-	resp, body = send(t, signedAdmin(t, ts.url+"/minio/admin/v3/info", testSecretKey))
+	resp, body = send(t, signedAdmin(t, ts.url+"/minio/admin/v3/heal/", testSecretKey))
 	wantJSONError(t, resp, body, 501, "NotImplemented")
 	resp, body = send(t, signedAdmin(t, ts.url+"/minio/admin/v3/info", "wrong-secret"))
 	wantJSONError(t, resp, body, 403, "SignatureDoesNotMatch")

@@ -42,11 +42,10 @@ type adminRoute struct {
 	self bool
 }
 
-// adminRoutes are the admin endpoints. mc's "admin info" is answered
-// 501 until the server has an equivalent (as admin-wire.md allows).
+// adminRoutes are the admin endpoints.
 func (s *server) adminRoutes() []adminRoute {
 	return []adminRoute{
-		{name: "AdminInfo", method: http.MethodGet, path: "/info", handler: s.adminNotImplemented, self: true},
+		{name: "AdminInfo", method: http.MethodGet, path: admin.PathServerInfo, handler: s.serverInfo},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
 		{name: "AdminXFS3Info", method: http.MethodGet, path: admin.PathInfo, handler: s.adminInfo},
 		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
@@ -72,9 +71,13 @@ func (s *server) systemRouter() http.Handler {
 	}
 	probe("live", s.healthLive)
 	probe("ready", s.healthReady)
+	probe("cluster", s.healthCluster)
+	r.Methods(http.MethodGet, http.MethodHead).Path(systemPrefix + "/health/cluster/read").
+		Handler(s.operation("HealthClusterRead", s.healthClusterRead))
 	// The metrics endpoint authenticates itself: it also takes a bearer
 	// token, which Prometheus can send and cannot sign.
 	r.Methods(http.MethodGet).Path(metricsPath).Handler(s.operation("Metrics", s.serveMetrics))
+	r.Methods(http.MethodGet).Path(metricsV2Path).Handler(s.operation("MetricsV2", s.serveMetrics))
 	for _, rt := range append(s.adminRoutes(), s.identityRoutes()...) {
 		r.Methods(rt.method).Path(adminPrefix + rt.path).Queries(rt.query...).Handler(s.admin(rt))
 	}
@@ -99,6 +102,49 @@ func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request
 	}
 	w.WriteHeader(http.StatusOK)
 	return nil
+}
+
+// MinIO's cluster probes (mc ready, load balancers) answer for the whole
+// cluster: here one server, one drive, no parity, so one drive is the
+// quorum for reads and for writes. Their headers are MinIO's (madmin
+// reads the write quorum).
+const (
+	headerWriteQuorum = "X-Minio-Write-Quorum"
+	headerReadQuorum  = "X-Minio-Read-Quorum"
+)
+
+// healthCluster answers 200 while the cluster can serve writes (the
+// volume accepts changes) and 503 once a failed write has shut it down.
+// With ?maintenance=true it asks whether this server may be taken down
+// and keep the cluster writable: never (412), it is the only one.
+func (s *server) healthCluster(w http.ResponseWriter, r *http.Request, rq *request) error {
+	w.Header().Set(headerWriteQuorum, "1")
+	if err := maintenanceRefused(r); err != nil {
+		return err
+	}
+	return s.healthReady(w, r, rq)
+}
+
+// healthClusterRead answers 200 while the cluster can serve reads: as
+// long as the server runs, since a volume shut down by a failed write
+// refuses changes only.
+func (s *server) healthClusterRead(w http.ResponseWriter, r *http.Request, rq *request) error {
+	w.Header().Set(headerReadQuorum, "1")
+	if err := maintenanceRefused(r); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// maintenanceRefused is the answer to a cluster probe asking, with
+// ?maintenance=true, whether this server can be taken down safely.
+func maintenanceRefused(r *http.Request) error {
+	if r.URL.Query().Get("maintenance") != "true" {
+		return nil
+	}
+	return &admin.Error{Status: http.StatusPreconditionFailed, Code: "PreconditionFailed",
+		Message: "This server is the whole cluster: taking it down for maintenance stops the service."}
 }
 
 // admin authenticates an admin request and, unless the route does it

@@ -22,6 +22,10 @@ var (
 	ConfigPolicy = ConfigKind{"policy", 20 << 10}
 	// ConfigPublicAccessBlock is the public access block configuration.
 	ConfigPublicAccessBlock = ConfigKind{"public-access-block", 4 << 10}
+	// ConfigCORS is the CORS configuration: S3 limits it to 64 KiB.
+	ConfigCORS = ConfigKind{"cors", 64 << 10}
+	// ConfigLocation is the region a bucket was made for (its LocationConstraint).
+	ConfigLocation = ConfigKind{"location", 64}
 )
 
 // String names the kind as its xattr does.

@@ -15,9 +15,12 @@ import (
 
 // Checksums holds the additional checksums of an object or part, each the
 // base64 of the big-endian digest as S3 sends it in x-amz-checksum-*
-// (a composite one ends in "-N"); empty when not sent.
+// (a composite one ends in "-N"); empty when not sent. MD5 is the
+// x-amz-checksum-md5 one, which is kept apart from the ETag (that of a
+// multipart object is not an MD5 of its content).
 type Checksums struct {
-	CRC32, CRC32C, CRC64NVME, SHA1, SHA256 string
+	CRC32, CRC32C, CRC64NVME, MD5, SHA1, SHA256, SHA512 string
+	XXHASH128, XXHASH3, XXHASH64                        string
 	// Type is "COMPOSITE" or "FULL_OBJECT" (empty: FULL_OBJECT, the type
 	// of every checksum of a single PUT).
 	Type string
@@ -47,8 +50,13 @@ func (c *Checksums) named() []attrField {
 		{xattrChecksum + "crc32", &c.CRC32},
 		{xattrChecksum + "crc32c", &c.CRC32C},
 		{xattrChecksum + "crc64nvme", &c.CRC64NVME},
+		{xattrChecksum + "md5", &c.MD5},
 		{xattrChecksum + "sha1", &c.SHA1},
 		{xattrChecksum + "sha256", &c.SHA256},
+		{xattrChecksum + "sha512", &c.SHA512},
+		{xattrChecksum + "xxhash128", &c.XXHASH128},
+		{xattrChecksum + "xxhash3", &c.XXHASH3},
+		{xattrChecksum + "xxhash64", &c.XXHASH64},
 		{xattrChecksumType, &c.Type},
 		{xattrChecksumAlgorithm, &c.Algorithm},
 	}
@@ -70,10 +78,23 @@ func (c *Checksums) field(a *checksum.Algorithm) *string {
 		return &c.CRC32C
 	case checksum.CRC64NVME:
 		return &c.CRC64NVME
+	case checksum.MD5:
+		return &c.MD5
 	case checksum.SHA1:
 		return &c.SHA1
+	case checksum.SHA256:
+		return &c.SHA256
+	case checksum.SHA512:
+		return &c.SHA512
+	case checksum.XXHASH128:
+		return &c.XXHASH128
+	case checksum.XXHASH3:
+		return &c.XXHASH3
+	case checksum.XXHASH64:
+		return &c.XXHASH64
 	}
-	return &c.SHA256
+	// Algorithms are the package's values: another is a programming error.
+	panic("store: no checksum field for algorithm " + a.Name())
 }
 
 // ChecksumReporter is a body reader that learns checksums while it is read,

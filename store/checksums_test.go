@@ -176,7 +176,7 @@ func TestPartChecksumMustFitUpload(t *testing.T) {
 			t.Errorf("%s part with %+v: %v", key, c.sums, err)
 		}
 	}
-	if _, err := s.multipart().Create("bkt", "x", Meta{Checksums: Checksums{Algorithm: "MD5"}}); !errors.Is(err, ErrInvalidChecksum) {
+	if _, err := s.multipart().Create("bkt", "x", Meta{Checksums: Checksums{Algorithm: "SHA384"}}); !errors.Is(err, ErrInvalidChecksum) {
 		t.Errorf("an unknown algorithm: %v", err)
 	}
 }
@@ -240,8 +240,8 @@ func TestObjectPartsPages(t *testing.T) {
 	}
 }
 
-// TestCopyChecksums: a copy keeps a full-object checksum, and computes one
-// when asked or when the source's is composite.
+// TestCopyChecksums: a copy keeps a full-object checksum or none, and
+// computes one when asked or when the source's is composite.
 func TestCopyChecksums(t *testing.T) {
 	s, _ := newTestStore(t)
 	s.minPart = 1
@@ -250,8 +250,14 @@ func TestCopyChecksums(t *testing.T) {
 	}
 	body := []byte("copied content")
 	put(t, s, "bkt", "src", string(body), Meta{Checksums: Checksums{CRC32: checksum.CRC32.Of(body)}})
+	put(t, s, "bkt", "plain", string(body), Meta{})
+	put(t, s, "bkt", "xxh", string(body), Meta{Checksums: Checksums{XXHASH3: checksum.XXHASH3.Of(body)}})
 	up, parts := checksummedParts(t, s, "mp", checksum.SHA1, "", body[:5], body[5:])
 	if _, err := s.multipart().Complete("bkt", "mp", up.UploadID, parts); err != nil {
+		t.Fatal(err)
+	}
+	up, parts = checksummedParts(t, s, "mp128", checksum.XXHASH128, "", body[:5], body[5:])
+	if _, err := s.multipart().Complete("bkt", "mp128", up.UploadID, parts); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -262,6 +268,12 @@ func TestCopyChecksums(t *testing.T) {
 		{"src", nil, Checksums{CRC32: checksum.CRC32.Of(body)}},
 		{"src", &Meta{Checksums: Checksums{Algorithm: "SHA256"}}, Checksums{SHA256: checksum.SHA256.Of(body), Type: "FULL_OBJECT"}},
 		{"mp", nil, Checksums{SHA1: checksum.SHA1.Of(body), Type: "FULL_OBJECT"}},
+		{"plain", nil, Checksums{}},
+		{"plain", &Meta{ContentType: "text/plain"}, Checksums{}},
+		{"plain", &Meta{Checksums: Checksums{Algorithm: "xxhash64"}}, Checksums{XXHASH64: checksum.XXHASH64.Of(body), Type: "FULL_OBJECT"}},
+		{"xxh", nil, Checksums{XXHASH3: checksum.XXHASH3.Of(body)}},
+		{"mp128", nil, Checksums{XXHASH128: checksum.XXHASH128.Of(body), Type: "FULL_OBJECT"}},
+		{"src", &Meta{Checksums: Checksums{Algorithm: "MD5"}}, Checksums{MD5: checksum.MD5.Of(body), Type: "FULL_OBJECT"}},
 	} {
 		info, err := s.CopyObject("bkt", c.src, "bkt", "dst", c.meta)
 		if err != nil {

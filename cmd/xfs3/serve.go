@@ -48,6 +48,11 @@ Flags (environment variable, JSON key):
                       PEM private key; a replaced pair is picked up within
                       a second, without a restart (XFS3_CERTS_DIR,
                       "certs_dir"; default none: plain HTTP)
+  --region NAME       the server's S3 region; unset (the default), it is
+                      us-east-1 and CreateBucket takes any
+                      LocationConstraint, recorded as the bucket's region;
+                      set, other regions are refused (XFS3_REGION,
+                      "region")
   --log-format FMT    json or console (XFS3_LOG_FORMAT, "log_format")
   --durability WHEN   on-ack (default): a change is durable before it is
                       acknowledged; within-1s: acknowledged first, durable
@@ -201,13 +206,19 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		return nil
 	}
 	logQuotas(log, st)
+	volumePath, _ := filepath.Abs(cfg.Volume) // mc admin info's drive path; a relative one is kept on failure
+	if volumePath == "" {
+		volumePath = cfg.Volume
+	}
 	api, err := s3api.New(s3api.Config{
 		Store:          st,
 		Credentials:    map[string]string{creds.AccessKey: creds.SecretKey},
+		Region:         cfg.Region,
 		Logger:         log,
 		LogSampleEvery: cfg.LogSample,
 		Metrics:        s3api.MetricsAccess(cfg.MetricsAuth),
 		Version:        version,
+		Volume:         volumePath,
 	})
 	if err != nil {
 		closeStore()

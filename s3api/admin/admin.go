@@ -10,6 +10,10 @@
 //	                   (identities.go: MinIO's identity calls; bodies
 //	                    sealed with the caller's secret key, package sealed)
 //
+//	mc admin info ──► s3api handler ──► ServerInfoOf (serverinfo.go: MinIO's document;
+//	                                    Counter, objectcount.go: object counts kept between requests)
+//	Prometheus ──► bearer token: MetricsToken, or mc's JWT (prometheus.go) ──► s3api metrics
+//
 // Each capability has three faces (a setting, an endpoint, a subcommand);
 // they meet here, so a document is parsed, checked and applied by one
 // piece of code whichever face received it. The endpoints, their

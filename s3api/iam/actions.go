@@ -81,6 +81,9 @@ var actionTable = []rule{
 	{"GetPublicAccessBlock", "s3:GetBucketPublicAccessBlock", "", TargetBucket},
 	{"PutPublicAccessBlock", "s3:PutBucketPublicAccessBlock", "", TargetBucket},
 	{"DeletePublicAccessBlock", "s3:PutBucketPublicAccessBlock", "", TargetBucket}, // S3 has no delete action of its own
+	{"GetBucketCors", "s3:GetBucketCORS", "", TargetBucket},
+	{"PutBucketCors", "s3:PutBucketCORS", "", TargetBucket},
+	{"DeleteBucketCors", "s3:PutBucketCORS", "", TargetBucket}, // S3 has no DeleteBucketCORS action
 
 	{"GetObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
 	{"HeadObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
@@ -112,6 +115,8 @@ var actionTable = []rule{
 	{"AdminXFS3Info", "admin:ServerInfo", "", TargetAll},
 	{"AdminGCStats", "admin:ServerInfo", "", TargetAll},
 	{"AdminTrimStatus", "admin:ServerInfo", "", TargetAll},
+	{"Metrics", "admin:Prometheus", "", TargetAll}, // a signed scrape or mc's token (metrics_http.go)
+	{"MetricsV2", "admin:Prometheus", "", TargetAll},
 	{"AdminTrimStart", "admin:Trim", "", TargetAll},
 	{"AdminTrimCancel", "admin:Trim", "", TargetAll},
 	{"AdminSetBucketQuota", "admin:SetBucketQuota", "", TargetAll},

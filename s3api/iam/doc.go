@@ -132,6 +132,9 @@
 //	| GetPublicAccessBlock    | s3:GetBucketPublicAccessBlock |                               | bucket         |
 //	| PutPublicAccessBlock    | s3:PutBucketPublicAccessBlock |                               | bucket         |
 //	| DeletePublicAccessBlock | s3:PutBucketPublicAccessBlock |                               | bucket         |
+//	| GetBucketCors           | s3:GetBucketCORS              |                               | bucket         |
+//	| PutBucketCors           | s3:PutBucketCORS              |                               | bucket         |
+//	| DeleteBucketCors        | s3:PutBucketCORS              |                               | bucket         |
 //	| GetObject               | s3:GetObject                  | s3:GetObjectVersion           | object         |
 //	| HeadObject              | s3:GetObject                  | s3:GetObjectVersion           | object         |
 //	| GetObjectAttributes     | s3:GetObject                  | s3:GetObjectVersion           | object         |
@@ -158,6 +161,8 @@
 //	| AdminXFS3Info           | admin:ServerInfo              |                               | arn:aws:s3:::* |
 //	| AdminGCStats            | admin:ServerInfo              |                               | arn:aws:s3:::* |
 //	| AdminTrimStatus         | admin:ServerInfo              |                               | arn:aws:s3:::* |
+//	| Metrics                 | admin:Prometheus              |                               | arn:aws:s3:::* |
+//	| MetricsV2               | admin:Prometheus              |                               | arn:aws:s3:::* |
 //	| AdminTrimStart          | admin:Trim                    |                               | arn:aws:s3:::* |
 //	| AdminTrimCancel         | admin:Trim                    |                               | arn:aws:s3:::* |
 //	| AdminSetBucketQuota     | admin:SetBucketQuota          |                               | arn:aws:s3:::* |

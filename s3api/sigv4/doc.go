@@ -28,8 +28,15 @@
 // they read only after seeing io.EOF.
 //
 // Verifier.VerifyPostForm checks a browser form upload's signature: the HMAC of
-// its base64 policy with the SigV4 signing key; the policy's conditions
-// are the S3 layer's to check.
+// its base64 policy with the SigV4 signing key; VerifyPostFormV2 that of
+// a form signed with V2, the base64 HMAC-SHA1 of the policy with the
+// secret key. The policy's conditions are the S3 layer's to check.
+//
+// A V4 signature is checked against the region its credential scope
+// names, whatever the server's own: a Verifier with an empty Region
+// accepts any. V2 signatures name no region. V2 clients differ in the
+// canonicalized resource they sign (v2.go); the verifier accepts each
+// form S3 accepts.
 //
 // Sign is the client side, for xfs3's own admin client: it signs a
 // request with the same canonical request the Verifier checks, over the

@@ -31,4 +31,19 @@ var (
 	// ErrIncompleteBody: the body ended before its declared length or
 	// before the final chunk.
 	ErrIncompleteBody = errors.New("sigv4: incomplete body")
+	// ErrInvalidArgument: authentication S3 refuses as an invalid
+	// argument rather than a malformed header: a V2 Authorization that
+	// is not "AWS AK:signature", a request with both an Authorization
+	// header and a presigned query, a V2 form without its access key or
+	// signature.
+	ErrInvalidArgument = errors.New("sigv4: invalid authentication argument")
+	// ErrInvalidDate: a V2 request with no Date or x-amz-date header, or
+	// one that does not parse or falls before 1970.
+	ErrInvalidDate = errors.New("sigv4: no valid date")
+	// ErrInvalidExpires: a V2 presigned URL whose Expires is not a
+	// number of seconds since 1970.
+	ErrInvalidExpires = errors.New("sigv4: Expires is not seconds since the epoch")
+	// ErrIncompleteQuery: a V2 presigned URL without one of
+	// AWSAccessKeyId, Expires and Signature.
+	ErrIncompleteQuery = errors.New("sigv4: incomplete presigned query")
 )

@@ -57,7 +57,8 @@ func hexSHA(b []byte) string {
 var sentinels = []error{
 	ErrMissingAuth, ErrMalformed, ErrInvalidAccessKey, ErrSignatureMismatch,
 	ErrRequestTimeTooSkewed, ErrExpired, ErrContentSHA256Mismatch, ErrIncompleteBody,
-	ErrNotYetValid, ErrExpiresRange,
+	ErrNotYetValid, ErrExpiresRange, ErrInvalidArgument, ErrInvalidDate, ErrInvalidExpires,
+	ErrIncompleteQuery,
 }
 
 func kindOf(err error) error {

@@ -61,3 +61,36 @@ func (v *Verifier) VerifyPostForm(f PostForm) (*Auth, error) {
 func SignPostPolicy(secret string, scope Scope, policy string) string {
 	return sign(SigningKey(secret, scope), policy)
 }
+
+// PostFormV2 holds the signature fields of a form upload signed with
+// Signature Version 2, as older SDKs, boto3's generate_presigned_post
+// with signature version "s3" and ceph's tests send them: signature is
+// base64(HMAC-SHA1(secret key, policy)), the policy as sent (base64).
+type PostFormV2 struct {
+	Policy    string // the policy field, base64 as sent
+	AccessKey string // AWSAccessKeyId
+	Signature string // signature
+}
+
+// VerifyPostFormV2 checks a V2 form's policy signature. As with
+// VerifyPostForm, the policy's expiration, which the caller checks, is
+// the form's only clock.
+func (v *Verifier) VerifyPostFormV2(f PostFormV2) (*Auth, error) {
+	if f.AccessKey == "" || f.Signature == "" {
+		return nil, fmt.Errorf("%w: a version 2 form needs AWSAccessKeyId and signature", ErrInvalidArgument)
+	}
+	secret, err := v.secret(f.AccessKey)
+	if err != nil {
+		return nil, err
+	}
+	if !equalSig(signV2(secret, f.Policy), f.Signature) {
+		return nil, fmt.Errorf("%w: form policy", ErrSignatureMismatch)
+	}
+	return &Auth{Kind: V2PostForm, AccessKey: f.AccessKey, PayloadHash: UnsignedPayload, decodedLen: -1}, nil
+}
+
+// SignPostPolicyV2 is the client side of VerifyPostFormV2: the signature
+// field of a base64 policy.
+func SignPostPolicyV2(secret, policy string) string {
+	return signV2(secret, policy)
+}

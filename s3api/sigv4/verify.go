@@ -41,6 +41,7 @@ const (
 	V2Header
 	V2Presigned
 	V4PostForm // a browser form upload's signed policy (VerifyPostForm)
+	V2PostForm // the same, signed with Signature Version 2 (VerifyPostFormV2)
 )
 
 func (k Kind) String() string {
@@ -55,6 +56,8 @@ func (k Kind) String() string {
 		return "v2-presigned"
 	case V4PostForm:
 		return "v4-post-form"
+	case V2PostForm:
+		return "v2-post-form"
 	}
 	return "unknown"
 }
@@ -172,7 +175,7 @@ func (v *Verifier) Verify(r *http.Request) (*Auth, error) {
 	authz := r.Header.Get("Authorization")
 	q := r.URL.Query()
 	if authz != "" && (q.Has("X-Amz-Credential") || q.Has("AWSAccessKeyId")) {
-		return nil, malformed("both an Authorization header and a presigned query")
+		return nil, fmt.Errorf("%w: only one auth mechanism allowed: an Authorization header or a presigned query", ErrInvalidArgument)
 	}
 	switch {
 	case strings.HasPrefix(authz, Algorithm):

@@ -25,10 +25,10 @@ func TestVerifyDispatch(t *testing.T) {
 		{"anonymous", "", nil, ErrMissingAuth},
 		{"bearer", "Bearer x", nil, ErrMalformed},
 		{"v4 garbage", "AWS4-HMAC-SHA256 nonsense", nil, ErrMalformed},
-		{"v2 garbage", "AWS nocolon", nil, ErrMalformed},
-		{"both", "AWS a:b", url.Values{"X-Amz-Credential": {"x"}}, ErrMalformed},
+		{"v2 garbage", "AWS nocolon", nil, ErrInvalidArgument},
+		{"both", "AWS a:b", url.Values{"X-Amz-Credential": {"x"}}, ErrInvalidArgument},
 		{"presign partial", "", url.Values{"X-Amz-Algorithm": {Algorithm}}, ErrMalformed},
-		{"v2 presign partial", "", url.Values{"AWSAccessKeyId": {"a"}}, ErrMalformed},
+		{"v2 presign partial", "", url.Values{"AWSAccessKeyId": {"a"}}, ErrIncompleteQuery},
 	}
 	for _, c := range cases {
 		r := newReq(t, http.MethodGet, "k", c.query, nil)
