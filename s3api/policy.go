@@ -220,6 +220,11 @@ func (p *postPolicy) check(now time.Time, fields map[string]string) error {
 			return policyDenied("Policy Condition failed: %s", c.text)
 		}
 	}
+	// A policy must name its bucket, as S3 requires: one that does not
+	// would let its signature upload to any bucket of the signer's.
+	if !p.coveredFieldNames["bucket"] {
+		return policyDenied("Policy Condition failed: no condition names the bucket.")
+	}
 	var extra []string
 	for name := range fields {
 		if !exemptField(name) && name != "bucket" && !p.coveredFieldNames[name] {

@@ -172,6 +172,7 @@ func TestPostFormRefusals(t *testing.T) {
 		{"no policy", []formField{{"key", "k"}}, "abc", 403, "AccessDenied"},
 		{"not base64", append(replaceField(signedForm(t, hour, conds), "policy", "%%%"), formField{"key", "k"}), "abc", 403, "SignatureDoesNotMatch"},
 		{"wrong bucket", append(signedForm(t, hour, []any{map[string]string{"bucket": "other"}, []any{"eq", "$key", "k"}}), formField{"key", "k"}), "abc", 403, "AccessDenied"},
+		{"no bucket condition", append(signedForm(t, hour, []any{[]any{"eq", "$key", "k"}}), formField{"key", "k"}), "abc", 403, "AccessDenied"},
 		{"public acl", append(signedForm(t, hour, append(conds, map[string]string{"acl": "public-read"})), formField{"key", "k"}, formField{"acl", "public-read"}), "abc", 400, "AccessControlListNotSupported"},
 		{"bad storage class", append(signedForm(t, hour, append(conds, map[string]string{"x-amz-storage-class": "COLD"})), formField{"key", "k"}, formField{"x-amz-storage-class", "COLD"}), "abc", 400, "InvalidStorageClass"},
 		{"bad checksum", append(signedForm(t, hour, append(conds, map[string]string{"x-amz-checksum-crc32": "AAAAAA=="})), formField{"key", "k"}, formField{"x-amz-checksum-crc32", "AAAAAA=="}), "abc", 400, "BadDigest"},
