@@ -37,8 +37,8 @@ var (
 	// header and a presigned query, a V2 form without its access key or
 	// signature.
 	ErrInvalidArgument = errors.New("sigv4: invalid authentication argument")
-	// ErrInvalidDate: a V2 request with no Date or x-amz-date header, or
-	// one that does not parse or falls before 1970.
+	// ErrInvalidDate: a signed request with no Date or x-amz-date header,
+	// or one that does not parse (V2: or falls before 1970).
 	ErrInvalidDate = errors.New("sigv4: no valid date")
 	// ErrInvalidExpires: a V2 presigned URL whose Expires is not a
 	// number of seconds since 1970.

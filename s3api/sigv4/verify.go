@@ -192,23 +192,24 @@ func (v *Verifier) Verify(r *http.Request) (*Auth, error) {
 	return nil, ErrMissingAuth
 }
 
-// requestTime reads X-Amz-Date, or Date in RFC 1123 form.
+// requestTime reads X-Amz-Date, or Date in RFC 1123 form. Without a
+// valid one S3 answers 403 AccessDenied, as for V2 (ErrInvalidDate).
 func requestTime(r *http.Request) (time.Time, error) {
 	if s := r.Header.Get(headerDate); s != "" {
 		t, err := time.Parse(timeFormat, s)
 		if err != nil {
-			return time.Time{}, malformed("X-Amz-Date %q", s)
+			return time.Time{}, fmt.Errorf("%w: X-Amz-Date %q", ErrInvalidDate, s)
 		}
 		return t, nil
 	}
 	if s := r.Header.Get("Date"); s != "" {
 		t, err := http.ParseTime(s)
 		if err != nil {
-			return time.Time{}, malformed("Date %q", s)
+			return time.Time{}, fmt.Errorf("%w: Date %q", ErrInvalidDate, s)
 		}
 		return t, nil
 	}
-	return time.Time{}, malformed("no X-Amz-Date or Date header")
+	return time.Time{}, fmt.Errorf("%w: no X-Amz-Date or Date header", ErrInvalidDate)
 }
 
 func (v *Verifier) checkSkew(t time.Time) error {

@@ -62,6 +62,18 @@ func TestDateHeader(t *testing.T) {
 	if _, err := testVerifier(tm.Add(time.Hour)).Verify(r); !errors.Is(err, ErrRequestTimeTooSkewed) {
 		t.Fatal(err)
 	}
+	// Without a valid date S3 answers 403 AccessDenied (ErrInvalidDate),
+	// not a malformed header.
+	for _, date := range []string{"", "yesterday"} {
+		r.Header.Set("Date", date)
+		if _, err := testVerifier(tm).Verify(r); !errors.Is(err, ErrInvalidDate) {
+			t.Errorf("Date %q: %v, want ErrInvalidDate", date, err)
+		}
+	}
+	r.Header.Set("X-Amz-Date", "20261301T000000Z")
+	if _, err := testVerifier(tm).Verify(r); !errors.Is(err, ErrInvalidDate) {
+		t.Errorf("a bad X-Amz-Date: %v, want ErrInvalidDate", err)
+	}
 }
 
 func TestSHA256Reader(t *testing.T) {
