@@ -54,8 +54,8 @@ type rule struct {
 // actionTable maps every S3 operation the server routes (s3api/router.go),
 // and the bucket policy operations it will route, to IAM actions, as the
 // S3 API reference names them. An operation with several rules needs
-// all of them. doc.go shows it as a markdown table; a test keeps the two
-// equal.
+// all of them. docs/s3-compatibility.md shows it to users; a test keeps
+// every action named there.
 var actionTable = []rule{
 	{"ListBuckets", "s3:ListAllMyBuckets", "", TargetAll},
 

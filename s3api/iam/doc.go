@@ -101,94 +101,14 @@
 //
 // # Actions of S3 operations
 //
-// Permissions maps each operation the server routes (and the bucket
-// policy operations it is to route) to the actions it needs, and to the ARN each is checked against ("bucket" is
-// BucketARN, "object" ObjectARN, "copy source" the ObjectARN of the
-// copy's source). With versionId: the action when the request names a
-// version. DeleteObjects is checked once per key, as DeleteObject.
-//
-//	| Operation               | Action                        | With versionId                | Resource       |
-//	| ----------------------- | ----------------------------- | ----------------------------- | -------------- |
-//	| ListBuckets             | s3:ListAllMyBuckets           |                               | arn:aws:s3:::* |
-//	| CreateBucket            | s3:CreateBucket               |                               | bucket         |
-//	| DeleteBucket            | s3:DeleteBucket               |                               | bucket         |
-//	| HeadBucket              | s3:ListBucket                 |                               | bucket         |
-//	| ListObjects             | s3:ListBucket                 |                               | bucket         |
-//	| ListObjectsV2           | s3:ListBucket                 |                               | bucket         |
-//	| ListObjectVersions      | s3:ListBucketVersions         |                               | bucket         |
-//	| ListMultipartUploads    | s3:ListBucketMultipartUploads |                               | bucket         |
-//	| GetBucketLocation       | s3:GetBucketLocation          |                               | bucket         |
-//	| GetBucketVersioning     | s3:GetBucketVersioning        |                               | bucket         |
-//	| PutBucketVersioning     | s3:PutBucketVersioning        |                               | bucket         |
-//	| GetBucketAcl            | s3:GetBucketAcl               |                               | bucket         |
-//	| PutBucketAcl            | s3:PutBucketAcl               |                               | bucket         |
-//	| GetBucketTagging        | s3:GetBucketTagging           |                               | bucket         |
-//	| PutBucketTagging        | s3:PutBucketTagging           |                               | bucket         |
-//	| DeleteBucketTagging     | s3:PutBucketTagging           |                               | bucket         |
-//	| GetBucketPolicy         | s3:GetBucketPolicy            |                               | bucket         |
-//	| PutBucketPolicy         | s3:PutBucketPolicy            |                               | bucket         |
-//	| DeleteBucketPolicy      | s3:DeleteBucketPolicy         |                               | bucket         |
-//	| GetBucketPolicyStatus   | s3:GetBucketPolicyStatus      |                               | bucket         |
-//	| GetPublicAccessBlock    | s3:GetBucketPublicAccessBlock |                               | bucket         |
-//	| PutPublicAccessBlock    | s3:PutBucketPublicAccessBlock |                               | bucket         |
-//	| DeletePublicAccessBlock | s3:PutBucketPublicAccessBlock |                               | bucket         |
-//	| GetBucketCors           | s3:GetBucketCORS              |                               | bucket         |
-//	| PutBucketCors           | s3:PutBucketCORS              |                               | bucket         |
-//	| DeleteBucketCors        | s3:PutBucketCORS              |                               | bucket         |
-//	| GetObject               | s3:GetObject                  | s3:GetObjectVersion           | object         |
-//	| HeadObject              | s3:GetObject                  | s3:GetObjectVersion           | object         |
-//	| GetObjectAttributes     | s3:GetObject                  | s3:GetObjectVersion           | object         |
-//	| GetObjectAttributes     | s3:GetObjectAttributes        | s3:GetObjectVersionAttributes | object         |
-//	| PutObject               | s3:PutObject                  |                               | object         |
-//	| PostObject              | s3:PutObject                  |                               | object         |
-//	| CopyObject              | s3:PutObject                  |                               | object         |
-//	| CopyObject              | s3:GetObject                  | s3:GetObjectVersion           | copy source    |
-//	| DeleteObject            | s3:DeleteObject               | s3:DeleteObjectVersion        | object         |
-//	| DeleteObjects           | s3:DeleteObject               | s3:DeleteObjectVersion        | object         |
-//	| CreateMultipartUpload   | s3:PutObject                  |                               | object         |
-//	| UploadPart              | s3:PutObject                  |                               | object         |
-//	| UploadPartCopy          | s3:PutObject                  |                               | object         |
-//	| UploadPartCopy          | s3:GetObject                  | s3:GetObjectVersion           | copy source    |
-//	| CompleteMultipartUpload | s3:PutObject                  |                               | object         |
-//	| AbortMultipartUpload    | s3:AbortMultipartUpload       |                               | object         |
-//	| ListParts               | s3:ListMultipartUploadParts   |                               | object         |
-//	| GetObjectTagging        | s3:GetObjectTagging           | s3:GetObjectVersionTagging    | object         |
-//	| PutObjectTagging        | s3:PutObjectTagging           | s3:PutObjectVersionTagging    | object         |
-//	| DeleteObjectTagging     | s3:DeleteObjectTagging        | s3:DeleteObjectVersionTagging | object         |
-//	| GetObjectAcl            | s3:GetObjectAcl               | s3:GetObjectVersionAcl        | object         |
-//	| PutObjectAcl            | s3:PutObjectAcl               | s3:PutObjectVersionAcl        | object         |
-//	| AdminInfo               | admin:ServerInfo              |                               | arn:aws:s3:::* |
-//	| AdminXFS3Info           | admin:ServerInfo              |                               | arn:aws:s3:::* |
-//	| AdminGCStats            | admin:ServerInfo              |                               | arn:aws:s3:::* |
-//	| AdminTrimStatus         | admin:ServerInfo              |                               | arn:aws:s3:::* |
-//	| Metrics                 | admin:Prometheus              |                               | arn:aws:s3:::* |
-//	| MetricsV2               | admin:Prometheus              |                               | arn:aws:s3:::* |
-//	| AdminTrimStart          | admin:Trim                    |                               | arn:aws:s3:::* |
-//	| AdminTrimCancel         | admin:Trim                    |                               | arn:aws:s3:::* |
-//	| AdminSetBucketQuota     | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
-//	| AdminSetQuota           | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
-//	| AdminSetQuotaGrace      | admin:SetBucketQuota          |                               | arn:aws:s3:::* |
-//	| AdminGetBucketQuota     | admin:GetBucketQuota          |                               | arn:aws:s3:::* |
-//	| AdminQuotaReport        | admin:GetBucketQuota          |                               | arn:aws:s3:::* |
-//	| AdminAddUser            | admin:CreateUser              |                               | arn:aws:s3:::* |
-//	| AdminRemoveUser         | admin:DeleteUser              |                               | arn:aws:s3:::* |
-//	| AdminListUsers          | admin:ListUsers               |                               | arn:aws:s3:::* |
-//	| AdminUserInfo           | admin:GetUser                 |                               | arn:aws:s3:::* |
-//	| AdminEnableUser         | admin:EnableUser              |                               | arn:aws:s3:::* |
-//	| AdminDisableUser        | admin:DisableUser             |                               | arn:aws:s3:::* |
-//	| AdminListAccessKeys     | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
-//	| AdminAddPolicy          | admin:CreatePolicy            |                               | arn:aws:s3:::* |
-//	| AdminRemovePolicy       | admin:DeletePolicy            |                               | arn:aws:s3:::* |
-//	| AdminListPolicies       | admin:ListUserPolicies        |                               | arn:aws:s3:::* |
-//	| AdminPolicyInfo         | admin:GetPolicy               |                               | arn:aws:s3:::* |
-//	| AdminAttachPolicy       | admin:AttachUserOrGroupPolicy |                               | arn:aws:s3:::* |
-//	| AdminDetachPolicy       | admin:AttachUserOrGroupPolicy |                               | arn:aws:s3:::* |
-//	| AdminPolicyEntities     | admin:ListUserPolicies        |                               | arn:aws:s3:::* |
-//	| AdminAddServiceAccount  | admin:CreateServiceAccount    |                               | arn:aws:s3:::* |
-//	| AdminUpdateServiceAccount | admin:UpdateServiceAccount    |                               | arn:aws:s3:::* |
-//	| AdminServiceAccountInfo | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
-//	| AdminListServiceAccounts | admin:ListServiceAccounts     |                               | arn:aws:s3:::* |
-//	| AdminDeleteServiceAccount | admin:RemoveServiceAccount    |                               | arn:aws:s3:::* |
+// Permissions maps each operation the server routes (S3 and admin) to
+// the actions it needs and the ARN each is checked against: the bucket
+// (BucketARN), the object (ObjectARN), a copy's source, or
+// AllBucketsARN for ListBuckets and every admin call. With versionId a
+// request needs the Version form of an object action (s3:GetObjectVersion).
+// DeleteObjects is checked once per key, as DeleteObject. The table is
+// actionTable; docs/s3-compatibility.md shows it to users, and tests keep
+// every route in it and every action in that document.
 //
 // # Canned policies
 //
