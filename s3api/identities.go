@@ -88,9 +88,7 @@ func (s *server) writeSealed(w http.ResponseWriter, rq *request, v any) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	writeBody(w, "application/octet-stream", out)
 	return nil
 }
 

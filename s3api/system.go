@@ -234,10 +234,15 @@ func writeJSON(w http.ResponseWriter, v any) error {
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
+	writeBody(w, "application/json", body)
+	return nil
+}
+
+// writeBody sends a 200 answer of the given type.
+func writeBody(w http.ResponseWriter, contentType string, body []byte) {
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
-	return nil
 }
 
 func (s *server) adminNotImplemented(w http.ResponseWriter, r *http.Request, rq *request) error {
