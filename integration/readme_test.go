@@ -364,7 +364,7 @@ func (s *readmeSession) run(line int, cmd string, want *readmeBlock) {
 	case args[0] == "umount":
 		s.inMount = false
 		out = s.host(where, args)
-	case slices.Contains([]string{"aws", "rclone", "curl", "mkdir", "ls", "getfattr"}, args[0]):
+	case slices.Contains([]string{"aws", "rclone", "curl", "mkdir", "ls", "getfattr", "lsattr"}, args[0]):
 		out = s.host(where, args)
 	default:
 		t.Errorf("%s: the test neither runs %s commands nor lists this one in readmeNotRun", where, args[0])

@@ -1,6 +1,8 @@
 package s3api
 
 import (
+	"strings"
+
 	"github.com/xfs3/xfs3/s3api/iam"
 
 	"errors"
@@ -104,12 +106,17 @@ func (s *server) createBucket(w http.ResponseWriter, r *http.Request, rq *reques
 		return err
 	}
 	err = s.store.CreateBucket(rq.bucket)
+	created := err == nil
 	if errors.Is(err, store.ErrBucketExists) && region == DefaultRegion && s.bucketRegion(rq.bucket) == DefaultRegion {
 		// S3's legacy us-east-1 behaviour: re-creating a bucket you own
 		// succeeds (there is one owner, so every bucket is yours).
 		err = nil
 	} else if err == nil && constraint != "" {
 		err = s.recordRegion(rq.bucket, region)
+	}
+	if created && err == nil && strings.EqualFold(r.Header.Get(hdrBucketLockOn), "true") {
+		// With object lock, versioning comes Enabled (and stays so).
+		err = s.store.Locks().Enable(rq.bucket)
 	}
 	if err != nil {
 		return err

@@ -75,8 +75,10 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 	// Keys with a condition or a malformed version ID are answered with
 	// their error and not deleted; the others go to the store together.
 	errs := make([]error, len(req.Objects))
-	var objs []store.ObjectVersion
-	var batch []int // index in req.Objects of each of objs
+	// objs[1] are the keys whose governance retention the request may
+	// bypass (and asks to), objs[0] the others.
+	var objs [2][]store.ObjectVersion
+	var batch [2][]int // index in req.Objects of each of objs
 	for i, o := range req.Objects {
 		if o.ETag != nil || o.LastModifiedTime != nil || o.Size != nil {
 			errs[i] = errorf("NotImplemented", "Conditional deletes (ETag, LastModifiedTime, Size) are not supported.")
@@ -92,12 +94,22 @@ func (s *server) deleteObjects(w http.ResponseWriter, r *http.Request, rq *reque
 		if errs[i] = s.allowedDelete(r, rq, ov); errs[i] != nil {
 			continue
 		}
-		objs, batch = append(objs, ov), append(batch, i)
+		b := 0
+		if s.bypassGovernance(r, rq, ov.Key) {
+			b = 1
+		}
+		objs[b], batch[b] = append(objs[b], ov), append(batch[b], i)
 	}
 	results := make([]store.DeleteResult, len(req.Objects))
-	res, berrs := s.store.Versions().DeleteMany(rq.bucket, objs)
-	for j, err := range berrs {
-		errs[batch[j]], results[batch[j]] = err, res[j]
+	for b := range objs {
+		if len(objs[b]) == 0 {
+			continue
+		}
+		opt := store.DeleteOptions{BypassGovernance: b == 1}
+		res, berrs := s.store.Versions().DeleteManyWith(rq.bucket, objs[b], opt)
+		for j, err := range berrs {
+			errs[batch[b][j]], results[batch[b][j]] = err, res[j]
+		}
 	}
 	for i, o := range req.Objects {
 		if err := errs[i]; err != nil {

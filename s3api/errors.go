@@ -45,6 +45,9 @@ var codes = map[string]codeInfo{
 	"InvalidAccessKeyId":                   {http.StatusForbidden, "The AWS access key ID you provided does not exist in our records."},
 	"InvalidArgument":                      {http.StatusBadRequest, "Invalid argument."},
 	"InvalidBucketName":                    {http.StatusBadRequest, "The specified bucket is not valid."},
+	"InvalidBucketState":                   {http.StatusConflict, "The request is not valid with the current state of the bucket."},
+	"NoSuchObjectLockConfiguration":        {http.StatusNotFound, "The specified object does not have a ObjectLock configuration."},
+	"ObjectLockConfigurationNotFoundError": {http.StatusNotFound, "Object Lock configuration does not exist for this bucket."},
 	"InvalidDigest":                        {http.StatusBadRequest, "The Content-MD5 you specified is not valid."},
 	"InvalidPart":                          {http.StatusBadRequest, "One or more of the specified parts could not be found or its entity tag did not match."},
 	"InvalidPartOrder":                     {http.StatusBadRequest, "The list of parts was not in ascending order."},
@@ -164,6 +167,11 @@ var kinds = []struct {
 	{store.ErrNoSpace, "InsufficientStorage"},
 	{store.ErrNoSuchConfig, "NoSuchBucketPolicy"},
 	{store.ErrConfigTooLarge, "InvalidRequest"},
+	{store.ErrObjectLocked, "AccessDenied"},
+	{store.ErrImmutable, "AccessDenied"},
+	{store.ErrNoLockConfig, "InvalidRequest"},
+	{store.ErrInvalidRetention, "InvalidArgument"},
+	{store.ErrInvalidBucketState, "InvalidBucketState"},
 	{sigv4.ErrMissingAuth, "AccessDenied"},
 	{sigv4.ErrExpired, "AccessDenied"},
 	{sigv4.ErrNotYetValid, "AccessDenied"},
@@ -184,8 +192,12 @@ var kinds = []struct {
 // kindMessages are the messages S3 sends for some kinds, where the code's
 // own would be less precise.
 var kindMessages = map[error]string{
-	sigv4.ErrExpired:     "Request has expired",
-	sigv4.ErrNotYetValid: "Request is not yet valid",
+	store.ErrObjectLocked:       "Access Denied because object protected by object lock.",
+	store.ErrImmutable:          "Access Denied because the object's inode is immutable on the volume.",
+	store.ErrNoLockConfig:       "Bucket is missing Object Lock Configuration",
+	store.ErrInvalidBucketState: "An Object Lock configuration is present on this bucket, so the versioning state cannot be changed.",
+	sigv4.ErrExpired:            "Request has expired",
+	sigv4.ErrNotYetValid:        "Request is not yet valid",
 	// S3's words for V2 requests without a date or with a bad one.
 	sigv4.ErrInvalidDate:     "AWS authentication requires a valid Date or x-amz-date header",
 	sigv4.ErrInvalidExpires:  "Invalid date (should be seconds since epoch)",

@@ -43,7 +43,9 @@ func metaFromHeaders(h http.Header) (store.Meta, error) {
 		}
 		m.Tags = tags
 	}
-	return m, nil
+	var err error
+	m.Lock, err = lockFromHeaders(h)
+	return m, err
 }
 
 // stripAWSChunked removes "aws-chunked" from a Content-Encoding list.
@@ -154,6 +156,7 @@ func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
 	if m.StorageClass != "" { // S3 sends the header for every class but STANDARD
 		h.Set("X-Amz-Storage-Class", m.StorageClass)
 	}
+	setLockHeaders(h, m.Lock)
 	h.Set("Accept-Ranges", "bytes")
 }
 

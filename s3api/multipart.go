@@ -26,6 +26,9 @@ func (s *server) createMultipartUpload(w http.ResponseWriter, r *http.Request, r
 	if err != nil {
 		return err
 	}
+	if err := s.checkWriteLock(r, rq, meta.Lock); err != nil {
+		return err
+	}
 	if meta.Checksums, err = uploadChecksumHeaders(r.Header); err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 	if err != nil {
 		return err
 	}
+	if err := s.checkWriteLock(r, rq, meta.Lock); err != nil {
+		return err
+	}
 	cond, err := writePrecondition(r.Header)
 	if err != nil {
 		return err
@@ -213,7 +216,8 @@ var copyBuffers = sync.Pool{New: func() any {
 }}
 
 func (s *server) deleteObject(w http.ResponseWriter, r *http.Request, rq *request) error {
-	res, err := s.store.Versions().Delete(rq.bucket, rq.key, rq.version)
+	opt := store.DeleteOptions{BypassGovernance: s.bypassGovernance(r, rq, rq.key)}
+	res, err := s.store.Versions().DeleteWith(rq.bucket, rq.key, rq.version, opt)
 	if err != nil {
 		return err
 	}
@@ -283,6 +287,9 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := s.checkWriteLock(r, rq, headers.Lock); err != nil {
+		return err
+	}
 	// A copy request has no body of its own; a non-empty one is refused
 	// before any store call so the signature's payload check still ran.
 	if err := drainEmptyBody(r, rq); err != nil {
@@ -315,6 +322,7 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	// The class is the request's (STANDARD when not sent) whatever the
 	// metadata directive: S3 never copies it from the source.
 	meta.StorageClass = headers.StorageClass
+	meta.Lock = headers.Lock // a copy's lock is its own or the bucket's default
 	meta.Tags = info.Meta.Tags
 	if replaceTags {
 		meta.Tags = headers.Tags

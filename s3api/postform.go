@@ -234,6 +234,9 @@ func (s *server) postObject(w http.ResponseWriter, r *http.Request, rq *request)
 	if err != nil {
 		return err
 	}
+	if err := s.checkWriteLock(r, rq, meta.Lock); err != nil {
+		return err
+	}
 	if t, ok := form.fields["tagging"]; ok {
 		if meta.Tags, err = parseTagging([]byte(t)); err != nil {
 			return err

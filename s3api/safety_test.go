@@ -300,7 +300,7 @@ func TestHeaderRules(t *testing.T) {
 		status                        int
 		code                          string
 	}{
-		{"PUT", "/locked", "X-Amz-Bucket-Object-Lock-Enabled", "true", 501, "NotImplemented"},
+		{"PUT", "/worm", "X-Amz-Bucket-Object-Lock-Enabled", "true", 200, ""},
 		{"PUT", "/locked", "X-Amz-Bucket-Object-Lock-Enabled", "maybe", 400, "InvalidArgument"},
 		{"PUT", "/acl-bucket", "X-Amz-Acl", "public-read", 400, "AccessControlListNotSupported"},
 		{"PUT", "/acl-bucket", "X-Amz-Grant-Read", "id=x", 400, "AccessControlListNotSupported"},
@@ -309,8 +309,9 @@ func TestHeaderRules(t *testing.T) {
 		{"PUT", "/alpha/k", "X-Amz-Server-Side-Encryption", "aws:kms", 501, "NotImplemented"},
 		{"PUT", "/alpha/k", "X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256", 501, "NotImplemented"},
 		{"GET", "/alpha/top", "X-Amz-Server-Side-Encryption-Customer-Algorithm", "AES256", 501, "NotImplemented"},
-		{"PUT", "/alpha/k", "X-Amz-Object-Lock-Mode", "GOVERNANCE", 501, "NotImplemented"},
-		{"PUT", "/alpha/k", "X-Amz-Object-Lock-Legal-Hold", "ON", 501, "NotImplemented"},
+		{"PUT", "/alpha/k", "X-Amz-Object-Lock-Mode", "GOVERNANCE", 400, "InvalidArgument"},
+		{"PUT", "/alpha/k", "X-Amz-Object-Lock-Legal-Hold", "ON", 400, "InvalidRequest"},
+		{"PUT", "/alpha/k", "X-Amz-Object-Lock-Legal-Hold", "MAYBE", 400, "InvalidArgument"},
 		{"PUT", "/alpha/k", "X-Amz-Website-Redirect-Location", "/x", 501, "NotImplemented"},
 		{"PUT", "/alpha/k", "X-Amz-Storage-Class", "COLD", 400, "InvalidStorageClass"},
 		{"PUT", "/alpha/k", "X-Amz-Acl", "public-read-write", 400, "AccessControlListNotSupported"},
@@ -354,6 +355,9 @@ func TestHeaderRules(t *testing.T) {
 		if _, err := ts.store.HeadBucket(b); err == nil {
 			t.Errorf("bucket %s was created although the request was refused", b)
 		}
+	}
+	if cfg, err := ts.store.Locks().Config("worm"); err != nil || !cfg.Enabled {
+		t.Errorf("bucket worm made with object lock: %+v %v", cfg, err)
 	}
 }
 

@@ -46,9 +46,6 @@ func refuse(code, format string, args ...any) func(*server, *request, string) er
 
 var headerRules = []headerRule{
 	{"X-Amz-Bucket-Object-Lock-Enabled", []string{"CreateBucket"}, checkObjectLockEnabled},
-	{"X-Amz-Object-Lock-Mode", objectWrites, refuseObjectLock},
-	{"X-Amz-Object-Lock-Retain-Until-Date", objectWrites, refuseObjectLock},
-	{"X-Amz-Object-Lock-Legal-Hold", objectWrites, refuseObjectLock},
 
 	{"X-Amz-Server-Side-Encryption", objectWrites, refuse("NotImplemented",
 		"Server-side encryption is not supported: objects are stored unencrypted on the volume.")},
@@ -113,16 +110,10 @@ func (s *server) checkHeaders(r *http.Request, rq *request) error {
 
 func checkObjectLockEnabled(_ *server, _ *request, v string) error {
 	switch strings.ToLower(v) {
-	case "false":
+	case "false", "true":
 		return nil
-	case "true":
-		return errorf("NotImplemented", "Object lock is not supported: this server cannot create a WORM bucket, so it creates none.")
 	}
 	return errorf("InvalidArgument", "x-amz-bucket-object-lock-enabled must be true or false, not %q.", v)
-}
-
-func refuseObjectLock(*server, *request, string) error {
-	return errorf("NotImplemented", "Object lock (retention and legal holds) is not supported.")
 }
 
 func refuseSSE(*server, *request, string) error {
@@ -214,7 +205,8 @@ func checkBucketOwner(_ *server, rq *request, v string) error {
 
 // versionedOps take a versionId query parameter in S3.
 var versionedOps = []string{"GetObject", "HeadObject", "DeleteObject",
-	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "PutObjectAcl", "GetObjectAttributes"}
+	"GetObjectTagging", "PutObjectTagging", "DeleteObjectTagging", "GetObjectAcl", "PutObjectAcl", "GetObjectAttributes",
+	"GetObjectRetention", "PutObjectRetention", "GetObjectLegalHold", "PutObjectLegalHold"}
 
 // checkVersionQuery checks the versionId of a request for one of
 // versionedOps and keeps it in rq.version.

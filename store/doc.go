@@ -98,6 +98,38 @@
 // them all. ListObjectVersions walks the bucket and the versions tree
 // side by side; one key's versions cost O(its versions).
 //
+// # Object lock
+//
+// A bucket's object lock (Locks) is the xattr user.xfs3.object-lock of
+// its directory ("Enabled", then the default retention's mode and "<n>d"
+// or "<n>y"); such a bucket's versioning is Enabled and stays so. A
+// version's lock is its xattrs user.xfs3.lock-mode, lock-until (RFC 3339
+// UTC) and legal-hold ("ON"), written with the version (Meta.Lock, or
+// the bucket's default counted from the moment it is placed) or by
+// Locks.SetRetention and SetLegalHold.
+//
+// Invariant: a version whose lock is a legal hold or COMPLIANCE
+// retention not yet ended carries the engine's immutable flag
+// (xfs.Files.SetImmutable), which makes the engine refuse every change
+// of it; a flag without such a lock is only COMPLIANCE retention that
+// has ended, cleared when the version is deleted. The flag and the
+// xattrs change in one transaction (a new version: the Apply that
+// places it; a lock change: SetImmutable), so a crash never separates
+// them. The store's own moves of a version (aside when a new version or
+// marker comes, promoted when newer ones go, beside a new prefix
+// directory) are Apply ops with Immutable, which keep the flag through
+// the move.
+//
+// Rules (checkRetentionChange, ObjectLock.protects): deleting a version
+// by ID that has a legal hold or retention not ended is ErrObjectLocked,
+// unless the retention is GOVERNANCE and DeleteOptions.BypassGovernance;
+// COMPLIANCE retention is only ever extended; GOVERNANCE retention may
+// be extended or made COMPLIANCE by anyone, weakened only with a bypass.
+// A delete without an ID always adds a marker. Retention is judged by
+// Options.Clock (time.Now): a clock moved back makes locks last longer.
+// Lock changes and tag changes of a version hold the key's lock, as
+// deletes do, so a delete never sees a lock half changed.
+//
 // Listing walks the bucket depth-first in S3's byte order of the keys:
 // each directory entered is read, decoded and sorted ("/" appended to
 // directories), Prefix's directories are looked up by name, StartAfter
@@ -165,6 +197,7 @@
 //	putFolder (empty marker)         the directory
 //	DELETE                           the leaf's directory
 //	a change of a key's versions     the key's lock, then its directory
+//	a version's lock or tags         the key's lock (versioned buckets)
 //	prune, per directory             its parent, then itself
 //	DeleteBucket                     the bucket's directory
 //	CreateMultipartUpload            the bucket's directory, shared

@@ -47,3 +47,7 @@ var (
 // ErrNoSpace is the engine's: the volume is full. Writes that meet it
 // leave nothing behind.
 var ErrNoSpace = xfs.ErrNoSpace
+
+// ErrImmutable is the engine's: the change would touch an immutable
+// inode (a locked version, or a file flagged by other tools).
+var ErrImmutable = xfs.ErrImmutable

@@ -46,6 +46,10 @@ type Meta struct {
 	// Checksums sent with the content (verified by the caller while
 	// streaming, see PutObject); returned on request.
 	Checksums Checksums
+	// Lock is the version's object lock: on a write, the one it asks
+	// for (else the bucket's default applies); in ObjectInfo, the
+	// version's. Copies do not copy it.
+	Lock ObjectLock
 }
 
 // attrField is a string field of Meta and the xattr that stores it.
@@ -98,6 +102,9 @@ func (m *Meta) check() error {
 	if total > MaxUserMetaLen {
 		return fmt.Errorf("%d bytes of user metadata (at most %d): %w", total, MaxUserMetaLen, ErrMetadataTooLarge)
 	}
+	if m.Lock.Mode != "" && (m.Lock.Until.IsZero() || CheckRetention(m.Lock.Retention, time.Time{}) != nil) {
+		return fmt.Errorf("retention %q until %v: %w", m.Lock.Mode, m.Lock.Until, ErrInvalidRetention)
+	}
 	return checkTags(m.Tags)
 }
 
@@ -128,6 +135,7 @@ func (m *Meta) metaXattrs() map[string]string {
 			out[c.name] = *c.val
 		}
 	}
+	m.Lock.putXattrs(out)
 	return out
 }
 
@@ -205,6 +213,7 @@ func readMeta(v *xfs.Volume, ino format.Ino) (m Meta, etag string, folder time.T
 			m.User[name] = val
 		}
 	}
+	m.Lock = readLock(byName)
 	if t, ok := byName[xattrFolder]; ok {
 		isFolder = true
 		folder, _ = time.Parse(time.RFC3339Nano, t)
@@ -217,5 +226,6 @@ func (m Meta) Equal(o Meta) bool {
 	return m.ContentType == o.ContentType && m.ContentEncoding == o.ContentEncoding &&
 		m.ContentDisposition == o.ContentDisposition && m.ContentLanguage == o.ContentLanguage &&
 		m.CacheControl == o.CacheControl && m.Expires == o.Expires && m.StorageClass == o.StorageClass && maps.Equal(m.User, o.User) &&
-		slices.Equal(m.Tags, o.Tags) && m.Checksums == o.Checksums
+		slices.Equal(m.Tags, o.Tags) && m.Checksums == o.Checksums && m.Lock.LegalHold == o.Lock.LegalHold &&
+		m.Lock.Mode == o.Lock.Mode && m.Lock.Until.Equal(o.Lock.Until)
 }

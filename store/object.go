@@ -289,11 +289,16 @@ func (s *store) placeOnce(bucket string, kp keyPath, obj placement, cond Precond
 		defer s.lockKey(b.Ino(), kp.key)()
 	}
 	bucketIno := b.Ino()
+	lock, err := s.newVersionLock(bucketIno, state, obj.attrs(), s.now())
+	if err != nil {
+		b.Close()
+		return placed{}, err
+	}
 	path, err := s.resolveDirs(b, kp, true)
 	defer path.close()
 	var p placed
 	if err == nil {
-		p, err = s.installIn(bucketIno, state, kp, path.last(), obj, cond)
+		p, err = s.installIn(bucketIno, state, kp, path.last(), obj, cond, lock)
 	}
 	if err != nil && len(path) > 1 {
 		s.prune(kp, path)
@@ -302,12 +307,12 @@ func (s *store) placeOnce(bucket string, kp keyPath, obj placement, cond Precond
 }
 
 // installIn is place's step under the leaf directory's lock.
-func (s *store) installIn(bucket format.Ino, state string, kp keyPath, dir format.Ino, obj placement, cond Precondition) (placed, error) {
+func (s *store) installIn(bucket format.Ino, state string, kp keyPath, dir format.Ino, obj placement, cond Precondition, lock versionLock) (placed, error) {
 	defer s.locks.lock(dir)()
 	var p placed
 	var err error
 	if state != "" {
-		p, err = s.installVersion(bucket, state, kp, dir, obj, cond)
+		p, err = s.installVersion(bucket, state, kp, dir, obj, cond, lock)
 	} else {
 		p.ino, err = s.installPlain(kp, dir, obj, cond)
 	}
@@ -879,7 +884,7 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	if state, err := s.bucketVersioning(bucket); err == nil && state != "" {
 		// Each key gets its delete marker under its own lock.
 		for i, k := range keys {
-			_, errs[i] = s.deleteKey(bucket, k, "")
+			_, errs[i] = s.deleteKey(bucket, k, "", DeleteOptions{})
 		}
 		var err error
 		s.settle(&err)
@@ -932,13 +937,13 @@ func errorsOr(errs []error, err error) []error {
 }
 
 func (s *store) deleteObject(bucket, key string) error {
-	_, err := s.deleteKey(bucket, key, "")
+	_, err := s.deleteKey(bucket, key, "", DeleteOptions{})
 	return err
 }
 
 // deleteKey deletes version id of key ("" the key: in a bucket with
 // versioning that makes a delete marker).
-func (s *store) deleteKey(bucket, key, id string) (DeleteResult, error) {
+func (s *store) deleteKey(bucket, key, id string, opt DeleteOptions) (DeleteResult, error) {
 	kp, err := parseKey(key)
 	if err != nil {
 		return DeleteResult{}, err
@@ -959,7 +964,7 @@ func (s *store) deleteKey(bucket, key, id string) (DeleteResult, error) {
 			b.Close()
 			return DeleteResult{}, err
 		case id != "":
-			return s.deleteVersion(b, kp, id)
+			return s.deleteVersion(b, kp, id, opt)
 		case state != "":
 			return s.deleteVersioned(b, state, kp)
 		}
@@ -1099,6 +1104,7 @@ func (s *store) copyObject(srcBucket, srcKey, srcID, dstBucket, dstKey string, m
 	}
 	defer src.Close()
 	m := src.Info.Meta
+	m.Lock = ObjectLock{} // a copy is a new version: its own lock or the default
 	if meta != nil {
 		m = *meta
 		if m.Checksums == (Checksums{}) {

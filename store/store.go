@@ -84,8 +84,12 @@ type store struct {
 
 	// vstates caches the buckets' versioning states; keys serialises
 	// the changes of each key's versions (versioning.go).
-	vstates versioningStates
+	vstates bucketStates[string]
 	keys    keyLocks
+	// locksCfg caches the buckets' object-lock configurations
+	// (objectlock.go); now is the clock retention is judged by.
+	locksCfg bucketStates[LockConfig]
+	now      func() time.Time
 
 	// projects hands out the project IDs of new buckets (quotas.go).
 	projects projects
@@ -125,6 +129,9 @@ type Options struct {
 	// CacheBytes is the memory budget of the volume's metadata caches
 	// (xfs.Options.CacheBytes; 0: xfs.DefaultCacheBytes).
 	CacheBytes int
+	// Clock is the time object-lock retention is judged by (nil:
+	// time.Now). Tests move it; see the package doc on clocks.
+	Clock func() time.Time
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -196,7 +203,10 @@ func New(v *xfs.Volume) (*Store, error) { return NewWith(v, Options{}) }
 
 // NewWith is New with options; AckBeforeDurable is for OpenWith only.
 func NewWith(v *xfs.Volume, o Options) (*Store, error) {
-	s := &store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize}
+	s := &store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize, now: o.Clock}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	var err error
 	if s.gc, err = gc.Start(v, o.GC); err != nil {
 		return nil, err
@@ -756,16 +766,25 @@ func (s *store) makeDirNamed(bucket, dir format.Ino, name, c string) error {
 // made. Each step is one transaction and every state between them reads
 // as the same keys, so a crash loses nothing. Callers hold dir's lock.
 func (s *store) promote(bucket, dir format.Ino, c string, file format.Ino) error {
-	beside := besideName(c)
-	if hashedName(beside) {
-		if err := s.v.Xattrs().Set(file, xattrName, []byte(c), 0); err != nil {
-			return err
-		}
-	}
-	if err := s.v.Names().Rename(dir, entryName(c), dir, beside); err != nil {
+	if err := s.moveObject(dir, entryName(c), besideName(c), c, file); err != nil {
 		return err
 	}
 	return s.makeDir(bucket, dir, c)
+}
+
+// moveObject moves the object file (its inode) of component c from name
+// to toName in dir, in one transaction; a locked version keeps its
+// immutable flag. The caller holds dir's lock.
+func (s *store) moveObject(dir format.Ino, name, toName, c string, file format.Ino) error {
+	st, err := s.v.Stat(file)
+	if err != nil {
+		return err
+	}
+	op := xfs.NameOp{Dir: dir, Name: name, ToDir: dir, ToName: toName, Immutable: isImmutable(&st)}
+	if hashedName(toName) {
+		op.Attrs = []xfs.Xattr{xattrOf(xattrName, c)}
+	}
+	return s.v.Names().Apply([]xfs.NameOp{op})
 }
 
 // prune removes empty directories of a key path from the deepest up,
@@ -833,7 +852,7 @@ func (s *store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 	}
 	if found && isFile(&st) {
 		// parent holds the object now: it is not empty.
-		return false, s.v.Names().Rename(parent, besideName(c), parent, name)
+		return false, s.moveObject(parent, besideName(c), name, c, st.Ino)
 	}
 	return true, nil
 }

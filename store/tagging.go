@@ -112,11 +112,11 @@ func (s *store) putTagging(bucket, key, id string, tags []Tag) (version string, 
 		return "", err
 	}
 	tags = sortedTags(tags)
-	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
+	return s.withObject(bucket, key, id, func(ino format.Ino) error {
 		if len(tags) == 0 {
-			return removeXattr(v, ino, xattrTagging)
+			return s.changeXattrs(ino, nil, []string{xattrTagging})
 		}
-		return v.Xattrs().Set(ino, xattrTagging, []byte(encodeTags(tags)), 0)
+		return s.changeXattrs(ino, []xfs.Xattr{xattrOf(xattrTagging, encodeTags(tags))}, nil)
 	})
 }
 
@@ -130,8 +130,8 @@ func (s *Store) DeleteObjectTagging(bucket, key string) error {
 // version's ID.
 func (s *store) deleteTagging(bucket, key, id string) (version string, err error) {
 	defer s.settle(&err)
-	return s.withObject(bucket, key, id, func(v *xfs.Volume, ino format.Ino) error {
-		return removeXattr(v, ino, xattrTagging)
+	return s.withObject(bucket, key, id, func(ino format.Ino) error {
+		return s.changeXattrs(ino, nil, []string{xattrTagging})
 	})
 }
 
@@ -139,13 +139,73 @@ func (s *store) deleteTagging(bucket, key, id string) (version string, err error
 // marker's directory included) while holding a reference on it, so the
 // inode stays that object's (an overwrite meanwhile replaces it: fn's
 // change then came just before), and returns the object's version ID.
-func (s *store) withObject(bucket, key, id string, fn func(v *xfs.Volume, ino format.Ino) error) (string, error) {
-	info, h, _, err := s.head(bucket, key, id)
+// In a bucket with versioning fn runs under the key's lock, while the
+// version still has its name: no change of the key's versions (a delete
+// that checks the version's lock) runs beside it.
+func (s *store) withObject(bucket, key, id string, fn func(ino format.Ino) error) (string, error) {
+	kp, err := parseKey(key)
 	if err != nil {
 		return "", err
 	}
-	defer h.Close()
-	return info.VersionID, fn(s.v, h.Ino())
+	for attempt := 1; ; attempt++ {
+		info, h, _, err := s.head(bucket, key, id)
+		if err != nil {
+			return "", err
+		}
+		done, err := s.whileNamed(bucket, kp, h, fn)
+		h.Close()
+		if done || attempt == maxAttempts {
+			return info.VersionID, err
+		}
+	}
+}
+
+// whileNamed runs fn on h's inode under the key's lock when the bucket
+// has versioning, if the inode still has a name then (done false: it was
+// deleted after it was found; look again).
+func (s *store) whileNamed(bucket string, kp keyPath, h *xfs.Handle, fn func(ino format.Ino) error) (done bool, err error) {
+	b, err := s.openBucket(bucket)
+	if err != nil {
+		return true, err
+	}
+	defer b.Close()
+	state, err := s.versioning(b.Ino())
+	if err != nil || state == "" {
+		return true, errors.Join(err, fn(h.Ino()))
+	}
+	defer s.lockKey(b.Ino(), kp.key)()
+	st, err := s.v.Stat(h.Ino())
+	if err != nil {
+		return true, err
+	}
+	if st.Nlink == 0 {
+		return false, fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
+	}
+	return true, fn(h.Ino())
+}
+
+// changeXattrs sets and removes attributes of an object's inode. On a
+// locked version (immutable) it keeps the flag, in one transaction; the
+// caller holds the key's lock, so the flag does not change meanwhile.
+func (s *store) changeXattrs(ino format.Ino, set []xfs.Xattr, remove []string) error {
+	st, err := s.v.Stat(ino)
+	if err != nil {
+		return err
+	}
+	if isImmutable(&st) {
+		return s.v.Files().SetImmutable(ino, true, set, remove)
+	}
+	if len(set) > 0 {
+		if err := s.v.Xattrs().SetMany(ino, set); err != nil {
+			return err
+		}
+	}
+	for _, name := range remove {
+		if err := removeXattr(s.v, ino, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // removeXattr removes an attribute, which may be absent.

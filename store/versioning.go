@@ -226,38 +226,57 @@ func (s *store) storedVersionOf(ino format.Ino, mtime time.Time) (version, bool,
 	return version{seq: seqAt(mtime), null: true}, false, nil
 }
 
-// versioningStates caches the versioning state of buckets by directory
-// inode: every write reads it.
-type versioningStates struct {
-	mu    sync.RWMutex
-	state map[format.Ino]string
+// bucketStates caches one kind of state of buckets (versioning, object
+// lock) by directory inode: every write reads them. load reads a
+// bucket's state from its directory when it is not cached.
+type bucketStates[T any] struct {
+	mu sync.RWMutex
+	m  map[format.Ino]T
+}
+
+func (c *bucketStates[T]) get(b format.Ino, load func() (T, error)) (T, error) {
+	c.mu.RLock()
+	v, ok := c.m[b]
+	c.mu.RUnlock()
+	if ok {
+		return v, nil
+	}
+	v, err := load()
+	if err == nil {
+		c.put(b, v)
+	}
+	return v, err
+}
+
+func (c *bucketStates[T]) put(b format.Ino, v T) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[format.Ino]T{}
+	}
+	c.m[b] = v
+}
+
+func (c *bucketStates[T]) forget(b format.Ino) {
+	c.mu.Lock()
+	delete(c.m, b)
+	c.mu.Unlock()
+}
+
+// bucketXattr reads a bucket directory's state attribute ("" when
+// absent).
+func (s *store) bucketXattr(b format.Ino, name string) (string, error) {
+	val, err := s.v.Xattrs().Get(b, name)
+	if errors.Is(err, xfs.ErrNoData) {
+		return "", nil
+	}
+	return string(val), err
 }
 
 // versioning returns the versioning state of the bucket whose directory
 // is b (held by the caller).
 func (s *store) versioning(b format.Ino) (string, error) {
-	s.vstates.mu.RLock()
-	st, ok := s.vstates.state[b]
-	s.vstates.mu.RUnlock()
-	if ok {
-		return st, nil
-	}
-	val, err := s.v.Xattrs().Get(b, xattrVersioning)
-	switch {
-	case errors.Is(err, xfs.ErrNoData):
-		st = ""
-	case err != nil:
-		return "", err
-	default:
-		st = string(val)
-	}
-	s.vstates.mu.Lock()
-	if s.vstates.state == nil {
-		s.vstates.state = map[format.Ino]string{}
-	}
-	s.vstates.state[b] = st
-	s.vstates.mu.Unlock()
-	return st, nil
+	return s.vstates.get(b, func() (string, error) { return s.bucketXattr(b, xattrVersioning) })
 }
 
 // bucketVersioning returns the versioning state of a bucket by name.
@@ -270,12 +289,11 @@ func (s *store) bucketVersioning(bucket string) (string, error) {
 	return s.versioning(b.Ino())
 }
 
-// forgetVersioning drops a deleted bucket's cached state: its inode
-// number may come back as another bucket.
+// forgetVersioning drops a deleted bucket's cached states (versioning
+// and object lock): its inode number may come back as another bucket.
 func (s *store) forgetVersioning(b format.Ino) {
-	s.vstates.mu.Lock()
-	delete(s.vstates.state, b)
-	s.vstates.mu.Unlock()
+	s.vstates.forget(b)
+	s.locksCfg.forget(b)
 }
 
 // keyLocks serialise the changes of one key's versions (a new version,

@@ -225,7 +225,7 @@ func (s *store) adoptFolder(dir format.Ino) (bool, error) {
 func (c *current) asideOp(dir, vdir format.Ino, now time.Time) xfs.NameOp {
 	op := xfs.NameOp{Dir: dir, Name: c.name, ToDir: vdir, ToName: c.v.name(), Attrs: []xfs.Xattr{
 		xattrOf(xattrNoncurrent, now.UTC().Format(time.RFC3339Nano)),
-	}}
+	}, Immutable: isImmutable(&c.st)}
 	if !c.named {
 		// Written before versioning: its version goes with it.
 		op.Attrs = append(op.Attrs, xattrOf(xattrVersion, c.v.name()))
@@ -250,7 +250,7 @@ func nullOp(vdir format.Ino, vers []storedVersion) []xfs.NameOp {
 // versions tree in the same transaction, unless both are null versions
 // (Suspended), when the old one goes. A null version among the
 // noncurrent ones goes when a new null version comes.
-func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir format.Ino, obj placement, cond Precondition) (placed, error) {
+func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir format.Ino, obj placement, cond Precondition, lock versionLock) (placed, error) {
 	cur, err := s.findCurrent(kp, dir)
 	if err == nil {
 		err = s.checkCondition(kp, dir, cond)
@@ -285,21 +285,22 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	}
 	v := version{seq: newSeq(floor), null: suspended}
 	attrs := append(slices.Clip(obj.attrs()), xattrOf(xattrVersion, v.name()))
+	attrs = append(attrs, lock.add...)
 	if hashedName(cur.name) {
 		attrs = append(attrs, xattrOf(xattrName, kp.leaf))
 	}
 	var ops []xfs.NameOp
 	if keep {
-		ops = append(ops, cur.asideOp(dir, vp.ino(), time.Now()))
+		ops = append(ops, cur.asideOp(dir, vp.ino(), s.now()))
 	}
 	if suspended {
 		ops = append(ops, nullOp(vp.ino(), vers)...)
 	}
 	var ino format.Ino
-	if len(ops) == 0 {
+	if len(ops) == 0 && !lock.immutable {
 		ino, err = obj.install(dir, cur.name, attrs)
 	} else {
-		ino, err = s.applyWith(ops, obj, dir, cur.name, attrs)
+		ino, err = s.applyWith(ops, obj, dir, cur.name, attrs, lock.immutable)
 	}
 	if err != nil {
 		return placed{}, err
@@ -310,12 +311,12 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 // applyWith applies ops and moves the staging file obj to name in dir
 // with attrs, in one transaction. A small object without a staging file
 // gives errNameTaken, which stages it.
-func (s *store) applyWith(ops []xfs.NameOp, obj placement, dir format.Ino, name string, attrs []xfs.Xattr) (format.Ino, error) {
+func (s *store) applyWith(ops []xfs.NameOp, obj placement, dir format.Ino, name string, attrs []xfs.Xattr, immutable bool) (format.Ino, error) {
 	st, ok := obj.(*staging)
 	if !ok {
 		return 0, errNameTaken
 	}
-	ops = append(ops, xfs.NameOp{Dir: st.dir, Name: st.name, ToDir: dir, ToName: name, Attrs: attrs})
+	ops = append(ops, xfs.NameOp{Dir: st.dir, Name: st.name, ToDir: dir, ToName: name, Attrs: attrs, Immutable: immutable})
 	if err := retryable(s.v.Names().Apply(ops)); err != nil {
 		return 0, err
 	}

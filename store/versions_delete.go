@@ -139,7 +139,7 @@ func (s *store) addMarker(bucket format.Ino, ops []xfs.NameOp, vdir format.Ino, 
 // it is an object, left where it is if it is a delete marker (the key
 // then reads as deleted). One transaction. A version that does not
 // exist is no error.
-func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string) (DeleteResult, error) {
+func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOptions) (DeleteResult, error) {
 	bucket := b.Ino()
 	defer s.lockKey(bucket, kp.key)()
 	bucketDir, err := s.v.Files().Open(bucket)
@@ -166,11 +166,18 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string) (DeleteResul
 	var promoteLater []xfs.NameOp // removing the latest, whose next needs the key's directories
 	err = s.withCurrent(kp, path, mainDir, func(cur current) error {
 		if cur.found && cur.v.ID() == id {
+			if err := s.releaseForDelete(bucket, cur.st.Ino, opt.BypassGovernance); err != nil {
+				return err
+			}
 			ops := []xfs.NameOp{{Dir: path.last(), Name: cur.name}}
 			if next, ok, err := s.nextObject(vp.ino(), vers, 0); err != nil {
 				return err
 			} else if ok {
-				ops = append(ops, promoteOp(vp.ino(), next, path.last(), cur.name, kp))
+				op, err := s.promoteOp(vp.ino(), next, path.last(), cur.name, kp)
+				if err != nil {
+					return err
+				}
+				ops = append(ops, op)
 			}
 			pruneMain, pruneVersions = len(ops) == 1, len(ops) == 2
 			return retryable(s.v.Names().Apply(ops))
@@ -179,11 +186,18 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string) (DeleteResul
 		if i < 0 {
 			return nil
 		}
-		marker, err := s.markerAt(vp.ino(), vers[i].name)
+		ino, err := s.v.Names().Lookup(vp.ino(), vers[i].name)
+		if err != nil {
+			return err
+		}
+		marker, err := s.isMarker(ino)
 		if err != nil {
 			return err
 		}
 		res.DeleteMarker = marker
+		if err := s.releaseForDelete(bucket, ino, opt.BypassGovernance); err != nil {
+			return err
+		}
 		ops := []xfs.NameOp{{Dir: vp.ino(), Name: vers[i].name}}
 		pruneVersions = true
 		// The latest version goes: the next newest becomes current,
@@ -194,14 +208,19 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string) (DeleteResul
 			case err != nil:
 				return err
 			case ok && !mainDir:
-				promoteLater = append(ops, promoteOp(vp.ino(), next, 0, "", kp))
-				return nil
+				op, err := s.promoteOp(vp.ino(), next, 0, "", kp)
+				promoteLater = append(ops, op)
+				return err
 			case ok:
 				name, err := s.leafName(kp, path.last())
 				if err != nil {
 					return err
 				}
-				ops = append(ops, promoteOp(vp.ino(), next, path.last(), name, kp))
+				op, err := s.promoteOp(vp.ino(), next, path.last(), name, kp)
+				if err != nil {
+					return err
+				}
+				ops = append(ops, op)
 			}
 		}
 		return retryable(s.v.Names().Apply(ops))
@@ -227,10 +246,20 @@ func (s *store) nextObject(vdir format.Ino, vers []storedVersion, i int) (stored
 	return vers[i], err == nil && !marker, err
 }
 
-// promoteOp moves version sv of vdir to name in dir, the key's name.
-func promoteOp(vdir format.Ino, sv storedVersion, dir format.Ino, name string, kp keyPath) xfs.NameOp {
-	op := xfs.NameOp{Dir: vdir, Name: sv.name, ToDir: dir, ToName: name}
-	if hashedName(name) {
+// promoteOp moves version sv of vdir to name in dir, the key's name; a
+// locked version keeps its immutable flag through the move.
+func (s *store) promoteOp(vdir format.Ino, sv storedVersion, dir format.Ino, name string, kp keyPath) (xfs.NameOp, error) {
+	op := keyNameOp(vdir, sv.name, dir, name, kp)
+	st, _, err := s.lookupStat(vdir, sv.name)
+	op.Immutable = isImmutable(&st)
+	return op, err
+}
+
+// keyNameOp moves the object name in dir to toName in toDir, where its
+// key is kp.
+func keyNameOp(dir format.Ino, name string, toDir format.Ino, toName string, kp keyPath) xfs.NameOp {
+	op := xfs.NameOp{Dir: dir, Name: name, ToDir: toDir, ToName: toName}
+	if hashedName(toName) {
 		op.Attrs = []xfs.Xattr{xattrOf(xattrName, kp.leaf)}
 	}
 	return op
@@ -256,7 +285,9 @@ func (s *store) promoteInto(bucket *xfs.Handle, kp keyPath, ops []xfs.NameOp) er
 				return err
 			}
 			last := &ops[len(ops)-1]
-			*last = promoteOp(last.Dir, storedVersion{name: last.Name}, dir, name, kp)
+			immutable := last.Immutable
+			*last = keyNameOp(last.Dir, last.Name, dir, name, kp)
+			last.Immutable = immutable
 			return retryable(s.v.Names().Apply(ops))
 		}()
 	}

@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-
-	"github.com/xfs3/xfs3/xfs/format"
 )
 
 // Versions is the role of a Store for bucket versioning: a bucket's
@@ -28,15 +26,19 @@ func (v Versions) SetState(bucket, state string) (err error) {
 		return err
 	}
 	defer b.Close()
+	// The bucket's lock orders this against turning object lock on.
+	defer v.locks.lock(b.Ino())()
+	if state != VersioningEnabled {
+		if cfg, err := v.lockConfig(b.Ino()); err != nil {
+			return err
+		} else if cfg.Enabled {
+			return fmt.Errorf("bucket %q has object lock: versioning stays Enabled: %w", bucket, ErrInvalidBucketState)
+		}
+	}
 	if err := v.v.Xattrs().Set(b.Ino(), xattrVersioning, []byte(state), 0); err != nil {
 		return err
 	}
-	v.vstates.mu.Lock()
-	defer v.vstates.mu.Unlock()
-	if v.vstates.state == nil {
-		v.vstates.state = map[format.Ino]string{}
-	}
-	v.vstates.state[b.Ino()] = state
+	v.vstates.put(b.Ino(), state)
 	return nil
 }
 
@@ -59,8 +61,23 @@ func (v Versions) Head(bucket, key, id string) (ObjectInfo, error) {
 // delete marker becomes its latest version. An ID the key does not have
 // is no error.
 func (v Versions) Delete(bucket, key, id string) (res DeleteResult, err error) {
+	return v.DeleteWith(bucket, key, id, DeleteOptions{})
+}
+
+// DeleteOptions tune a delete of versions.
+type DeleteOptions struct {
+	// BypassGovernance lets the delete remove a version under GOVERNANCE
+	// retention (S3's x-amz-bypass-governance-retention). Nothing lets
+	// it remove one under COMPLIANCE retention or a legal hold.
+	BypassGovernance bool
+}
+
+// DeleteWith is Delete with options. Removing a version by ID that
+// object lock protects gives ErrObjectLocked; a delete marker is always
+// allowed.
+func (v Versions) DeleteWith(bucket, key, id string, opt DeleteOptions) (res DeleteResult, err error) {
 	defer v.settle(&err)
-	return v.deleteKey(bucket, key, id)
+	return v.deleteKey(bucket, key, id, opt)
 }
 
 // ObjectVersion names a key, or one of its versions (VersionID not "").
@@ -72,6 +89,11 @@ type ObjectVersion struct {
 // DeleteMany deletes each of objs as Delete would, and returns what each
 // did, with its error. They are made durable together.
 func (v Versions) DeleteMany(bucket string, objs []ObjectVersion) ([]DeleteResult, []error) {
+	return v.DeleteManyWith(bucket, objs, DeleteOptions{})
+}
+
+// DeleteManyWith is DeleteMany with options, as DeleteWith.
+func (v Versions) DeleteManyWith(bucket string, objs []ObjectVersion, opt DeleteOptions) ([]DeleteResult, []error) {
 	res := make([]DeleteResult, len(objs))
 	errs := make([]error, len(objs))
 	state, err := v.bucketVersioning(bucket)
@@ -83,7 +105,7 @@ func (v Versions) DeleteMany(bucket string, objs []ObjectVersion) ([]DeleteResul
 		return res, (&Store{v.store}).DeleteObjects(bucket, keys)
 	}
 	for i, o := range objs {
-		res[i], errs[i] = v.deleteKey(bucket, o.Key, o.VersionID)
+		res[i], errs[i] = v.deleteKey(bucket, o.Key, o.VersionID, opt)
 	}
 	v.settle(&err)
 	return res, errorsOr(errs, err)

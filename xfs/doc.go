@@ -36,7 +36,8 @@
 //	                                                     Link, Unlink, UnlinkFiles, Rmdir, Rename, Apply,
 //	                                                     ReadDir, ReadEntryInodes
 //	Files      v.Files()   files*.go                     ReadAt, WriteAt, Truncate, PunchHole,
-//	                                                     Preallocate, AppendExtents, Open, Readlink
+//	                                                     Preallocate, AppendExtents, Open, Readlink,
+//	                                                     SetImmutable
 //	Xattrs     v.Xattrs()  xattrs.go                     Get, List, Set, SetMany, Remove
 //	Quotas     v.Quotas()  quotas.go                     SetProject, SetLimits, SetGrace, Get, List, Check
 //	Space      v.Space()   space*.go                     Statfs, Trim, SetInactiveQueue, Inactivate
@@ -52,6 +53,30 @@
 // links.
 //
 // A Volume and every role value are safe for use by many goroutines.
+//
+// # Immutable inodes
+//
+// An inode whose di_flags carry XFS_DIFLAG_IMMUTABLE (Stat.Immutable,
+// set by the kernel's chattr +i or by this engine) is honoured as the
+// kernel honours it: no change may touch it, and a change refused so
+// changes nothing and wraps ErrImmutable. Refused are, for an immutable
+// file: removing, moving or replacing any name of it (Unlink, UnlinkFile,
+// UnlinkFiles, Rename, RenameSettingXattrs, Apply), Link, WriteAt,
+// Truncate, PunchHole, Preallocate, AppendExtents (as either file) and
+// Xattrs' Set, SetMany and Remove; for an immutable directory, Rmdir and
+// rename of it and every change of its names (create, mkdir, symlink,
+// link into it, unlink from it, rename into or out of it). Reads are not
+// refused, nor a project change (Quotas.SetProject: the kernel's
+// FS_IOC_FSSETXATTR checks only a capability), nor freeing an inode
+// without links (inactivation and log recovery), whatever its flags.
+// txn.modify is the one check; the few changes it lets through use
+// txn.modifyAny.
+//
+// Two privileged ways change an immutable file: Files.SetImmutable sets
+// or clears the flag of a regular file together with attributes, and an
+// Apply op with NameOp.Immutable moves a file and leaves it immutable, in
+// one transaction, so that a file never goes without the flag while it
+// moves. The append-only flag (XFS_DIFLAG_APPEND) is not enforced.
 //
 // # Lock order
 //

@@ -25,6 +25,10 @@ var (
 	ErrReadOnly    = format.ErrReadOnly
 	ErrUnsupported = format.ErrUnsupported
 	ErrLoop        = format.ErrLoop
+	// ErrImmutable: the change would touch an inode that carries the
+	// immutable flag, or a name in an immutable directory (EPERM in the
+	// kernel). Files.SetImmutable and NameOp.Immutable are the ways past.
+	ErrImmutable = format.ErrImmutable
 	// ErrUnaligned: AppendExtents needs the destination's size to be a
 	// whole number of blocks; callers copy bytes instead.
 	ErrUnaligned     = errors.New("file size is not a multiple of the block size")

@@ -157,3 +157,21 @@ func HeldInodes(v *Volume) int {
 // WriteBackNow writes the log's backlog of durable commits in place now,
 // without the flush that would let the tail move past them.
 func WriteBackNow(v *Volume) error { return v.cache.Log().WriteBackNow() }
+
+// SetInodeFlags sets di_flags of any inode, whatever they hold, in one
+// transaction: tests need immutable directories, which only the kernel
+// makes (Files.SetImmutable takes regular files).
+func SetInodeFlags(v *Volume, ino format.Ino, flags uint16) (err error) {
+	defer v.settle(&err)
+	h, unlock := v.lockInode(ino)
+	defer unlock()
+	return v.runTx(0, false, func(t *txn) error {
+		c, err := t.modifyAny(h, ino)
+		if err != nil {
+			return err
+		}
+		c.core.Flags = flags
+		c.touch(false)
+		return nil
+	})
+}

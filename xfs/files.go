@@ -10,8 +10,9 @@ import (
 
 // Files is the data of regular files and the extents that hold it:
 // reading and writing bytes, truncating, punching holes, preallocating,
-// moving extents from one file to another without copying them, and
-// handles that keep an inode readable after its last name is gone.
+// moving extents from one file to another without copying them, handles
+// that keep an inode readable after its last name is gone, and the
+// immutable flag that freezes a file (SetImmutable).
 //
 // Data is written straight to its blocks before the transaction that
 // maps them commits (ordered data), so neither a reader nor recovery

@@ -20,6 +20,15 @@ type NameOp struct {
 	ToDir  format.Ino
 	ToName string
 	Attrs  []Xattr
+	// Immutable: the moved file carries the immutable flag after the op:
+	// the flag is set if it was clear and kept if set, in the same
+	// transaction as the move (and its Attrs, which may then be set on
+	// an immutable file). An immutable file moves only by an op with
+	// Immutable; an op that removes a name (ToDir 0) or replaces a name
+	// of an immutable file is always refused with ErrImmutable, and
+	// Immutable on a remove op is ErrInvalid. Directories the op changes
+	// must not be immutable.
+	Immutable bool
 }
 
 // maxApplyOps bounds the changes of one Apply: they share one
@@ -36,7 +45,8 @@ const maxApplyOps = 8
 //
 // A failure changes nothing: ErrNotFound for a missing name, ErrIsDir or
 // ErrInvalid for a name of another kind, ErrInvalid for more than eight
-// ops (maxApplyOps) or a move of a name onto another name of its own inode.
+// ops (maxApplyOps) or a move of a name onto another name of its own inode,
+// ErrImmutable for a change the immutable flag forbids (NameOp.Immutable).
 // An object store moves a file out of the way and another into its place
 // in one step this way (a new version over the current one).
 func (v Namespace) Apply(ops []NameOp) (err error) {
@@ -57,6 +67,8 @@ func (v Namespace) Apply(ops []NameOp) (err error) {
 			names = append(names, op.ToName)
 		} else if len(op.Attrs) > 0 {
 			return fmt.Errorf("attributes on a removed name %q: %w", op.Name, ErrInvalid)
+		} else if op.Immutable {
+			return fmt.Errorf("immutable flag on a removed name %q: %w", op.Name, ErrInvalid)
 		}
 		for _, n := range names {
 			if n == "." || n == ".." {
@@ -89,6 +101,9 @@ type namePlan struct {
 	// move takes one name and gives one.
 	links map[format.Ino]int
 	modes map[format.Ino]uint16
+	// flagged holds the files an op with Immutable moves: the
+	// transaction may change them whatever their flag (checkFlags).
+	flagged map[format.Ino]bool
 	// replaced[i] is the inode op i's move replaces (0: none).
 	replaced []format.Ino
 	src      []format.Ino
@@ -170,9 +185,37 @@ func (p *namePlan) build(ops []NameOp) error {
 			}
 			p.links[dst]--
 		}
+		if op.Immutable {
+			p.flagged[src] = true
+		}
 		p.replaced[i] = dst
 		p.names[dirName{op.Dir, op.Name}] = 0
 		p.names[dirName{op.ToDir, op.ToName}] = src
+	}
+	return nil
+}
+
+// checkFlags follows the immutable flag of the flagged files through the
+// ops, from the versions the transaction holds: such a file, immutable
+// before an op or made so by an earlier one, moves only by an op with
+// Immutable and is neither removed nor replaced. Any other file was
+// refused by modify if immutable, since no op may change one.
+func (p *namePlan) checkFlags(ops []NameOp, changes map[format.Ino]*inodeChange) error {
+	immutable := map[format.Ino]bool{}
+	for ino := range p.flagged {
+		immutable[ino] = changes[ino].core.Flags&format.DiflagImmutable != 0
+	}
+	for i, op := range ops {
+		src, dst := p.src[i], p.replaced[i]
+		switch {
+		case immutable[src] && (op.ToDir == 0 || !op.Immutable):
+			return fmt.Errorf("%q (inode %d): %w", op.Name, src, ErrImmutable)
+		case immutable[dst]:
+			return fmt.Errorf("replace %q (inode %d): %w", op.ToName, dst, ErrImmutable)
+		}
+		if op.Immutable {
+			immutable[src] = true
+		}
 	}
 	return nil
 }
@@ -191,7 +234,8 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 	dirs = slices.Compact(dirs)
 	handles, unlock := v.lockInodeSet(dirs)
 	defer unlock()
-	p := &namePlan{v: v, names: map[dirName]format.Ino{}, links: map[format.Ino]int{}, modes: map[format.Ino]uint16{}}
+	p := &namePlan{v: v, names: map[dirName]format.Ino{}, links: map[format.Ino]int{}, modes: map[format.Ino]uint16{},
+		flagged: map[format.Ino]bool{}}
 	if err := p.build(ops); err != nil {
 		return nil, err
 	}
@@ -267,11 +311,18 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 		changes[ino] = c
 	}
 	for _, ino := range files {
-		c, err := t.modify(handles[ino], ino)
+		modify := t.modify
+		if p.flagged[ino] {
+			modify = t.modifyAny // checkFlags checks it
+		}
+		c, err := modify(handles[ino], ino)
 		if err != nil {
 			return nil, err
 		}
 		changes[ino] = c
+	}
+	if err := p.checkFlags(ops, changes); err != nil {
+		return nil, err
 	}
 	// Dying inodes in AG order, then the others whose count drops.
 	order := append(slices.Clone(dying), files...)
@@ -308,6 +359,9 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 			}
 			if err := sets[i].apply(&attrFork{sc}); err != nil {
 				return nil, xattrError(err)
+			}
+			if op.Immutable {
+				sc.core.Flags |= format.DiflagImmutable
 			}
 			sc.touch(false)
 			dd.touch(true)

@@ -21,9 +21,9 @@ const unlinkChunk = 8 * maxUnlinkBatch
 
 // UnlinkFiles removes each of names from directory dir as UnlinkFile
 // would (a name of a directory gives ErrIsDir, of any other kind of inode
-// but a regular file ErrInvalid, and leaves the name); errs[i] is the
-// outcome for names[i], and every removal is settled (durable, unless
-// commits are lazy) when it returns.
+// but a regular file ErrInvalid, of an immutable file ErrImmutable, and
+// leaves the name); errs[i] is the outcome for names[i], and every
+// removal is settled (durable, unless commits are lazy) when it returns.
 //
 // Names whose files share an AG leave the directory together, up to
 // maxUnlinkBatch in one transaction: the directory's blocks, the inode
@@ -75,9 +75,10 @@ func (v Namespace) UnlinkFiles(dirIno format.Ino, names []string) (errs []error)
 	return errs
 }
 
-// errNothingRemoved cancels a shared unlink none of whose names is a
-// regular file; each then reports why through the one-by-one path.
-var errNothingRemoved = errors.New("no name of the batch is a regular file")
+// errNothingRemoved cancels a shared unlink none of whose names can go
+// (not a regular file, or immutable); each then reports why through the
+// one-by-one path.
+var errNothingRemoved = errors.New("no name of the batch can be removed")
 
 // unlinkMember is a name of a shared unlink and its inode, locked.
 type unlinkMember struct {
@@ -182,6 +183,10 @@ func (v Namespace) unlinkShared(hd *inodeHandle, dirIno format.Ino, ag format.Ag
 		removed := 0
 		for k, m := range members {
 			c, err := t.modify(m.h, m.ino)
+			if errors.Is(err, ErrImmutable) {
+				kindErrs[k] = err // its name stays, as UnlinkFile leaves it
+				continue
+			}
 			if err != nil {
 				return err
 			}

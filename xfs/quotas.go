@@ -315,7 +315,7 @@ func (v Quotas) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	return v.runTx(v.bmbtReserve()+1, false, func(t *txn) error {
-		c, err := t.modify(h, ino)
+		c, err := t.modifyAny(h, ino)
 		if err != nil {
 			return err
 		}
@@ -427,7 +427,8 @@ func (v Quotas) SetProject(ino format.Ino, id uint32) (err error) {
 	h, unlock := v.lockInode(ino)
 	defer unlock()
 	return v.runTx(0, false, func(t *txn) error {
-		c, err := t.modify(h, ino)
+		// The kernel moves an immutable inode to another project too.
+		c, err := t.modifyAny(h, ino)
 		if err != nil {
 			return err
 		}

@@ -182,7 +182,8 @@ const maxFreePerTx = 256
 // inactiveTruncateTx frees up to maxFreePerTx extents of ino's forks, from the
 // end; more is false when the forks map nothing (and nothing changed).
 func (v Space) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (freed uint64, more bool, err error) {
-	c, err := t.modify(h, ino)
+	// An inode without links is freed whatever its flags (modifyAny).
+	c, err := t.modifyAny(h, ino)
 	if err != nil {
 		return 0, false, err
 	}
@@ -278,7 +279,7 @@ func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, p
 	ag, agino := v.geo.InoToAg(ino)
 	err = v.runTx(v.bmbtReserve(), true, func(t *txn) error {
 		freed = 0
-		c, err := t.modify(h, ino)
+		c, err := t.modifyAny(h, ino)
 		if err != nil {
 			return err
 		}
@@ -292,7 +293,7 @@ func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, p
 		}
 		next := c.core.NextUnlinked
 		if ph != nil {
-			pc, err := t.modify(ph, v.geo.AgInoToIno(ag, prev))
+			pc, err := t.modifyAny(ph, v.geo.AgInoToIno(ag, prev))
 			if err != nil {
 				return err
 			}

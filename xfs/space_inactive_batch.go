@@ -96,7 +96,7 @@ func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) 
 		var free []format.Extent
 		freed := make([]format.Ino, 0, len(plan))
 		for _, m := range plan {
-			c, err := t.modify(m.h, m.ino)
+			c, err := t.modifyAny(m.h, m.ino)
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) 
 			free = append(free, ext...)
 			if m.prev != format.NullAgIno {
 				p := byAgino[m.prev]
-				pc, err := t.modify(p.h, p.ino)
+				pc, err := t.modifyAny(p.h, p.ino)
 				if err != nil {
 					return err
 				}

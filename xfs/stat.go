@@ -20,7 +20,7 @@ type Stat struct {
 	Ctime     time.Time
 	Crtime    time.Time
 	ProjID    uint32
-	Flags     uint16 // di_flags (format.Diflag*)
+	Flags     uint16 // di_flags (format.Diflag*); see Immutable
 	Flags2    uint64 // di_flags2
 	Gen       uint32
 	// ChangeCount (di_changecount) grows with every change to the inode,
@@ -37,6 +37,10 @@ func (s *Stat) Type() string { return format.FileType(uint16(s.Mode)) }
 
 // IsDir reports whether the inode is a directory.
 func (s *Stat) IsDir() bool { return s.Mode&format.SIFMT == format.SIFDIR }
+
+// Immutable reports the immutable flag (format.DiflagImmutable): no
+// change may touch the inode (see the package doc).
+func (s *Stat) Immutable() bool { return s.Flags&format.DiflagImmutable != 0 }
 
 // Stat returns an inode's attributes.
 func (v *Volume) Stat(ino format.Ino) (Stat, error) { return v.stat(ino) }

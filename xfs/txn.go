@@ -132,16 +132,48 @@ func (s *inodeChanges) get(ino format.Ino) *inodeChange {
 
 func (s *inodeChanges) add(c *inodeChange) { s.list = append(s.list, c) }
 
-// modify returns the transaction's copy of the in-use inode ino.
+// modify returns the transaction's copy of the in-use inode ino, and
+// refuses an immutable one (ErrImmutable): as in the kernel (the checks
+// of inode_permission, may_delete and vfs_link), no change may touch such
+// an inode, its data, attributes, links or, for a directory, its names.
+// It is the one place the flag is enforced; the changes it does not stop
+// use modifyAny.
 func (t *txn) modify(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
-	if c := t.inodes.get(ino); c != nil {
-		return c, nil
+	return t.modifyChecked(h, ino, true)
+}
+
+// modifyAny is modify whatever the immutable flag, for the changes the
+// kernel makes to immutable inodes too: freeing an inode without links
+// (inactivation, its unlinked-list neighbours), the flag's own change
+// (Files.SetImmutable, NameOp.Immutable), a project ID change
+// (FS_IOC_FSSETXATTR checks only the capability) and the quota file.
+func (t *txn) modifyAny(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
+	return t.modifyChecked(h, ino, false)
+}
+
+// modifyChecked refuses an immutable inode, when asked, before it joins
+// the transaction: a change that goes on without it (a shared unlink)
+// does not log it.
+func (t *txn) modifyChecked(h *inodeHandle, ino format.Ino, refuseImmutable bool) (*inodeChange, error) {
+	c := t.inodes.get(ino)
+	var cur *inode
+	var flags uint16
+	if c != nil {
+		flags = c.core.Flags
+	} else {
+		var err error
+		if cur, err = t.v.igetHeld(h, ino); err != nil {
+			return nil, err
+		}
+		flags = cur.core.Flags
 	}
-	cur, err := t.v.igetHeld(h, ino)
-	if err != nil {
-		return nil, err
+	if refuseImmutable && flags&format.DiflagImmutable != 0 {
+		return nil, fmt.Errorf("inode %d: %w", ino, ErrImmutable)
 	}
-	return t.track(h, cur), nil
+	if c == nil {
+		c = t.track(h, cur)
+	}
+	return c, nil
 }
 
 // modifyFile is modify for an inode that must be a regular file (a

@@ -21,6 +21,7 @@ Commands that only read (they open the volume read-only):
   get       copy a file out of the volume
   stat      show an inode's attributes
   getfattr  dump extended attributes like 'getfattr -d -m -'
+  lsattr    show inode flags (immutable, ...) like lsattr(1)
   df        show space and inode usage
 
 Commands that change the volume:
@@ -31,6 +32,7 @@ Commands that change the volume:
   ln        make symbolic and hard links, like ln(1)
   setfattr  set an extended attribute, like setfattr -n NAME -v VALUE
   rmfattr   remove an extended attribute, like setfattr -x NAME
+  chattr    set or clear a file's immutable flag, like chattr +i / -i
   replay    replay a dirty metadata log (after a crash) and mark it clean
 
 Bucket quotas (ls and get read, set and clear change the volume):
@@ -69,6 +71,7 @@ func init() {
 		"get":      {getUsage, volGet},
 		"stat":     {statUsage, volStat},
 		"getfattr": {getfattrUsage, volGetfattr},
+		"lsattr":   {lsattrUsage, volLsattr},
 		"df":       {dfUsage, volDf},
 		"put":      {putUsage, volPut},
 		"mkdir":    {mkdirUsage, volMkdir},
@@ -77,6 +80,7 @@ func init() {
 		"ln":       {lnUsage, volLn},
 		"setfattr": {setfattrUsage, volSetfattr},
 		"rmfattr":  {rmfattrUsage, volRmfattr},
+		"chattr":   {chattrUsage, volChattr},
 		"replay":   {replayUsage, volReplay},
 
 		"versions":    {versionsUsage, volVersions},

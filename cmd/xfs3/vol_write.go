@@ -66,7 +66,7 @@ func report(e *env, name string, err error) {
 
 // plainKinds are error kinds whose message says everything: the engine's
 // own detail (the name again, quoted) is dropped from messages about them.
-var plainKinds = []error{xfs.ErrNotFound, xfs.ErrExist, xfs.ErrNotDir, xfs.ErrIsDir, xfs.ErrNotEmpty, xfs.ErrNoData}
+var plainKinds = []error{xfs.ErrNotFound, xfs.ErrExist, xfs.ErrNotDir, xfs.ErrIsDir, xfs.ErrNotEmpty, xfs.ErrNoData, xfs.ErrImmutable}
 
 // pathErr is an error about path in the volume: "VOLUME: PATH: what".
 func (w *writer) pathErr(path string, err error) error {

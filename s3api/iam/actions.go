@@ -84,6 +84,8 @@ var actionTable = []rule{
 	{"GetBucketCors", "s3:GetBucketCORS", "", TargetBucket},
 	{"PutBucketCors", "s3:PutBucketCORS", "", TargetBucket},
 	{"DeleteBucketCors", "s3:PutBucketCORS", "", TargetBucket}, // S3 has no DeleteBucketCORS action
+	{"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "", TargetBucket},
+	{"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration", "", TargetBucket},
 
 	{"GetObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
 	{"HeadObject", "s3:GetObject", "s3:GetObjectVersion", TargetObject},
@@ -107,6 +109,11 @@ var actionTable = []rule{
 	{"DeleteObjectTagging", "s3:DeleteObjectTagging", "s3:DeleteObjectVersionTagging", TargetObject},
 	{"GetObjectAcl", "s3:GetObjectAcl", "s3:GetObjectVersionAcl", TargetObject},
 	{"PutObjectAcl", "s3:PutObjectAcl", "s3:PutObjectVersionAcl", TargetObject},
+	// AWS has one action for a version's lock and the current one's.
+	{"GetObjectRetention", "s3:GetObjectRetention", "s3:GetObjectRetention", TargetObject},
+	{"PutObjectRetention", "s3:PutObjectRetention", "s3:PutObjectRetention", TargetObject},
+	{"GetObjectLegalHold", "s3:GetObjectLegalHold", "s3:GetObjectLegalHold", TargetObject},
+	{"PutObjectLegalHold", "s3:PutObjectLegalHold", "s3:PutObjectLegalHold", TargetObject},
 
 	// Admin API (s3api/system.go, s3api/identities.go): MinIO's action
 	// names where MinIO has the call; every one is checked against

@@ -28,6 +28,7 @@ var (
 	ErrReadOnly    = errors.New("volume is read-only")
 	ErrUnsupported = errors.New("unsupported filesystem")
 	ErrLoop        = errors.New("too many levels of symbolic links")
+	ErrImmutable   = errors.New("operation not permitted: the inode is immutable")
 )
 
 // CorruptError locates a structure that failed verification.
