@@ -241,3 +241,63 @@ func TestObjectLockBoto3(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, s.Volume)
 }
+
+// TestObjectLockMinio: minio-go against the binary, with the calls mc
+// makes for mb --with-lock, retention set|info|clear, legalhold
+// set|info|clear and rm of a locked version.
+func TestObjectLockMinio(t *testing.T) {
+	s := startServer(t, "1G")
+	c := s.client(t)
+	ctx := context.Background()
+	const b = "mworm"
+	if err := c.MakeBucket(ctx, b, minio.MakeBucketOptions{ObjectLocking: true, Region: region}); err != nil {
+		t.Fatal(err)
+	}
+	comp, gov, days, unit := minio.Compliance, minio.Governance, uint(1), minio.Days
+	if err := c.SetObjectLockConfig(ctx, b, &comp, &days, &unit); err != nil {
+		t.Fatal(err)
+	}
+	if on, mode, validity, u, err := c.GetObjectLockConfig(ctx, b); err != nil || on != "Enabled" || *mode != comp || *validity != 1 || *u != unit {
+		t.Fatalf("GetObjectLockConfig: %q %v %v %v %v", on, mode, validity, u, err)
+	}
+	info := mustPut(t, ctx, c, b, "k", []byte("compliance by default"), minio.PutObjectOptions{})
+	if err := c.RemoveObject(ctx, b, "k", minio.RemoveObjectOptions{VersionID: info.VersionID, GovernanceBypass: true}); minio.ToErrorResponse(err).Code != "AccessDenied" {
+		t.Fatalf("rm of a COMPLIANCE version: %v", err)
+	}
+	// retention set GOVERNANCE on a new version, info, clear.
+	g := mustPut(t, ctx, c, b, "g", []byte("governed"), minio.PutObjectOptions{Mode: gov, RetainUntilDate: time.Now().Add(time.Hour)})
+	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	if err := c.PutObjectRetention(ctx, b, "g", minio.PutObjectRetentionOptions{VersionID: g.VersionID, Mode: &gov, RetainUntilDate: &until}); err != nil {
+		t.Fatal(err)
+	}
+	if mode, got, err := c.GetObjectRetention(ctx, b, "g", g.VersionID); err != nil || *mode != gov || !got.Equal(until) {
+		t.Fatalf("GetObjectRetention: %v %v %v", mode, got, err)
+	}
+	if err := c.PutObjectRetention(ctx, b, "g", minio.PutObjectRetentionOptions{VersionID: g.VersionID, GovernanceBypass: true}); err != nil {
+		t.Fatalf("retention clear: %v", err)
+	}
+	// legalhold set, info, clear.
+	on, off := minio.LegalHoldEnabled, minio.LegalHoldDisabled
+	if err := c.PutObjectLegalHold(ctx, b, "g", minio.PutObjectLegalHoldOptions{VersionID: g.VersionID, Status: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.GetObjectLegalHold(ctx, b, "g", minio.GetObjectLegalHoldOptions{VersionID: g.VersionID}); err != nil || *st != on {
+		t.Fatalf("GetObjectLegalHold: %v %v", st, err)
+	}
+	if err := c.RemoveObject(ctx, b, "g", minio.RemoveObjectOptions{VersionID: g.VersionID, GovernanceBypass: true}); minio.ToErrorResponse(err).Code != "AccessDenied" {
+		t.Fatalf("rm of a held version: %v", err)
+	}
+	if err := c.PutObjectLegalHold(ctx, b, "g", minio.PutObjectLegalHoldOptions{VersionID: g.VersionID, Status: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RemoveObject(ctx, b, "g", minio.RemoveObjectOptions{VersionID: g.VersionID}); err != nil {
+		t.Fatalf("rm once retention and hold are cleared: %v", err)
+	}
+	st, err := c.StatObject(ctx, b, "k", minio.StatObjectOptions{VersionID: info.VersionID})
+	if err != nil || st.Metadata.Get("X-Amz-Object-Lock-Mode") != "COMPLIANCE" {
+		t.Fatalf("StatObject of the COMPLIANCE version: %v %v", st.Metadata, err)
+	}
+	s.stop(t)
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, s.Volume)
+}

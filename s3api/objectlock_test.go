@@ -217,3 +217,33 @@ func FuzzObjectLockInput(f *testing.F) {
 		}
 	})
 }
+
+// TestObjectLockForm: a browser form's lock fields lock the upload.
+func TestObjectLockForm(t *testing.T) {
+	ts := newTestServer(t)
+	if err := ts.store.CreateBucket("wormforms"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.store.Locks().Enable("wormforms"); err != nil {
+		t.Fatal(err)
+	}
+	until := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	conditions := []any{
+		map[string]string{"bucket": "wormforms"},
+		[]any{"eq", "$key", "signed.pdf"},
+		[]any{"starts-with", "$x-amz-object-lock-mode", ""},
+		[]any{"starts-with", "$x-amz-object-lock-retain-until-date", ""},
+		[]any{"starts-with", "$x-amz-object-lock-legal-hold", ""},
+	}
+	fields := append(signedForm(t, time.Now().Add(time.Hour), conditions), formField{"key", "signed.pdf"},
+		formField{"x-amz-object-lock-mode", "COMPLIANCE"}, formField{"x-amz-object-lock-retain-until-date", until.Format(time.RFC3339)},
+		formField{"x-amz-object-lock-legal-hold", "ON"})
+	resp, body := ts.postForm(t, "wormforms", fields, "signed.pdf", []byte("%PDF"))
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("form upload: %d %s", resp.StatusCode, body)
+	}
+	lock, _, err := ts.store.Locks().Get("wormforms", "signed.pdf", "")
+	if err != nil || lock.Mode != "COMPLIANCE" || !lock.Until.Equal(until) || !lock.LegalHold {
+		t.Fatalf("the form's lock: %+v %v", lock, err)
+	}
+}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
@@ -192,4 +195,51 @@ func TestVolLsattrAgainstKernel(t *testing.T) {
 		t.Errorf("after vol chattr, vol lsattr shows\n%s", vol)
 	}
 	oracle.Unmount(t, mnt)
+}
+
+// TestVolReleaseLock follows docs/operations.md ("Removing a lock on
+// purpose"): a version under COMPLIANCE retention cannot be deleted
+// until, on the stopped volume, vol chattr -i and vol rmfattr take its
+// flag and lock away; then the store deletes it.
+func TestVolReleaseLock(t *testing.T) {
+	img := filepath.Join(t.TempDir(), "vol.xfs")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	volMust(t, st.CreateBucket("vault"))
+	volMust(t, st.Locks().Enable("vault"))
+	lock := store.ObjectLock{Retention: store.Retention{Mode: store.LockCompliance, Until: time.Now().Add(24 * time.Hour)}, LegalHold: true}
+	info, err := st.PutObject("vault", "k", strings.NewReader("kept"), 4, store.Meta{Lock: lock})
+	volMust(t, err)
+	if _, err := st.Versions().Delete("vault", "k", ""); err != nil { // the locked version goes noncurrent
+		t.Fatal(err)
+	}
+	if _, err := st.Versions().Delete("vault", "k", info.VersionID); !errors.Is(err, store.ErrObjectLocked) {
+		t.Fatalf("delete of the locked version: %v", err)
+	}
+	volMust(t, st.Close())
+
+	p := "vault/.xfs3.versions/.xfs3.o.k/" + info.VersionID
+	if !immutableOnVolume(t, img, p) {
+		t.Fatalf("%s is not immutable", p)
+	}
+	if r := runCLI(t, "vol", "rm", img, p); r.code == 0 || !strings.Contains(r.stderr, "immutable") {
+		t.Fatalf("vol rm of a locked version: status %d, %q", r.code, r.stderr)
+	}
+	okSilent(t, "vol", "chattr", img, "-i", p)
+	okSilent(t, "vol", "rmfattr", img, p, "user.xfs3.lock-mode")
+	okSilent(t, "vol", "rmfattr", img, p, "user.xfs3.legal-hold")
+
+	st, err = store.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.Versions().Delete("vault", "k", info.VersionID); err != nil {
+		t.Fatalf("delete after the lock was taken away: %v", err)
+	}
 }
