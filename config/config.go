@@ -67,6 +67,14 @@ type Config struct {
 	// TrimPassText is it as written ("4G").
 	TrimPassBytes int64  `json:"-"`
 	TrimPassText  string `json:"trim_pass_bytes"`
+	// LifecycleInterval is how often a lifecycle pass starts over the
+	// buckets with rules (0: passes on demand only); LifecycleDay is the
+	// length of a rule's day (24h; shorter only for tests and demos).
+	// The *Text fields are them as written.
+	LifecycleInterval     time.Duration `json:"-"`
+	LifecycleIntervalText string        `json:"lifecycle_interval"`
+	LifecycleDay          time.Duration `json:"-"`
+	LifecycleDayText      string        `json:"lifecycle_day"`
 	// LogLevel is the least severe level logged: debug, info (the
 	// default: one line per request), warn, error.
 	LogLevel string `json:"log_level"`
@@ -160,8 +168,13 @@ func Defaults() Config {
 		// at most TrimPassText, pausing for foreground writes.
 		TrimIntervalText: "1m",
 		TrimPassText:     "4G",
-		LogLevel:         "info",
-		LogSampleText:    "1",
+		// An hour: rules count in days, so a pass an hour expires
+		// things within an hour of their time, and a pass over buckets
+		// with nothing due reads their listings once an hour, paced.
+		LifecycleIntervalText: "1h",
+		LifecycleDayText:      "24h",
+		LogLevel:              "info",
+		LogSampleText:         "1",
 		// A tenth of a second: a line per request costs a write each
 		// without it, while a person tailing the log sees no delay and a
 		// process killed outright loses at most that much of it.
@@ -190,6 +203,9 @@ var envNames = map[string]string{
 
 	"trim_interval":   "XFS3_TRIM_INTERVAL",
 	"trim_pass_bytes": "XFS3_TRIM_PASS_BYTES",
+
+	"lifecycle_interval": "XFS3_LIFECYCLE_INTERVAL",
+	"lifecycle_day":      "XFS3_LIFECYCLE_DAY",
 
 	"log_level":    "XFS3_LOG_LEVEL",
 	"log_sample":   "XFS3_LOG_SAMPLE",
@@ -225,6 +241,10 @@ func (c *Config) field(name string) *string {
 		return &c.TrimIntervalText
 	case "trim_pass_bytes":
 		return &c.TrimPassText
+	case "lifecycle_interval":
+		return &c.LifecycleIntervalText
+	case "lifecycle_day":
+		return &c.LifecycleDayText
 	case "log_level":
 		return &c.LogLevel
 	case "log_sample":
@@ -292,6 +312,9 @@ func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flag
 
 		"trim_interval":   fs.String("trim-interval", "", "how often freed space is trimmed, 0 for never (XFS3_TRIM_INTERVAL; default "+c.TrimIntervalText+")"),
 		"trim_pass_bytes": fs.String("trim-pass-bytes", "", "bytes one periodic trim pass discards at most (XFS3_TRIM_PASS_BYTES; default "+c.TrimPassText+")"),
+
+		"lifecycle_interval": fs.String("lifecycle-interval", "", "how often a lifecycle pass starts, 0 for on demand only (XFS3_LIFECYCLE_INTERVAL; default "+c.LifecycleIntervalText+")"),
+		"lifecycle_day":      fs.String("lifecycle-day", "", "the length of a lifecycle rule's day; shorter only for tests and demos (XFS3_LIFECYCLE_DAY; default "+c.LifecycleDayText+")"),
 
 		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
 		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
@@ -368,6 +391,16 @@ func (c *Config) Validate() error {
 		bad("trim pass bytes: %q is not a size above 0, such as 4G", c.TrimPassText)
 	} else {
 		c.TrimPassBytes = n
+	}
+	if d, err := time.ParseDuration(c.LifecycleIntervalText); err != nil || d < 0 {
+		bad("lifecycle interval: %q is not a duration of 0 or more, such as 1h, 10m or 0 (on demand only)", c.LifecycleIntervalText)
+	} else {
+		c.LifecycleInterval = d
+	}
+	if d, err := time.ParseDuration(c.LifecycleDayText); err != nil || d < time.Second {
+		bad("lifecycle day: %q is not a duration of at least 1s, such as 24h", c.LifecycleDayText)
+	} else {
+		c.LifecycleDay = d
 	}
 	if !slices.Contains(LogLevels, c.LogLevel) {
 		bad("log level: %q is none of %s", c.LogLevel, strings.Join(LogLevels, ", "))

@@ -32,13 +32,14 @@ func TestLayers(t *testing.T) {
 	os.WriteFile(file, []byte(`{"volume": "from-file.xfs", "size": "1G", "addr": "127.0.0.1:7000", "certs_dir": "/etc/from-file", "log_format": "json", "gc_mode": "sync", "trim_interval": "5m", "trim_pass_bytes": "1G", "log_level": "warn", "log_sample": "3", "log_flush": "1s", "metrics_auth": "off", "cache_size": "1G"}`), 0o644)
 	c, err := Load([]string{"--config", file, "--addr", "127.0.0.1:9999", "--gc-mode", "sweep", "--trim-interval", "0", "--metrics-auth", "public", "--cache-size", "512M"},
 		env(map[string]string{"XFS3_SIZE": "2G", "XFS3_ACCESS_KEY": "admin", "XFS3_SECRET_KEY": "supersecret", "XFS3_DURABILITY": "within-1s", "XFS3_GC_MODE": "percpu",
-			"XFS3_TRIM_INTERVAL": "30s", "XFS3_TRIM_PASS_BYTES": "64M", "XFS3_LOG_SAMPLE": "10", "XFS3_LOG_FLUSH": "0", "XFS3_CACHE_SIZE": "256M", "XFS3_CERTS_DIR": "/etc/from-env"}), io.Discard)
+			"XFS3_TRIM_INTERVAL": "30s", "XFS3_TRIM_PASS_BYTES": "64M", "XFS3_LIFECYCLE_INTERVAL": "10m", "XFS3_LIFECYCLE_DAY": "2s", "XFS3_LOG_SAMPLE": "10", "XFS3_LOG_FLUSH": "0", "XFS3_CACHE_SIZE": "256M", "XFS3_CERTS_DIR": "/etc/from-env"}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Config{Volume: "from-file.xfs", Size: 2 << 30, SizeText: "2G", Addr: "127.0.0.1:9999", CertsDir: "/etc/from-env",
 		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json", Durability: DurableWithin1s, GCMode: GCSweep,
 		TrimIntervalText: "0", TrimPassText: "64M", TrimPassBytes: 64 << 20,
+		LifecycleIntervalText: "10m", LifecycleInterval: 10 * time.Minute, LifecycleDayText: "2s", LifecycleDay: 2 * time.Second,
 		LogLevel: "warn", LogSampleText: "10", LogSample: 10, LogFlushText: "0", MetricsAuth: MetricsPublic, CacheSizeText: "512M", CacheSize: 512 << 20}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)

@@ -1,10 +1,12 @@
 // Package gc holds the background work of a store: inode garbage
-// collection ("inodegc"), which frees what deleted objects still hold, and
+// collection ("inodegc"), which frees what deleted objects still hold,
 // the trim scheduler, which gives freed space back to the storage under
-// the volume. It reaches the engine only through small interfaces
-// (Inactivator, BatchInactivator, Sweepable, Trimmable); Volume adapts an
-// xfs.Volume to them through its space role. It knows nothing of S3. The
-// caches' memory budget is kept by package xfs/reclaim, not here.
+// the volume, and the lifecycle scanner, which runs passes of a store's
+// expiry batches. It reaches the engine only through small interfaces
+// (Inactivator, BatchInactivator, Sweepable, Trimmable) and the store
+// through one (Expirer); Volume adapts an xfs.Volume to them through its
+// space role. It knows nothing of S3. The caches' memory budget is kept
+// by package xfs/reclaim, not here.
 //
 // # Inode garbage collection
 //
@@ -94,6 +96,21 @@
 // after a batch, means no write ever waits behind more than one short
 // request.
 //
+// # Lifecycle scanner
+//
+// Lifecycle runs passes one at a time, every Interval and on demand
+// (Start; a pass under way is not restarted). A pass is a loop of
+// Expirer.ExpireBatch calls, each bounded by the store (a page of one
+// bucket's versions or uploads), and after each the cursor it returned
+// is saved (Expirer.SaveCursor): the scanner starts by resuming a pass
+// whose cursor was saved, so a restart or crash in the middle goes on
+// where it stopped rather than from the first bucket. The store expires
+// through its ordinary delete paths, so inodegc frees what the pass
+// deleted and trim gives the space back. Between batches the pass is
+// paced as trim is (the shared pacer): while the foreground's change
+// counter moves it pauses BackoffRatio times the batch's time. Close
+// stops after the batch under way.
+//
 // # Invariants
 //
 //   - A queue's done count only grows, in queue order. Flush and the
@@ -116,8 +133,9 @@
 // atomic counters. A queue's mutex and condition variable serve only
 // producers that wait (throttled, or flushing); the worker takes the
 // mutex only to wake them. Each sweeper's mutex guards its pass requests.
-// The Trimmer's mutex guards its pass state and counters, and the
-// pacer's its last look at the Busy counter. None of these is held across
+// The Trimmer's and the Lifecycle's mutexes guard their pass state and
+// counters, and the pacer's its last look at the Busy counter; the
+// Lifecycle holds none across an Expirer call. None of these is held across
 // a call into the engine, and the engine calls the trim callbacks with no
 // lock of its own held. Inactivation takes engine locks in the engine's
 // order (package xfs), so whoever calls Flush must hold none that an

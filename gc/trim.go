@@ -197,7 +197,7 @@ func NewTrimmer(v Trimmable, opt TrimOptions) *Trimmer {
 		opt.Now = time.Now
 	}
 	t := &Trimmer{vol: v, opt: opt, wake: make(chan struct{}, 1)}
-	t.pace = newPacer(&t.opt)
+	t.pace = newPacer(pacing{opt.Busy, opt.BackoffRatio, opt.BackoffMin, opt.BackoffMax, opt.BusyWindow, opt.Now})
 	t.base, t.stop = context.WithCancel(context.Background())
 	t.counters.Interval, t.counters.PassBytes = opt.Interval, opt.PassBytes
 	if opt.Interval > 0 {
@@ -476,19 +476,30 @@ func (t *Trimmer) afterRequest(ctx context.Context, p *TrimPass, discarded func(
 	}
 }
 
-// pacer watches the foreground's change counter between discard requests.
+// pacing is how a background pass gives way to the foreground: with
+// the change counter busy moved within window, pause ratio times as long
+// as each piece of work took, within [lo, hi] (backoffPause).
+type pacing struct {
+	busy           func() uint64
+	ratio          float64
+	lo, hi, window time.Duration
+	now            func() time.Time
+}
+
+// pacer watches the foreground's change counter between pieces of a
+// background pass (trim's discard requests, lifecycle's batches).
 type pacer struct {
-	opt *TrimOptions
+	opt pacing
 
 	mu    sync.Mutex // guards below: requests of one pass follow each other on changing goroutines
 	busy  uint64     // the change counter when last looked at
 	moved time.Time  // when it was last seen to move; zero: never
 }
 
-func newPacer(opt *TrimOptions) *pacer {
+func newPacer(opt pacing) *pacer {
 	pc := &pacer{opt: opt}
-	if opt.Busy != nil {
-		pc.busy = opt.Busy()
+	if opt.busy != nil {
+		pc.busy = opt.busy()
 	}
 	return pc
 }
@@ -501,17 +512,17 @@ func (pc *pacer) observe(now time.Time, busy uint64) bool {
 	if busy != pc.busy {
 		pc.busy, pc.moved = busy, now
 	}
-	return !pc.moved.IsZero() && now.Sub(pc.moved) < pc.opt.BusyWindow
+	return !pc.moved.IsZero() && now.Sub(pc.moved) < pc.opt.window
 }
 
 // pause sleeps after a request that took took as backoffPause says (until
 // ctx is done) and returns how long it slept.
 func (pc *pacer) pause(ctx context.Context, took time.Duration) time.Duration {
 	o := pc.opt
-	if o.Busy == nil {
+	if o.busy == nil {
 		return 0
 	}
-	d := backoffPause(took, pc.observe(o.Now(), o.Busy()), o.BackoffRatio, o.BackoffMin, o.BackoffMax)
+	d := backoffPause(took, pc.observe(o.now(), o.busy()), o.ratio, o.lo, o.hi)
 	if d > 0 {
 		timer := time.NewTimer(d)
 		select {

@@ -239,8 +239,7 @@ func TestTrimBackOffScalesWithRequests(t *testing.T) {
 // counter is seen to move until it has stood still for BusyWindow, on the
 // injected clock.
 func TestTrimBusyWindow(t *testing.T) {
-	opt := TrimOptions{BusyWindow: 100 * time.Millisecond}
-	pc := newPacer(&opt)
+	pc := newPacer(pacing{window: 100 * time.Millisecond})
 	at := func(ms int) time.Time { return time.Unix(0, 0).Add(time.Duration(ms) * time.Millisecond) }
 	for i, c := range []struct {
 		ms      int

@@ -38,6 +38,8 @@ var allowed = map[string][]string{
 	"xfs/alloc":      {"xfs/format", "xfs/btree", "xfs/trans"},
 	"xfs/ialloc":     {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
 	"xfs/quota":      {"xfs/format", "xfs/trans", "xfs/xlog"}, // dquot log items, formatted by their owner
+	// Lifecycle rules: a computation over a version and the time.
+	"store/lifecycle": {},
 	// Cryptography alone; its outside modules are listed in outside.
 	"s3api/admin/sealed": {},
 	// Test fixtures: only tests import them.
@@ -48,8 +50,8 @@ var allowed = map[string][]string{
 // never reach the store, the engine, the network or a logger; of them,
 // noIO may not even import I/O (policy evaluation is a computation).
 var (
-	pure = []string{"s3api/iam", "s3api/sigv4"}
-	noIO = map[string][]string{"s3api/iam": {"net/http", "os", "io"}}
+	pure = []string{"s3api/iam", "s3api/sigv4", "store/lifecycle"}
+	noIO = map[string][]string{"s3api/iam": {"net/http", "os", "io"}, "store/lifecycle": {"net/http", "os", "io"}}
 )
 
 // outside lists, for a package held to a few outside modules, the only

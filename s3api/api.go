@@ -34,6 +34,9 @@ type Config struct {
 	Version admin.Version
 	// Volume is the volume's path, the drive of mc's server info.
 	Volume string
+	// LifecycleDay is how long a day of lifecycle rules lasts, for
+	// x-amz-expiration (0: 24h; shorter only for tests and demos).
+	LifecycleDay time.Duration
 }
 
 // MetricsAccess says who may scrape the metrics endpoint.
@@ -69,6 +72,8 @@ type server struct {
 	regions       bucketRegions           // the regions buckets were made for (region.go)
 	anyRegion     bool                    // Config.Region is empty: buckets may be made in any region
 	cors          corsConfigs             // parsed CORS configurations (cors.go)
+	lifecycles    lifecycleConfigs        // parsed lifecycle configurations (lifecycle.go)
+	lifecycleDay  time.Duration           // Config.LifecycleDay, 24h when 0
 	version       admin.Version
 	started       time.Time
 	volume        string        // Config.Volume
@@ -147,6 +152,10 @@ func New(c Config) (http.Handler, error) {
 	s.started = s.now()
 	s.version = c.Version
 	s.volume = c.Volume
+	s.lifecycleDay = c.LifecycleDay
+	if s.lifecycleDay <= 0 {
+		s.lifecycleDay = 24 * time.Hour
+	}
 	if c.LogSampleEvery > 1 {
 		s.logSample = uint64(c.LogSampleEvery)
 	}

@@ -333,40 +333,15 @@ func (s *server) putBucketCors(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	if limit := store.ConfigCORS.MaxSize(); len(doc) > limit {
-		// Escaping and empty elements written out make a canonical form
-		// larger than the body it came from.
-		return errorf("MaxMessageLengthExceeded", "The CORS configuration is %d bytes in canonical form, over %d.", len(doc), limit)
-	}
-	if err := s.store.BucketConfigs().Put(rq.bucket, store.ConfigCORS, doc); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusOK)
-	return nil
+	return s.putCanonical(w, rq, store.ConfigCORS, "CORS", doc)
 }
 
 func (s *server) getBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
-	doc, err := s.store.BucketConfigs().Get(rq.bucket, store.ConfigCORS)
-	if errors.Is(err, store.ErrNoSuchConfig) {
-		return errorf("NoSuchCORSConfiguration", "The CORS configuration does not exist")
-	}
-	if err != nil {
-		return err
-	}
-	body := append([]byte(xml.Header), doc...)
-	w.Header().Set("Content-Type", "application/xml")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(http.StatusOK)
-	w.Write(body)
-	return nil
+	return s.getCanonical(w, rq, store.ConfigCORS, "NoSuchCORSConfiguration", "The CORS configuration does not exist")
 }
 
 func (s *server) deleteBucketCors(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.BucketConfigs().Delete(rq.bucket, store.ConfigCORS); err != nil {
-		return err
-	}
-	w.WriteHeader(http.StatusNoContent)
-	return nil
+	return s.deleteConfig(w, rq, store.ConfigCORS)
 }
 
 // addCORSHeaders answers a request that is not a preflight: when it has

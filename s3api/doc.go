@@ -121,6 +121,6 @@
 // (conditional writes, multipart completion, bucket deletion) is the
 // store's.
 //
-// s3api imports only store, store/checksum, s3api/sigv4 and s3api/admin
-// from this module.
+// s3api imports only store, store/checksum, store/lifecycle, s3api/sigv4
+// and s3api/admin from this module.
 package s3api

@@ -74,6 +74,7 @@ var codes = map[string]codeInfo{
 	"NoSuchCORSConfiguration":              {http.StatusNotFound, "The CORS configuration does not exist"},
 	"NoSuchPublicAccessBlockConfiguration": {http.StatusNotFound, "The public access block configuration was not found."},
 	"NoSuchKey":                            {http.StatusNotFound, "The specified key does not exist."},
+	"NoSuchLifecycleConfiguration":         {http.StatusNotFound, "The lifecycle configuration does not exist"},
 	"NoSuchTagSet":                         {http.StatusNotFound, "The TagSet does not exist."},
 	"NoSuchUpload":                         {http.StatusNotFound, "The specified multipart upload does not exist."},
 	"NoSuchVersion":                        {http.StatusNotFound, "The specified version does not exist."},

@@ -93,6 +93,17 @@ var (
 	mTrimCurOffset  = newMetric("xfs3_trim_pass_offset_bytes", "Where the running pass's walk is on the volume (0: none runs).", prometheus.GaugeValue)
 	mTrimUnsupports = newMetric("xfs3_trim_unsupported", "1 when the storage cannot discard (scheduled passes stopped).", prometheus.GaugeValue)
 
+	mLifePasses   = newMetric("xfs3_lifecycle_passes_total", "Lifecycle passes ended.", prometheus.CounterValue)
+	mLifeFailed   = newMetric("xfs3_lifecycle_failed_passes_total", "Lifecycle passes that failed.", prometheus.CounterValue)
+	mLifeScanned  = newMetric("xfs3_lifecycle_scanned_total", "Versions and uploads lifecycle passes looked at (ended passes).", prometheus.CounterValue)
+	mLifeExpired  = newMetric("xfs3_lifecycle_expired_total", "What lifecycle passes expired (ended passes), by kind: current objects, noncurrent versions, delete markers, uploads.", prometheus.CounterValue, "kind")
+	mLifeLocked   = newMetric("xfs3_lifecycle_kept_by_object_lock_total", "Expiries object lock refused (ended passes).", prometheus.CounterValue)
+	mLifeFreed    = newMetric("xfs3_lifecycle_freed_bytes_total", "Bytes of the objects and versions lifecycle passes deleted (ended passes).", prometheus.CounterValue)
+	mLifeErrors   = newMetric("xfs3_lifecycle_errors_total", "Expiries that failed (ended passes).", prometheus.CounterValue)
+	mLifeRunning  = newMetric("xfs3_lifecycle_pass_running", "1 while a lifecycle pass runs.", prometheus.GaugeValue)
+	mLifeCurScan  = newMetric("xfs3_lifecycle_pass_scanned", "Versions and uploads the running pass has looked at (0: none runs).", prometheus.GaugeValue)
+	mLifeLastTook = newMetric("xfs3_lifecycle_last_pass_seconds", "How long the last ended pass took.", prometheus.GaugeValue)
+
 	mBucketBytes       = newMetric("xfs3_bucket_used_bytes", "Bytes a bucket's project is charged (whole blocks).", prometheus.GaugeValue, "bucket")
 	mBucketObjects     = newMetric("xfs3_bucket_used_objects", "Inodes a bucket's project is charged: directory, objects, prefixes, uploads.", prometheus.GaugeValue, "bucket")
 	mBucketHardBytes   = newMetric("xfs3_bucket_hard_limit_bytes", "A bucket's hard byte limit (0: none).", prometheus.GaugeValue, "bucket")
@@ -111,6 +122,7 @@ var storeMetrics = []metric{
 	mTrimPasses, mTrimOnDemand, mTrimCanceled, mTrimFailed, mTrimExamined, mTrimDiscarded, mTrimExtents, mTrimBatches,
 	mTrimErrors, mTrimHoldMax, mTrimHoldP99, mTrimBackoffs, mTrimBackoff, mTrimBacklog, mTrimRunning, mTrimCurExam,
 	mTrimCurDisc, mTrimCurOffset, mTrimUnsupports,
+	mLifePasses, mLifeFailed, mLifeScanned, mLifeExpired, mLifeLocked, mLifeFreed, mLifeErrors, mLifeRunning, mLifeCurScan, mLifeLastTook,
 	mBucketBytes, mBucketObjects, mBucketHardBytes, mBucketSoftBytes, mBucketHardObjects, mBucketSoftObjects,
 }
 
@@ -133,6 +145,7 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(mHealthy, boolValue(c.store.Err() == nil))
 	c.collectGC(emit)
 	c.collectTrim(emit)
+	c.collectLifecycle(emit)
 	if vs, err := c.store.VolumeStats(); err != nil {
 		fail(mVolFree, err)
 	} else {
@@ -197,6 +210,31 @@ func (c *storeCollector) collectTrim(emit emitFunc) {
 	emit(mTrimCurExam, examined)
 	emit(mTrimCurDisc, discarded)
 	emit(mTrimCurOffset, offset)
+}
+
+func (c *storeCollector) collectLifecycle(emit emitFunc) {
+	st := c.store.Lifecycle().Status()
+	t := st.Totals
+	emit(mLifePasses, float64(st.Passes))
+	emit(mLifeFailed, float64(st.Failed))
+	emit(mLifeScanned, float64(t.Scanned))
+	emit(mLifeExpired, float64(t.Expired), "current")
+	emit(mLifeExpired, float64(t.Versions), "noncurrent")
+	emit(mLifeExpired, float64(t.Markers), "delete_marker")
+	emit(mLifeExpired, float64(t.Uploads), "upload")
+	emit(mLifeLocked, float64(t.Locked))
+	emit(mLifeFreed, float64(t.BytesFreed))
+	emit(mLifeErrors, float64(t.Errors))
+	var running, scanned, took float64
+	if p := st.Current; p != nil {
+		running, scanned = 1, float64(p.Counts.Scanned)
+	}
+	if p := st.Last; p != nil {
+		took = p.Ended.Sub(p.Started).Seconds()
+	}
+	emit(mLifeRunning, running)
+	emit(mLifeCurScan, scanned)
+	emit(mLifeLastTook, took)
 }
 
 func collectVolume(vs store.VolumeStats, emit emitFunc) {

@@ -272,6 +272,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 		return raceLost(err)
 	}
 	setVersionID(w.Header(), info.VersionID)
+	s.setExpiration(w.Header(), rq, info)
 	loc := url.URL{Scheme: "http", Host: r.Host, Path: "/" + rq.bucket + "/" + rq.key}
 	if r.TLS != nil {
 		loc.Scheme = "https"

@@ -78,6 +78,7 @@ func (s *server) putObject(w http.ResponseWriter, r *http.Request, rq *request) 
 		return raceLost(err)
 	}
 	setVersionID(w.Header(), info.VersionID)
+	s.setExpiration(w.Header(), rq, info)
 	writeStored(w, info.ETag, body.Checksums(), true)
 	return nil
 }
@@ -145,6 +146,7 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 		br, ranged = *partBytes, true
 	}
 	setObjectHeaders(h, info, r.URL.Query())
+	s.setExpiration(h, rq, info)
 	if checksumMode(r.Header) && !ranged {
 		setChecksumHeaders(h, info.Meta.Checksums, true)
 	}
@@ -333,6 +335,7 @@ func (s *server) copyObject(w http.ResponseWriter, r *http.Request, rq *request)
 	}
 	setVersionID(w.Header(), out.VersionID)
 	setCopySourceVersion(w.Header(), info.VersionID)
+	s.setExpiration(w.Header(), rq, out)
 	res := newCopyResult("CopyObjectResult", out.LastModified, out.ETag)
 	res.withChecksums(out.Meta.Checksums)
 	writeXML(w, http.StatusOK, res)

@@ -51,6 +51,8 @@ func (s *server) adminRoutes() []adminRoute {
 		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
 		{name: "AdminTrimStatus", method: http.MethodGet, path: admin.PathTrim, handler: s.trimStatus},
 		{name: "AdminTrimCancel", method: http.MethodDelete, path: admin.PathTrim, handler: s.trimCancel},
+		{name: "AdminLifecycleStatus", method: http.MethodGet, path: admin.PathLifecycle, handler: s.lifecycleStatus},
+		{name: "AdminLifecycleStart", method: http.MethodPost, path: admin.PathLifecycle, handler: s.lifecycleStart},
 		{name: "AdminSetBucketQuota", method: http.MethodPut, path: admin.PathSetBucketQuota, handler: s.setBucketQuota},
 		{name: "AdminGetBucketQuota", method: http.MethodGet, path: admin.PathGetBucketQuota, handler: s.getBucketQuota},
 		{name: "AdminQuotaReport", method: http.MethodGet, path: admin.PathQuota, handler: s.quotaReport},
@@ -221,6 +223,26 @@ func (s *server) trimStart(w http.ResponseWriter, r *http.Request, rq *request) 
 // scheduler's counters.
 func (s *server) trimStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
 	return writeJSON(w, admin.TrimStatusOf(s.store.Trimmer().Status()))
+}
+
+// lifecycleStatus is GET /xfs3/lifecycle: the scanner's pass under way,
+// last pass and totals.
+func (s *server) lifecycleStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
+	l := s.store.Lifecycle()
+	return writeJSON(w, admin.LifecycleStatusOf(l.Status(), l.Day(), s.now()))
+}
+
+// lifecycleStart is POST /xfs3/lifecycle: a pass now (the one under way,
+// if any, goes on), answered with the scanner's status.
+func (s *server) lifecycleStart(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := adminBody(r, rq); err != nil {
+		return err
+	}
+	l := s.store.Lifecycle()
+	if _, err := l.Start(); err != nil {
+		return err
+	}
+	return writeJSON(w, admin.LifecycleStatusOf(l.Status(), l.Day(), s.now()))
 }
 
 // trimCancel is DELETE /xfs3/trim: cancels the pass under way (if any).

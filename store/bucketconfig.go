@@ -10,7 +10,8 @@ import (
 
 // ConfigKind is a kind of bucket configuration document: the xattr of
 // the bucket's directory that holds it, user.xfs3.<name>, and its size
-// limit. The kinds are the Config* values; the zero ConfigKind is none.
+// limit. The kinds are the values declared below; the zero ConfigKind is
+// none.
 type ConfigKind struct {
 	name string
 	max  int // bytes
@@ -26,6 +27,10 @@ var (
 	ConfigCORS = ConfigKind{"cors", 64 << 10}
 	// ConfigLocation is the region a bucket was made for (its LocationConstraint).
 	ConfigLocation = ConfigKind{"location", 64}
+	// LifecycleConfig is the lifecycle configuration, in the canonical
+	// form of lifecycle.Config.Encode. S3 bounds it by rules (1000), not
+	// bytes; 64 KiB is the largest value an XFS attribute holds.
+	LifecycleConfig = ConfigKind{"lifecycle", 64 << 10}
 )
 
 // String names the kind as its xattr does.
@@ -36,7 +41,7 @@ func (k ConfigKind) MaxSize() int { return k.max }
 
 func (k ConfigKind) xattr() string { return xattrPrefix + k.name }
 
-// check refuses a kind that is none of the Config* values, and a
+// check refuses a kind that is none of the values above, and a
 // document of size bytes over its limit (size < 0: no document).
 func (k ConfigKind) check(size int) error {
 	if k.name == "" {
@@ -53,16 +58,16 @@ var (
 	ErrNoSuchConfig = errors.New("no such bucket configuration")
 	// ErrConfigTooLarge: a document over its kind's MaxSize.
 	ErrConfigTooLarge = errors.New("bucket configuration too large")
-	// ErrInvalidConfigKind: a ConfigKind that is none of the Config*
-	// values.
+	// ErrInvalidConfigKind: a ConfigKind that is none of the values
+	// declared above.
 	ErrInvalidConfigKind = errors.New("invalid bucket configuration kind")
 )
 
 // BucketConfigs is the role of a Store for bucket configuration
-// documents (policies, public access blocks): opaque bytes to the store,
-// which the S3 layer validates and parses. Each is an xattr of the
-// bucket's directory, so it goes with the bucket and a kernel mount shows
-// it (getfattr). Generation tells a cache of parsed documents when to
+// documents (policies, public access blocks, CORS and lifecycle rules):
+// opaque bytes to the store, which the S3 layer validates and parses.
+// Each is an xattr of the bucket's directory, so it goes with the bucket
+// and a kernel mount shows it (getfattr). Generation tells a cache of parsed documents when to
 // drop them.
 type BucketConfigs struct{ *store }
 

@@ -966,15 +966,15 @@ func (s *store) deleteKey(bucket, key, id string, opt DeleteOptions) (DeleteResu
 		case id != "":
 			return s.deleteVersion(b, kp, id, opt)
 		case state != "":
-			return s.deleteVersioned(b, state, kp)
+			return s.deleteVersioned(b, state, kp, opt.ifCurrent)
 		}
-		return DeleteResult{}, s.deletePlain(b, kp)
+		return DeleteResult{}, s.deletePlain(b, kp, opt.ifModified)
 	})
 }
 
 // deletePlain deletes a key in a bucket without versioning (b, which it
 // takes over).
-func (s *store) deletePlain(b *xfs.Handle, kp keyPath) error {
+func (s *store) deletePlain(b *xfs.Handle, kp keyPath, ifModified time.Time) error {
 	path, err := s.resolveDirs(b, kp, false)
 	defer path.close()
 	if errors.Is(err, ErrNoSuchKey) {
@@ -983,7 +983,7 @@ func (s *store) deletePlain(b *xfs.Handle, kp keyPath) error {
 	if err != nil {
 		return err
 	}
-	if removed, err := s.removeLeaf(kp, path.last()); err != nil || !removed {
+	if removed, err := s.removeLeaf(kp, path.last(), ifModified); err != nil || !removed {
 		return err
 	}
 	return s.prune(kp, path)
@@ -1053,8 +1053,19 @@ func notObjectFile(err error) bool {
 
 // removeLeaf is deleteObject's step under the directory's lock; removed
 // tells whether something went that may leave directories to prune.
-func (s *store) removeLeaf(kp keyPath, dir format.Ino) (removed bool, err error) {
+// With ifModified set, only an object file of that mtime goes (else
+// errChanged).
+func (s *store) removeLeaf(kp keyPath, dir format.Ino, ifModified time.Time) (removed bool, err error) {
 	defer s.locks.lock(dir)()
+	if !ifModified.IsZero() {
+		st, _, found, err := s.findLeaf(kp, dir)
+		if err != nil {
+			return false, err
+		}
+		if !found || !st.Mtime.Equal(ifModified) {
+			return false, errChanged
+		}
+	}
 	found, err := s.unlinkLeaf(kp, dir)
 	if err != nil {
 		return false, err

@@ -90,6 +90,10 @@ type store struct {
 	// (objectlock.go); now is the clock retention is judged by.
 	locksCfg bucketStates[LockConfig]
 	now      func() time.Time
+	// lifecycleDay is Options.LifecycleDay; expirer runs lifecycle
+	// passes (lifecycle_scan.go).
+	lifecycleDay time.Duration
+	expirer      *gc.Lifecycle
 
 	// projects hands out the project IDs of new buckets (quotas.go).
 	projects projects
@@ -129,9 +133,16 @@ type Options struct {
 	// CacheBytes is the memory budget of the volume's metadata caches
 	// (xfs.Options.CacheBytes; 0: xfs.DefaultCacheBytes).
 	CacheBytes int
-	// Clock is the time object-lock retention is judged by (nil:
-	// time.Now). Tests move it; see the package doc on clocks.
+	// Clock is the time object-lock retention and lifecycle rules are
+	// judged by (nil: time.Now). Tests move it.
 	Clock func() time.Time
+	// Lifecycle tunes the lifecycle scanner (no scheduled passes when
+	// Interval is 0; passes on demand always). Busy defaults to the
+	// store's count of finished changes, Now to Clock.
+	Lifecycle gc.LifecycleOptions
+	// LifecycleDay is the length of a lifecycle rule's day
+	// (DefaultLifecycleDay when 0); shorter only for tests and demos.
+	LifecycleDay time.Duration
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -219,6 +230,14 @@ func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 		o.Trim.Busy = s.changes.Load
 	}
 	s.trim = gc.StartTrimmer(v, o.Trim)
+	s.lifecycleDay = o.LifecycleDay
+	if o.Lifecycle.Busy == nil {
+		o.Lifecycle.Busy = s.changes.Load
+	}
+	if o.Lifecycle.Now == nil {
+		o.Lifecycle.Now = s.now
+	}
+	s.expirer = gc.NewLifecycle(Lifecycle{s}, o.Lifecycle)
 	return &Store{s}, nil
 }
 
@@ -373,7 +392,8 @@ func (s *Store) Close() error {
 		<-s.flusherDone
 		s.stopFlusher = nil
 	}
-	s.trim.Close() // a pass must be over before the volume closes
+	s.expirer.Close() // a pass must be over before the volume closes
+	s.trim.Close()
 	err := s.closeGC()
 	if s.own {
 		if cerr := s.v.Close(); err == nil {

@@ -25,7 +25,7 @@ type DeleteResult struct {
 // current version moves to the versions tree (Enabled) or, when it is
 // the null version, goes (Suspended, where the marker is the null
 // version). One transaction.
-func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath) (DeleteResult, error) {
+func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurrent string) (DeleteResult, error) {
 	bucket := b.Ino()
 	defer s.lockKey(bucket, kp.key)()
 	path, mainDir, err := s.keyDirs(b, kp)
@@ -42,6 +42,9 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath) (Delete
 	var res DeleteResult
 	var removed bool
 	err = s.withCurrent(kp, path, mainDir, func(cur current) error {
+		if ifCurrent != "" && (!cur.found || cur.v.ID() != ifCurrent) {
+			return errChanged
+		}
 		var vers []storedVersion
 		if suspended || !cur.found {
 			var err error
@@ -165,6 +168,9 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 	var pruneMain, pruneVersions bool
 	var promoteLater []xfs.NameOp // removing the latest, whose next needs the key's directories
 	err = s.withCurrent(kp, path, mainDir, func(cur current) error {
+		if cur.found && cur.v.ID() == id && (opt.ifNoncurrent || opt.ifSoleMarker) {
+			return errChanged
+		}
 		if cur.found && cur.v.ID() == id {
 			if err := s.releaseForDelete(bucket, cur.st.Ino, opt.BypassGovernance); err != nil {
 				return err
@@ -195,6 +201,9 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 			return err
 		}
 		res.DeleteMarker = marker
+		if opt.ifSoleMarker && (!marker || cur.found || len(vers) != 1) {
+			return errChanged
+		}
 		if err := s.releaseForDelete(bucket, ino, opt.BypassGovernance); err != nil {
 			return err
 		}

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"errors"
 	"fmt"
+	"time"
 )
 
 // Versions is the role of a Store for bucket versioning: a bucket's
@@ -70,7 +72,23 @@ type DeleteOptions struct {
 	// retention (S3's x-amz-bypass-governance-retention). Nothing lets
 	// it remove one under COMPLIANCE retention or a legal hold.
 	BypassGovernance bool
+
+	// Conditions of lifecycle's deletes (lifecycle_scan.go): the delete
+	// happens only if what the scanner judged still holds, else
+	// errChanged and nothing changes. ifCurrent (a delete without an ID):
+	// the latest version is still that one. ifModified (no versioning):
+	// the object's mtime is still that. ifNoncurrent (by ID): the version
+	// is not the latest. ifSoleMarker (by ID): it is a delete marker and
+	// its key's only version.
+	ifCurrent    string
+	ifModified   time.Time
+	ifNoncurrent bool
+	ifSoleMarker bool
 }
+
+// errChanged: a lifecycle delete found the object changed since it was
+// judged.
+var errChanged = errors.New("store: the object changed since lifecycle judged it")
 
 // DeleteWith is Delete with options. Removing a version by ID that
 // object lock protects gives ErrObjectLocked; a delete marker is always

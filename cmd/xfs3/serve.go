@@ -118,6 +118,10 @@ the log has a "bucket quota" line per bucket (usage and limits) and a
 Trim: each pass (periodic or on demand: 'xfs3 trim', POST
 /minio/admin/v3/xfs3/trim) logs a "trim pass" line with its counters; the
 totals are logged as "trim at shutdown".
+
+Lifecycle: each pass over the buckets with lifecycle rules (every
+lifecycle_interval, or on demand: POST /minio/admin/v3/xfs3/lifecycle/start)
+logs a "lifecycle pass" line with what it expired.
 `
 
 // credentialsFile is kept in the data directory: the volume's directory.
@@ -186,6 +190,10 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		Trim: gc.TrimOptions{Interval: cfg.TrimInterval, PassBytes: cfg.TrimPassBytes, PassDone: func(p gc.TrimPass) {
 			logTrimPass(log, p)
 		}},
+		Lifecycle: gc.LifecycleOptions{Interval: cfg.LifecycleInterval, PassDone: func(p gc.LifecyclePass) {
+			logLifecyclePass(log, p)
+		}},
+		LifecycleDay: cfg.LifecycleDay,
 	})
 	if err != nil {
 		return fmt.Errorf("open volume: %w", err) // the store names it
@@ -219,6 +227,7 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		Metrics:        s3api.MetricsAccess(cfg.MetricsAuth),
 		Version:        version,
 		Volume:         volumePath,
+		LifecycleDay:   cfg.LifecycleDay,
 	})
 	if err != nil {
 		closeStore()
@@ -316,6 +325,19 @@ func logTrimPass(log zerolog.Logger, p gc.TrimPass) {
 		Int64("errors", p.Stats.Errors).Dur("lock_hold_max", p.Stats.LockHoldMax).Dur("lock_hold_p99", p.Stats.LockHoldP99).
 		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).
 		Int64("next", p.Stats.Next).Msg("trim pass")
+}
+
+// logLifecyclePass logs a lifecycle pass that ended, with what it did.
+func logLifecyclePass(log zerolog.Logger, p gc.LifecyclePass) {
+	ev := log.Info()
+	if p.Err != "" || p.Counts.Errors > 0 {
+		ev = log.Warn().Str("error", p.Err)
+	}
+	c := p.Counts
+	ev.Uint64("pass", p.ID).Bool("on_demand", p.OnDemand).Bool("resumed", p.Resumed).Int64("batches", p.Batches).
+		Int64("scanned", c.Scanned).Int64("expired", c.Expired).Int64("versions", c.Versions).Int64("markers", c.Markers).
+		Int64("uploads", c.Uploads).Int64("locked", c.Locked).Int64("bytes_freed", c.BytesFreed).Int64("errors", c.Errors).
+		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).Msg("lifecycle pass")
 }
 
 // logCache logs a metadata cache's use of its budget and its counters.

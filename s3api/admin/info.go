@@ -35,7 +35,10 @@ type Info struct {
 	Volume        VolumeInfo `json:"volume"`
 	GC            GCInfo     `json:"gc"`
 	Trim          TrimInfo   `json:"trim"`
-	Buckets       []Bucket   `json:"buckets"`
+	// Lifecycle is the lifecycle scanner: its pass under way, its last
+	// pass and its totals.
+	Lifecycle LifecycleStatus `json:"lifecycle"`
+	Buckets   []Bucket        `json:"buckets"`
 }
 
 // VolumeInfo is the volume's geometry and usage.
@@ -99,6 +102,7 @@ func InfoOf(st *store.Store, v Version, started, now time.Time) (Info, error) {
 	ts := TrimStatusOf(st.Trimmer().Status())
 	in.Trim = TrimInfo{IntervalSeconds: ts.Counters.IntervalSeconds, PassBytes: ts.Counters.PassBytes,
 		BacklogBytes: ts.Counters.BacklogBytes, Current: ts.Current, Last: ts.Last}
+	in.Lifecycle = LifecycleStatusOf(st.Lifecycle().Status(), st.Lifecycle().Day(), now)
 	vs, err := st.VolumeStats()
 	if err != nil {
 		return Info{}, err

@@ -84,6 +84,9 @@ var actionTable = []rule{
 	{"GetBucketCors", "s3:GetBucketCORS", "", TargetBucket},
 	{"PutBucketCors", "s3:PutBucketCORS", "", TargetBucket},
 	{"DeleteBucketCors", "s3:PutBucketCORS", "", TargetBucket}, // S3 has no DeleteBucketCORS action
+	{"GetBucketLifecycleConfiguration", "s3:GetLifecycleConfiguration", "", TargetBucket},
+	{"PutBucketLifecycleConfiguration", "s3:PutLifecycleConfiguration", "", TargetBucket},
+	{"DeleteBucketLifecycle", "s3:PutLifecycleConfiguration", "", TargetBucket}, // S3 has no DeleteLifecycleConfiguration action
 	{"GetObjectLockConfiguration", "s3:GetBucketObjectLockConfiguration", "", TargetBucket},
 	{"PutObjectLockConfiguration", "s3:PutBucketObjectLockConfiguration", "", TargetBucket},
 
@@ -126,6 +129,8 @@ var actionTable = []rule{
 	{"MetricsV2", "admin:Prometheus", "", TargetAll},
 	{"AdminTrimStart", "admin:Trim", "", TargetAll},
 	{"AdminTrimCancel", "admin:Trim", "", TargetAll},
+	{"AdminLifecycleStatus", "admin:ServerInfo", "", TargetAll},
+	{"AdminLifecycleStart", "admin:Lifecycle", "", TargetAll},
 	{"AdminSetBucketQuota", "admin:SetBucketQuota", "", TargetAll},
 	{"AdminSetQuota", "admin:SetBucketQuota", "", TargetAll},
 	{"AdminSetQuotaGrace", "admin:SetBucketQuota", "", TargetAll},
