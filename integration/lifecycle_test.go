@@ -207,13 +207,18 @@ print(json.dumps({"rules": [r["ID"] for r in rules], "put_expiration": put.get("
 	c := s.client(t)
 	ctx := t.Context()
 	time.Sleep(5 * time.Second) // two days and a midnight of two seconds
-	if code, raw := s.do(t, "POST", pathLifecycle, nil, nil, ""); code != 200 {
-		t.Fatalf("POST %s: %d %s", pathLifecycle, code, raw)
+	// xfs3 lifecycle --endpoint asks for a pass (POST) and waits for it.
+	if out := string(runCLI(t, "lifecycle", "--endpoint", s.URL)); !strings.Contains(out, "last: lifecycle pass") || !strings.Contains(out, "expired 1,") {
+		t.Errorf("xfs3 lifecycle --endpoint:\n%s", out)
 	}
-	waitUntil(t, "cold/a expired", func() bool {
-		_, err := c.StatObject(ctx, "blogs", "cold/a", minio.StatObjectOptions{})
-		return minio.ToErrorResponse(err).Code == "NoSuchKey"
-	})
+	if _, err := c.StatObject(ctx, "blogs", "cold/a", minio.StatObjectOptions{}); minio.ToErrorResponse(err).Code != "NoSuchKey" {
+		t.Errorf("cold/a after the pass: %v", err)
+	}
+	var st lifecycleDoc
+	decode(t, string(runCLI(t, "lifecycle", "--endpoint", s.URL, "--status", "--json")), &st)
+	if st.Passes != 1 || st.Totals.Expired != 1 || st.IntervalSeconds != 0 || st.DaySeconds != 2 {
+		t.Errorf("xfs3 lifecycle --status --json: %+v", st)
+	}
 	for _, k := range []string{"cold/untagged", "cold/tiny"} {
 		if _, err := c.StatObject(ctx, "blogs", k, minio.StatObjectOptions{}); err != nil {
 			t.Errorf("%s, which the rule's filter does not match: %v", k, err)

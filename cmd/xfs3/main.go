@@ -34,6 +34,9 @@ Commands:
           attach, detach ('xfs3 policy -h')
   trim    give free space back to the storage under a volume, stopped
           or served ('xfs3 trim -h')
+  lifecycle
+          apply the buckets' lifecycle rules now, on a stopped volume or
+          a running server ('xfs3 lifecycle -h')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
   info    a running server's version, volume, background work and
           buckets, as JSON ('xfs3 info -h')
@@ -107,6 +110,8 @@ func dispatch(args []string, e *env) int {
 		return runServe(rest, e)
 	case "trim":
 		return runTrim(rest, e)
+	case "lifecycle":
+		return runLifecycle(rest, e)
 	case "quota":
 		return runQuota(rest, e)
 	case "user":
@@ -152,6 +157,8 @@ func help(args []string, e *env) int {
 		return runPolicy([]string{"-h"}, e)
 	case "trim":
 		return runTrim([]string{"-h"}, e)
+	case "lifecycle":
+		return runLifecycle([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
 	case "info":

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"context"
+	"net/http"
 	"time"
 
 	"github.com/xfs3/xfs3/store"
@@ -86,4 +88,18 @@ func LifecycleStatusOf(st store.LifecycleStatus, day time.Duration, now time.Tim
 		out.Last = &p
 	}
 	return out
+}
+
+// Lifecycle asks the server at c for a pass now and answers the status.
+func (c *Client) Lifecycle(ctx context.Context) (LifecycleStatus, error) {
+	var st LifecycleStatus
+	err := c.do(ctx, http.MethodPost, PathLifecycle, nil, nil, &st)
+	return st, err
+}
+
+// LifecycleStatus is the server's scanner status.
+func (c *Client) LifecycleStatus(ctx context.Context) (LifecycleStatus, error) {
+	var st LifecycleStatus
+	err := c.do(ctx, http.MethodGet, PathLifecycle, nil, nil, &st)
+	return st, err
 }
