@@ -233,7 +233,6 @@ func (l *Lifecycle) run(p *LifecyclePass, cursor string) error {
 	for {
 		start := time.Now()
 		next, c, err := l.exp.ExpireBatch(l.base, cursor, l.opt.Now())
-		took := time.Since(start)
 		l.mu.Lock()
 		p.Batches++
 		p.Counts.Add(c)
@@ -244,6 +243,7 @@ func (l *Lifecycle) run(p *LifecyclePass, cursor string) error {
 		if err := l.exp.SaveCursor(next); err != nil {
 			return err
 		}
+		took := time.Since(start) // the batch's whole work, its save included
 		if next == "" {
 			return nil
 		}

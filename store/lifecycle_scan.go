@@ -54,9 +54,12 @@ const (
 	phaseUploads  = "uploads"
 )
 
-// SaveCursor keeps a pass's cursor in .xfs3/config (SystemFiles).
-func (l Lifecycle) SaveCursor(cursor string) error {
-	return SystemFiles{l.store}.Write(lifecycleFile, []byte(cursor))
+// SaveCursor keeps a pass's cursor in .xfs3/config (SystemFiles), and
+// makes the batch before it durable. Neither counts as a client's change
+// (settleQuietly), so a pass does not pace itself on its own work.
+func (l Lifecycle) SaveCursor(cursor string) (err error) {
+	defer l.settleQuietly(&err)
+	return SystemFiles{l.store}.write(lifecycleFile, []byte(cursor))
 }
 
 // LoadCursor reads the cursor SaveCursor kept ("" when none).
@@ -265,7 +268,7 @@ func (l Lifecycle) abortUploads(ctx context.Context, cur *lifecycleCursor, cfg l
 		if _, ok := cfg.AbortUpload(u.Key, u.Initiated, now, l.day()); !ok {
 			continue
 		}
-		switch err := up.Abort(cur.Bucket, u.Key, u.UploadID); {
+		switch err := up.abort(cur.Bucket, u.Key, u.UploadID); {
 		case err == nil:
 			c.Uploads++
 		case !errors.Is(err, ErrNoSuchUpload):

@@ -182,6 +182,13 @@ func OpenWith(path string, o Options) (*Store, error) {
 // that. The change's own error comes first.
 func (s *store) settle(err *error) {
 	s.changes.Add(1)
+	s.settleQuietly(err)
+}
+
+// settleQuietly is settle for the store's own background work (the
+// lifecycle scanner): it does not count as a change, since the change
+// count tells background work that clients are busy.
+func (s *store) settleQuietly(err *error) {
 	if s.ackEarly {
 		return
 	}

@@ -97,6 +97,11 @@ func (f SystemFiles) Read(name string) ([]byte, error) {
 // returns; the old file's space comes back through inode GC.
 func (f SystemFiles) Write(name string, data []byte) (err error) {
 	defer f.settle(&err)
+	return f.write(name, data)
+}
+
+// write is Write without the settle.
+func (f SystemFiles) write(name string, data []byte) error {
 	if err := checkSystemFileName(name); err != nil {
 		return err
 	}

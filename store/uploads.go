@@ -610,6 +610,11 @@ func (s Uploads) copyFile(dst format.Ino, off int64, src format.Ino, n int64, bu
 // Abort discards an upload and its parts.
 func (s Uploads) Abort(bucket, key, uploadID string) (err error) {
 	defer s.settle(&err)
+	return s.abort(bucket, key, uploadID)
+}
+
+// abort is Abort without the settle.
+func (s Uploads) abort(bucket, key, uploadID string) error {
 	u, err := s.findUpload(bucket, key, uploadID)
 	if err != nil {
 		return err
