@@ -108,8 +108,9 @@
 // through its ordinary delete paths, so inodegc frees what the pass
 // deleted and trim gives the space back. Between batches the pass is
 // paced as trim is (the shared pacer): while the foreground's change
-// counter moves it pauses BackoffRatio times the batch's time. Close
-// stops after the batch under way.
+// counter moves it pauses BackoffRatio (14) times the batch's time, its
+// cursor save included; the store leaves its scanner's own changes out
+// of that counter. Close stops after the batch under way.
 //
 // # Invariants
 //

@@ -50,9 +50,12 @@ func (c *LifecycleCounts) Add(o LifecycleCounts) {
 // Lifecycle scanner defaults.
 const (
 	// DefaultLifecycleBackoffRatio: while the foreground changes things,
-	// a pass pauses nine times as long as each batch took, so it takes at
-	// most a tenth of the time from writers.
-	DefaultLifecycleBackoffRatio = 9
+	// a pass pauses fourteen times as long as each batch took, so it
+	// works a fifteenth of the time. At nine (a tenth, as trim) 8 PUT
+	// writers lost a median 5 to 10% of their rate across runs, some
+	// rounds more (docs/benchmarks.md, Lifecycle): a batch's deletes and
+	// listing contend for the same locks and log as the writers'.
+	DefaultLifecycleBackoffRatio = 14
 	DefaultLifecycleBackoffMin   = 5 * time.Millisecond
 	DefaultLifecycleBackoffMax   = 2 * time.Second
 )
