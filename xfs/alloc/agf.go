@@ -126,9 +126,6 @@ func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
 // changes it.
 func (a *AG) Header() *format.Agf { return a.h }
 
-// Number is the AG's number.
-func (a *AG) Number() format.AgNumber { return a.ag }
-
 // SetRefcountRoot records a new root block and height of the AG's refcount
 // btree (agf_refcount_root, agf_refcount_level). Package refcount owns
 // that tree; the AGF is this package's, so its fields change here.
