@@ -37,6 +37,7 @@ var allowed = map[string][]string{
 	"xfs/mkfs":       {"xfs/format", "xfs/dev"},
 	"xfs/alloc":      {"xfs/format", "xfs/btree", "xfs/trans"},
 	"xfs/ialloc":     {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
+	"xfs/refcount":   {"xfs/format", "xfs/btree", "xfs/trans", "xfs/alloc"},
 	"xfs/quota":      {"xfs/format", "xfs/trans", "xfs/xlog"}, // dquot log items, formatted by their owner
 	// Lifecycle rules: a computation over a version and the time.
 	"store/lifecycle": {},

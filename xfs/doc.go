@@ -20,8 +20,9 @@
 //	 │     └─> reclaim          │  one reclaimer at a time (both caches)
 //	 └─────────────────────────>format  on-disk layouts, CRCs, verifiers,
 //	                                     error kinds
-//	(mkfs builds volumes on format and dev; integration/layers_test.go
-//	enforces who may import whom.)
+//	(mkfs builds volumes on format and dev; refcount, over alloc and
+//	btree, owns the refcount btree and is not used by the engine yet;
+//	integration/layers_test.go enforces who may import whom.)
 //
 // # The API in roles
 //

@@ -126,6 +126,23 @@ func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
 // changes it.
 func (a *AG) Header() *format.Agf { return a.h }
 
+// SetRefcountRoot records a new root block and height of the AG's refcount
+// btree (agf_refcount_root, agf_refcount_level). Package refcount owns
+// that tree; the AGF is this package's, so its fields change here.
+func (a *AG) SetRefcountRoot(root format.AgBlock, levels uint32) {
+	a.h.RefcountRoot, a.h.RefcountLevel = root, levels
+	a.log()
+}
+
+// AddRefcountBlocks adds n (negative: takes away) to agf_refcount_blocks,
+// the number of refcount btree blocks, root included. Those blocks are
+// ordinary allocations from the AG (Alloc, Free), not part of
+// agf_btreeblks.
+func (a *AG) AddRefcountBlocks(n int) {
+	a.h.RefcountBlocks = uint32(int64(a.h.RefcountBlocks) + int64(n))
+	a.log()
+}
+
 // log re-encodes the header into the transaction's copy.
 func (a *AG) log() {
 	a.h.Encode(a.buf)

@@ -271,3 +271,12 @@ func DecodeRefcountRec(b []byte) RefcountRec {
 	be := binary.BigEndian
 	return RefcountRec{be.Uint32(b), be.Uint32(b[4:]), be.Uint32(b[8:])}
 }
+
+// Encode writes the record into 12 bytes, the CoW bit of StartBlock as
+// it is (package refcount gives it its meaning).
+func (r RefcountRec) Encode(b []byte) {
+	be := binary.BigEndian
+	be.PutUint32(b, r.StartBlock)
+	be.PutUint32(b[4:], r.BlockCount)
+	be.PutUint32(b[8:], r.Refcount)
+}

@@ -87,6 +87,15 @@ func TestAgHeaderLayout(t *testing.T) {
 	})
 }
 
+func TestRefcountRecLayout(t *testing.T) {
+	var r RefcountRec
+	checkLayout(t, "refcount rec", RefcountShape.RecLen, func(b []byte) { r.Encode(b) }, []fieldAt{
+		{"rc_startblock", 0, 4, func(v uint64) { r.StartBlock = uint32(v) }},
+		{"rc_blockcount", 4, 4, func(v uint64) { r.BlockCount = uint32(v) }},
+		{"rc_refcount", 8, 4, func(v uint64) { r.Refcount = uint32(v) }},
+	})
+}
+
 func TestDinodeLayout(t *testing.T) {
 	var d Dinode
 	checkLayout(t, "dinode", InodeCoreSize, d.Encode, []fieldAt{
@@ -143,6 +152,12 @@ func TestRoundTrips(t *testing.T) {
 		if *d2 != *d {
 			t.Errorf("dinode (bigtime %v) round trip differs", bt)
 		}
+	}
+	rc := DecodeRefcountRec(b)
+	clear(out)
+	rc.Encode(out)
+	if !bytes.Equal(out[:RefcountShape.RecLen], b[:RefcountShape.RecLen]) {
+		t.Error("refcount record decode/encode changed bytes")
 	}
 	e := Extent{StartOff: 1<<54 - 1, StartBlock: 1<<52 - 1, BlockCount: MaxExtentLen, Unwritten: true}
 	e.Encode(out)
