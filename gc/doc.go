@@ -102,9 +102,11 @@
 // (Start; a pass under way is not restarted). A pass is a loop of
 // Expirer.ExpireBatch calls, each bounded by the store (a page of one
 // bucket's versions or uploads), and after each the cursor it returned
-// is saved (Expirer.SaveCursor): the scanner starts by resuming a pass
-// whose cursor was saved, so a restart or crash in the middle goes on
-// where it stopped rather than from the first bucket. The store expires
+// is saved (Expirer.SaveCursor): every pass begins where the saved
+// cursor says, so after a restart or crash in the middle the next pass
+// goes on where that one stopped rather than from the first bucket; with
+// scheduled passes, that pass starts at once. A scanner without them (a
+// tool that opened the store) runs nothing until asked. The store expires
 // through its ordinary delete paths, so inodegc frees what the pass
 // deleted and trim gives the space back. Between batches the pass is
 // paced as trim is (the shared pacer): while the foreground's change

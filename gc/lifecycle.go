@@ -176,9 +176,9 @@ func (l *Lifecycle) Start() (LifecyclePass, error) {
 	return LifecyclePass{ID: l.nextID + 1, OnDemand: true, Running: true}, nil
 }
 
-// loop runs a pass every Interval (first when the scanner starts, to
-// finish one a restart interrupted or to catch up), or when asked, until
-// Close.
+// loop runs a pass every Interval, or when asked, until Close. With
+// scheduled passes, a pass a restart interrupted goes on at once; with
+// none (a tool that opened the store), nothing runs until asked.
 func (l *Lifecycle) loop() {
 	defer l.wg.Done()
 	var tick <-chan time.Time
@@ -186,9 +186,9 @@ func (l *Lifecycle) loop() {
 		t := time.NewTicker(l.opt.Interval)
 		defer t.Stop()
 		tick = t.C
-	}
-	if cursor, err := l.exp.LoadCursor(); err == nil && cursor != "" {
-		l.pass(cursor)
+		if cursor, err := l.exp.LoadCursor(); err == nil && cursor != "" {
+			l.pass()
+		}
 	}
 	for {
 		select {
@@ -197,12 +197,17 @@ func (l *Lifecycle) loop() {
 		case <-tick:
 		case <-l.wake:
 		}
-		l.pass("")
+		l.pass()
 	}
 }
 
-// pass runs one pass from cursor ("" from the start).
-func (l *Lifecycle) pass(cursor string) {
+// pass runs one pass: on from the saved cursor when a pass was
+// interrupted, else from the start.
+func (l *Lifecycle) pass() {
+	cursor, lerr := l.exp.LoadCursor()
+	if lerr != nil {
+		cursor = "" // an unreadable cursor: start over
+	}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()

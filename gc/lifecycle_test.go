@@ -78,15 +78,22 @@ func TestLifecycleOnDemandPass(t *testing.T) {
 	}
 }
 
-// TestLifecycleResumes: a scanner that starts over a saved cursor goes on
-// from there at once, and Close in the middle of a pass leaves the cursor
-// of the batch it stopped at.
+// TestLifecycleResumes: a scanner without scheduled passes runs nothing
+// by itself, even over a saved cursor; the pass asked for goes on from
+// that cursor; Close in the middle of a pass leaves the cursor of the
+// batch it stopped at. With scheduled passes, a saved cursor is resumed
+// at once.
 func TestLifecycleResumes(t *testing.T) {
 	f := &fakeExpirer{n: 5, stored: "3"}
 	l := NewLifecycle(f, LifecycleOptions{})
+	time.Sleep(20 * time.Millisecond)
+	if st := l.Status(); st.Passes != 0 || st.Current != nil {
+		t.Fatalf("a pass ran unasked: %+v", st)
+	}
+	l.Start()
 	waitFor(t, func() bool { return l.Status().Passes == 1 })
 	st := l.Status()
-	if !st.Last.Resumed || st.Last.Batches != 2 || st.Last.OnDemand {
+	if !st.Last.Resumed || st.Last.Batches != 2 || !st.Last.OnDemand {
 		t.Fatalf("resumed pass: %+v", st.Last)
 	}
 	f.mu.Lock()
@@ -105,6 +112,14 @@ func TestLifecycleResumes(t *testing.T) {
 	}
 	if _, err := l.Start(); err != ErrLifecycleClosed {
 		t.Fatalf("Start after Close: %v", err)
+	}
+
+	f = &fakeExpirer{n: 5, stored: "2"}
+	l = NewLifecycle(f, LifecycleOptions{Interval: time.Hour})
+	defer l.Close()
+	waitFor(t, func() bool { return l.Status().Passes == 1 })
+	if st := l.Status(); !st.Last.Resumed || st.Last.Batches != 3 {
+		t.Fatalf("pass resumed at start with scheduled passes: %+v", st.Last)
 	}
 }
 
