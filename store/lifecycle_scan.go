@@ -57,13 +57,8 @@ const (
 // SaveCursor keeps a pass's cursor in .xfs3/config (SystemFiles), and
 // makes the batch before it durable. Neither counts as a client's change
 // (settleQuietly), so a pass does not pace itself on its own work.
-//
-// It first waits for inodegc to free what the batch deleted, so that the
-// batch's time (by which the scanner paces itself) includes that work,
-// which runs on the background workers and competes with clients too.
 func (l Lifecycle) SaveCursor(cursor string) (err error) {
 	defer l.settleQuietly(&err)
-	l.gc.Flush()
 	return SystemFiles{l.store}.write(lifecycleFile, []byte(cursor))
 }
 
