@@ -34,13 +34,11 @@
 //
 // Keys are 1 to 1024 bytes of UTF-8 (parseKey), split at every "/" into
 // components: "a/b/c" is the file "c" in the directory "a/b". A component
-// that cannot be its own name ("", ".", "..", over 255 bytes, a NUL, or
-// starting with ".xfs3.") becomes ".xfs3.e.<c>", or ".xfs3.eh.<sha256>"
-// with the component in the xattr user.xfs3.name; an object that is also
-// a prefix lies beside its directory as ".xfs3.o.<c>" (".xfs3.oh.<sha256>");
-// a folder marker is its directory with user.xfs3.folder, or, with
-// content, the file ".xfs3.e." in it (names.go: entryName, besideName,
-// decodeName). No other name starting with ".xfs3." holds a key.
+// that cannot be its own name becomes a reserved ".xfs3.e…" name, an
+// object that is also a prefix lies beside its directory as ".xfs3.o…",
+// and a folder marker is its directory's user.xfs3.folder or its file
+// ".xfs3.e." (names.go; the full mapping in docs/s3-compatibility.md). No
+// other name starting with ".xfs3." holds a key.
 //
 // Metadata is user-namespace xattrs on the object's inode: user.xfs3.*
 // for the ETag, standard headers, storage class, tags, checksums and the
@@ -66,15 +64,11 @@
 // inode (xfs.Handle), so it reads the content it opened even if the key is
 // replaced or deleted meanwhile.
 //
-// Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id>, with
-// their bucket, key and metadata as xattrs of the directory; an in-memory
-// index (loaded on open) serves lookups and listings. A part is staged
-// like a PUT and renamed over its number. Completion joins the parts in
-// a staging file: while its size is a multiple of the block size, a
-// part's extents are moved onto its end in one transaction
-// (xfs.Files.AppendExtents: no data I/O); after an unaligned part, later
-// parts are copied. The object gets its metadata, checksum and parts
-// record in the rename that places it.
+// Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id>, their
+// bucket, key and metadata xattrs of the directory, indexed in memory. A
+// part is staged like a PUT and renamed over its number. Completion moves
+// block-aligned parts' extents onto a staging file
+// (xfs.Files.AppendExtents), copies the rest, and places it as a PUT.
 //
 // # Versions
 //
@@ -96,49 +90,43 @@
 // directory's lock, so after a crash a key's versions are those before
 // or after a request. Versions are in the bucket's project: quotas count
 // them all. ListObjectVersions walks the bucket and the versions tree
-// side by side; one key's versions cost O(its versions).
+// side by side, reading one key's versions directory for a key.
+//
+// Listing walks the bucket depth-first in S3's byte order of the keys:
+// each directory entered is read, decoded and sorted ("/" appended to
+// directories); Prefix's directories are looked up by name, StartAfter
+// is binary-searched, and subtrees outside Prefix or inside a common
+// prefix are skipped. It holds one sorted directory per level; large
+// sorted directories are cached while unchanged (listcache.go).
 //
 // # Object lock
 //
 // A bucket's object lock (Locks) is the xattr user.xfs3.object-lock of
-// its directory ("Enabled", then the default retention's mode and "<n>d"
-// or "<n>y"); such a bucket's versioning is Enabled and stays so. A
-// version's lock is its xattrs user.xfs3.lock-mode, lock-until (RFC 3339
-// UTC) and legal-hold ("ON"), written with the version (Meta.Lock, or
-// the bucket's default counted from the moment it is placed) or by
-// Locks.SetRetention and SetLegalHold.
+// its directory; such a bucket's versioning stays Enabled. A version's
+// lock is its xattrs user.xfs3.lock-mode, lock-until and legal-hold,
+// written with the version (Meta.Lock or the bucket's default) or by
+// Locks. The rules (checkRetentionChange, ObjectLock.protects) refuse
+// with ErrObjectLocked; a delete without an ID always adds a marker.
+// Lock and tag changes hold the key's lock, as deletes do.
 //
-// Invariant: a version whose lock is a legal hold or COMPLIANCE
-// retention not yet ended carries the engine's immutable flag
-// (xfs.Files.SetImmutable), which makes the engine refuse every change
-// of it; a flag without such a lock is only COMPLIANCE retention that
-// has ended, cleared when the version is deleted. The flag and the
-// xattrs change in one transaction (a new version: the Apply that
-// places it; a lock change: SetImmutable), so a crash never separates
-// them. The store's own moves of a version (aside when a new version or
-// marker comes, promoted when newer ones go, beside a new prefix
-// directory) are Apply ops with Immutable, which keep the flag through
-// the move.
+// Invariant: a version under a legal hold or COMPLIANCE retention not yet
+// ended carries the engine's immutable flag; a flag without such a lock
+// is ended COMPLIANCE retention, cleared by the delete. The flag and the
+// xattrs change in one transaction (the Apply that places a version,
+// xfs.Files.SetImmutable for a lock change), and the store's own moves
+// of a version are Apply ops with Immutable, which keep it.
 //
-// Rules (checkRetentionChange, ObjectLock.protects): deleting a version
-// by ID that has a legal hold or retention not ended is ErrObjectLocked,
-// unless the retention is GOVERNANCE and DeleteOptions.BypassGovernance;
-// COMPLIANCE retention is only ever extended; GOVERNANCE retention may
-// be extended or made COMPLIANCE by anyone, weakened only with a bypass.
-// A delete without an ID always adds a marker. Retention is judged by
-// Options.Clock (time.Now): a clock moved back makes locks last longer.
-// Lock changes and tag changes of a version hold the key's lock, as
-// deletes do, so a delete never sees a lock half changed.
+// # Lifecycle
 //
-// Listing walks the bucket depth-first in S3's byte order of the keys:
-// each directory entered is read, decoded and sorted ("/" appended to
-// directories), Prefix's directories are looked up by name, StartAfter
-// is binary-searched, and subtrees outside Prefix or inside a common
-// prefix are skipped. Memory: one sorted directory per level, plus the
-// page. Time per page: O(d log d) per directory entered (d its size),
-// plus one read of each returned object's inode by its entry's number
-// (xfs.Namespace.ReadEntryInodes). Large sorted directories are cached
-// while unchanged (listcache.go).
+// Lifecycle (the gc.Expirer of gc.Lifecycle) expires what a bucket's
+// rules (package store/lifecycle, kept as the xattr user.xfs3.lifecycle)
+// say is due, a batch of one bucket's version listing or uploads at a
+// time, through deleteKey with a condition (DeleteOptions' if* fields)
+// re-checked under the delete's own locks, so an object changed since it
+// was judged stays. The pass's cursor is the system file
+// lifecycle-cursor, saved after each batch; neither it nor the batch's
+// deletes count as clients' changes (settleQuietly), which the scanner
+// paces itself by.
 //
 // # Configuration
 //
@@ -151,16 +139,11 @@
 // change and every bucket made or removed, tells the S3 layer when the
 // documents it parsed may be stale.
 //
-// System files (SystemFiles) are the server's own state, such as the
-// users and policies of its IAM layer: the regular files of .xfs3/config,
-// named by 1 to 64 bytes of [a-z0-9._-] not starting with '.', up to
-// MaxSystemFileSize, in no bucket's project. A Write makes the new file
-// whole in a staging directory (xfs.Namespace.CreateFile; Create and
-// WriteAt beyond xfs.MaxCreateData) and renames it over the name in one
-// transaction, so after a crash the name holds the old content or the
-// new; a named file's content never changes. Cost: a Write is two
-// engine transactions (three beyond xfs.MaxCreateData) and one settle; a
-// Read holds the file and reads it whole.
+// System files (SystemFiles) are the server's own state (IAM, the
+// lifecycle cursor): the regular files of .xfs3/config, in no bucket's
+// project. A Write makes the new file whole in staging and renames it
+// over the name in one transaction, so after a crash the name holds the
+// old content or the new.
 //
 // The engine's commits are lazy; each store operation ends in settle,
 // which forces the log once (shared with concurrent operations) before it
