@@ -338,28 +338,7 @@ func lifecyclePhase(b *testing.B, img string, window time.Duration, writers int,
 // for window and returns every PUT's latency, sorted.
 func lcRunWriters(b *testing.B, s *Store, clients int, window time.Duration) []time.Duration {
 	b.Helper()
-	op := put4K(s, lcBenchLive)
-	var n atomic.Int64
-	lats := make([][]time.Duration, clients)
-	var wg sync.WaitGroup
-	deadline := time.Now().Add(window)
-	for c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				t0 := time.Now()
-				if err := op(n.Add(1)); err != nil {
-					b.Error(err)
-					return
-				}
-				lats[c] = append(lats[c], time.Since(t0))
-			}
-		}()
-	}
-	wg.Wait()
-	all := slices.Concat(lats...)
-	slices.Sort(all)
+	all, _ := writerLatencies(b, clients, window, put4K(s, lcBenchLive))
 	return all
 }
 

@@ -315,11 +315,7 @@ func lifecycleCutWorkload(t *testing.T, s *Store, clock *testClock) {
 
 func runLifecycleCut(t *testing.T, base string, cutAt int) *lifecycleCutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	v, err := xfs.OpenDevice(f, xfs.Options{LazyCommits: true})
 	if err != nil {
 		t.Fatal(err)

@@ -53,11 +53,7 @@ type lockCutRun struct {
 
 func runLockCut(t *testing.T, base string, cutAt int) *lockCutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	clock := &testClock{t: time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)}
 	r := &lockCutRun{f: f, clock: clock, acked: map[string]ObjectLock{}}
 	if cutAt > 0 {

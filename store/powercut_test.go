@@ -123,6 +123,18 @@ func storePowerCutCase(t *testing.T, base string, seed int64, ops int) {
 	oracle.Repair(t, img)
 }
 
+// openFault opens the image base behind a Fault device, closed when the
+// test ends.
+func openFault(t *testing.T, base string) *dev.Fault {
+	t.Helper()
+	f, closeBase, err := dev.OpenFault(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeBase() })
+	return f
+}
+
 // randomCrash picks what the disk of f keeps of its unflushed writes: a
 // random prefix, or half the time a random subset (drawn from pickSeed),
 // the last write kept torn or not.
@@ -139,11 +151,7 @@ func randomCrash(rng *rand.Rand, f *dev.Fault, pickSeed int64) dev.Crash {
 // cutting the power at write cutAt (0: after the last operation).
 func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	r := &cutRun{f: f, before: cutModel{}}
 	if cutAt > 0 {
 		r.f.CutAt(cutAt)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/xfs"
-	"github.com/xfs3/xfs3/xfs/dev"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -131,11 +130,7 @@ type quotaCutRun struct {
 // mode goes by the seed.
 func runQuotaCut(t *testing.T, base string, seed int64, ops, cutAt int) *quotaCutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	r := &quotaCutRun{cutRun: cutRun{f: f, before: cutModel{}}}
 	if cutAt > 0 {
 		f.CutAt(cutAt)

@@ -432,11 +432,7 @@ type sysCutRun struct {
 // returns, when it makes fewer).
 func runSysFileCut(t *testing.T, base string, next []byte, k int) sysCutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	v, err := xfs.OpenDevice(f, xfs.Options{LazyCommits: true})
 	if err != nil {
 		t.Fatal(err)

@@ -165,6 +165,18 @@ func (w writeResult) rate() float64 { return float64(w.ops) / w.elapsed.Seconds(
 // window and returns the count and the 99th percentile latency.
 func runWriters(b *testing.B, clients int, window time.Duration, op func(i int64) error) writeResult {
 	b.Helper()
+	all, elapsed := writerLatencies(b, clients, window, op)
+	r := writeResult{ops: int64(len(all)), elapsed: elapsed}
+	if len(all) > 0 {
+		r.p99 = all[len(all)*99/100]
+	}
+	return r
+}
+
+// writerLatencies calls op (numbered from 1) from clients goroutines for
+// window and returns every call's latency, sorted, and the time taken.
+func writerLatencies(b *testing.B, clients int, window time.Duration, op func(i int64) error) ([]time.Duration, time.Duration) {
+	b.Helper()
 	var n atomic.Int64
 	lats := make([][]time.Duration, clients)
 	var wg sync.WaitGroup
@@ -187,11 +199,7 @@ func runWriters(b *testing.B, clients int, window time.Duration, op func(i int64
 	wg.Wait()
 	all := slices.Concat(lats...)
 	slices.Sort(all)
-	r := writeResult{ops: int64(len(all)), elapsed: time.Since(start)}
-	if len(all) > 0 {
-		r.p99 = all[len(all)*99/100]
-	}
-	return r
+	return all, time.Since(start)
 }
 
 // trimPhase is one phase on a copy of an image: with writer set, writers

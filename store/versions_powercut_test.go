@@ -179,11 +179,7 @@ func versionedCut(t *testing.T, base string, seed int64, ops, cutAt, writes int)
 // cutting the power at write cutAt (0: after the last operation).
 func runVersionedCut(t *testing.T, base string, seed int64, ops, cutAt int) *vcutRun {
 	t.Helper()
-	f, closeBase, err := dev.OpenFault(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeBase() })
+	f := openFault(t, base)
 	empty := &versionModel{keys: map[string][]mVersion{}}
 	r := &vcutRun{f: f, before: empty, cands: []*versionModel{empty}}
 	if cutAt > 0 {
