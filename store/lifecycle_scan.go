@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/xfs3/xfs3/gc"
@@ -76,12 +75,16 @@ func (l Lifecycle) LoadCursor() (string, error) {
 func (l Lifecycle) ExpireBatch(ctx context.Context, cursor string, now time.Time) (string, gc.LifecycleCounts, error) {
 	var c gc.LifecycleCounts
 	var cur lifecycleCursor
-	if cursor != "" {
-		if err := json.Unmarshal([]byte(cursor), &cur); err != nil {
-			return "", c, fmt.Errorf("lifecycle cursor %q: %w", cursor, err)
+	if cursor != "" && json.Unmarshal([]byte(cursor), &cur) != nil {
+		// A cursor that does not decode (a damaged system file, a format
+		// of another version) cannot say where the pass stood: the pass
+		// starts over, which only looks at some versions twice.
+		cur = lifecycleCursor{}
+	}
+	if cur.Bucket == "" {
+		if cur = (lifecycleCursor{Bucket: l.nextRulesBucket("")}); cur.Bucket == "" {
+			return "", c, nil
 		}
-	} else if cur.Bucket = l.nextRulesBucket(""); cur.Bucket == "" {
-		return "", c, nil
 	}
 	if cur.Phase == "" {
 		cur.Phase = phaseVersions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand"
@@ -402,4 +403,52 @@ func lifecycleCut(t *testing.T, base string, cutAt int) {
 		t.Fatal(err)
 	}
 	oracle.Repair(t, img)
+}
+
+// TestLifecycleBadCursor: a saved cursor that does not decode (a damaged
+// system file) starts the pass over instead of failing every pass.
+func TestLifecycleBadCursor(t *testing.T) {
+	s, _, clock := newLockStore(t)
+	cfg, err := lifecycle.Parse([]byte(scanRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BucketConfigs().Put("bkt", LifecycleConfig, cfg.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutObject("bkt", "logs/old", strings.NewReader("x"), 1, Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"{not json", `{"bucket":7}`, "\x00\xff"} {
+		if err := s.Lifecycle().SaveCursor(bad); err != nil {
+			t.Fatal(err)
+		}
+		cursor, err := s.Lifecycle().LoadCursor()
+		if err != nil || cursor != bad {
+			t.Fatalf("cursor %q back as %q, %v", bad, cursor, err)
+		}
+		next, _, err := s.Lifecycle().ExpireBatch(context.Background(), cursor, clock.now())
+		if err != nil {
+			t.Fatalf("batch from %q: %v", bad, err)
+		}
+		var cur lifecycleCursor
+		if err := json.Unmarshal([]byte(next), &cur); err != nil || cur.Bucket != "bkt" {
+			t.Fatalf("batch from %q went on to %q (%v), want a pass from the start", bad, next, err)
+		}
+	}
+	clock.advance(4 * DefaultLifecycleDay)
+	var expired int64
+	for cursor := "{not json"; ; {
+		next, c, err := s.Lifecycle().ExpireBatch(context.Background(), cursor, clock.now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if expired += c.Expired; next == "" {
+			break
+		}
+		cursor = next
+	}
+	if expired != 1 {
+		t.Fatalf("a pass from a bad cursor expired %d objects, want 1", expired)
+	}
 }
