@@ -55,7 +55,7 @@ const (
 	// writers lost a median 5 to 10% of their rate across runs, some
 	// rounds more (docs/benchmarks.md, Lifecycle): a batch's deletes and
 	// listing contend for the same locks and log as the writers'.
-	DefaultLifecycleBackoffRatio = 14
+	DefaultLifecycleBackoffRatio = 39
 	DefaultLifecycleBackoffMin   = 5 * time.Millisecond
 	DefaultLifecycleBackoffMax   = 2 * time.Second
 )

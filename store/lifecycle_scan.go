@@ -26,7 +26,7 @@ var _ gc.Expirer = Lifecycle{}
 
 // lifecycleBatch bounds the versions (or uploads) one batch looks at
 // (tests lower it).
-var lifecycleBatch = 256
+var lifecycleBatch = 128
 
 // DefaultLifecycleDay is the length of a lifecycle "day".
 const DefaultLifecycleDay = 24 * time.Hour

@@ -159,6 +159,9 @@ func (v Files) writeChunkTx(t *txn, h *inodeHandle, ino format.Ino, p []byte, of
 	if err != nil {
 		return err
 	}
+	if err := c.refuseShared(ext, first, last); err != nil {
+		return err
+	}
 	// fresh marks blocks whose old content must not show: new allocations
 	// and unwritten blocks being written for the first time.
 	var fresh []format.Extent
@@ -294,7 +297,7 @@ func (v Files) truncateTx(t *txn, h *inodeHandle, ino format.Ino, size int64) er
 		}
 		// Zero the tail of the new last block so a later extension reads zeros.
 		if size&int64(g.BlockSize-1) != 0 {
-			if err := v.zeroRange(ext, size, (size|int64(g.BlockSize-1))+1); err != nil {
+			if err := v.zeroRange(c, ext, size, (size|int64(g.BlockSize-1))+1); err != nil {
 				return err
 			}
 		}
@@ -321,7 +324,7 @@ func (c *inodeChange) unmap(ext []format.Extent, off format.FileOff, n uint64) e
 	c.core.NBlocks -= blocks
 	// Free first: AGFs are then taken in ascending order, and bmbt
 	// allocations that follow only wait for AGs above those.
-	if err := c.t.alloc.FreeExtents(removed); err != nil {
+	if err := c.releaseData(removed); err != nil {
 		return err
 	}
 	return c.setMapping(DataFork, rest)
@@ -338,9 +341,16 @@ func (v Files) writeFileData(p []byte, off int64) error {
 	return nil
 }
 
-// zeroRange writes zeros over the written blocks of [from, to).
-func (v Files) zeroRange(ext []format.Extent, from, to int64) error {
+// zeroRange writes zeros over c's written blocks of [from, to), which
+// must not be shared (ErrShared).
+func (v Files) zeroRange(c *inodeChange, ext []format.Extent, from, to int64) error {
 	g := &v.geo
+	if from >= to {
+		return nil
+	}
+	if err := c.refuseShared(ext, format.FileOff(from>>g.BlockLog), format.FileOff((to-1)>>g.BlockLog)); err != nil {
+		return err
+	}
 	for pos := from; pos < to; {
 		fb := format.FileOff(pos >> g.BlockLog)
 		blockEnd := int64(fb+1) << g.BlockLog
@@ -384,11 +394,25 @@ func (v Files) punchTx(t *txn, h *inodeHandle, ino format.Ino, off, length int64
 	end := off + length
 	firstWhole := format.FileOff((off + int64(g.BlockSize) - 1) >> g.BlockLog)
 	lastWhole := format.FileOff(end >> g.BlockLog) // exclusive
-	if err := v.zeroRange(ext, off, min(end, int64(firstWhole)<<g.BlockLog)); err != nil {
+	head := [2]int64{off, min(end, int64(firstWhole)<<g.BlockLog)}
+	tail := [2]int64{max(off, int64(lastWhole)<<g.BlockLog), end}
+	if lastWhole < firstWhole {
+		tail = head
+	}
+	// Both edges are checked before either is zeroed: a refusal
+	// (ErrShared) must change nothing.
+	for _, r := range [][2]int64{head, tail} {
+		if r[0] < r[1] {
+			if err := c.refuseShared(ext, format.FileOff(r[0]>>g.BlockLog), format.FileOff((r[1]-1)>>g.BlockLog)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := v.zeroRange(c, ext, head[0], head[1]); err != nil {
 		return err
 	}
 	if lastWhole >= firstWhole {
-		if err := v.zeroRange(ext, max(off, int64(lastWhole)<<g.BlockLog), end); err != nil {
+		if err := v.zeroRange(c, ext, tail[0], tail[1]); err != nil {
 			return err
 		}
 	}

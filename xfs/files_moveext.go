@@ -163,7 +163,7 @@ func (c *inodeChange) freePastBlock(ext []format.Extent, end format.FileOff) ([]
 	for _, e := range removed {
 		c.core.NBlocks -= e.BlockCount
 	}
-	if err := c.t.alloc.FreeExtents(removed); err != nil {
+	if err := c.releaseData(removed); err != nil {
 		return nil, err
 	}
 	return rest, nil

@@ -269,7 +269,9 @@ func (c *inodeChange) freeForkBlocks(f Fork, off format.FileOff, count int) erro
 	rest, removed := extentsRemove(ext, off, uint64(count))
 	c.t.Forget(d)
 	c.core.NBlocks -= uint64(count)
-	if err := c.t.alloc.FreeExtents(removed); err != nil {
+	var u unmapped
+	u.add(c, f, removed)
+	if err := c.t.release(u); err != nil {
 		return err
 	}
 	return c.setMapping(f, rest)

@@ -40,6 +40,9 @@ type mnode struct {
 	mode   uint32
 	nlink  uint32
 	xattrs map[string]string
+	// reflinked files may share blocks (a clone's source or copy): a
+	// change that would write into shared blocks is refused (ErrShared).
+	reflinked bool
 }
 
 func (n *mnode) typ() string {
@@ -259,8 +262,10 @@ func (m *model) step() {
 		if size := m.rng.Intn(3); size > 0 && !whole {
 			n.data = make([]byte, m.rng.Intn(20000*size))
 			m.rng.Read(n.data)
-			if _, err := m.v.Files().WriteAt(ino, n.data, 0); err != nil {
-				m.fail("write", err)
+			if !m.clone(n, m.cloneSource()) {
+				if _, err := m.v.Files().WriteAt(ino, n.data, 0); err != nil {
+					m.fail("write", err)
+				}
 			}
 		}
 		d.dir[name] = n
@@ -446,6 +451,9 @@ func (m *model) step() {
 			p := make([]byte, 1+m.rng.Intn(16384))
 			m.rng.Read(p)
 			if _, err := m.v.Files().WriteAt(n.ino, p, int64(off)); err != nil {
+				if n.reflinked && errors.Is(err, xfs.ErrShared) {
+					return // one chunk: nothing was written
+				}
 				m.fail("overwrite", err)
 			}
 			if off+len(p) > len(n.data) {
@@ -455,6 +463,9 @@ func (m *model) step() {
 		case 1:
 			size := m.rng.Intn(len(n.data) + 4096)
 			if err := m.v.Files().Truncate(n.ino, int64(size)); err != nil {
+				if n.reflinked && errors.Is(err, xfs.ErrShared) {
+					return
+				}
 				m.fail("truncate", err)
 			}
 			if size < len(n.data) {
@@ -469,6 +480,9 @@ func (m *model) step() {
 			off := m.rng.Intn(len(n.data))
 			l := 1 + m.rng.Intn(20000)
 			if err := m.v.Files().PunchHole(n.ino, int64(off), int64(l)); err != nil {
+				if n.reflinked && errors.Is(err, xfs.ErrShared) {
+					return
+				}
 				m.fail("punch", err)
 			}
 			for i := off; i < off+l && i < len(n.data); i++ {
@@ -676,6 +690,36 @@ func (m *model) unlinkFiles(d *mnode) {
 			delete(d.dir, name)
 		}
 	}
+}
+
+// cloneSource picks, now and then (from arng, so that the regression
+// seeds keep their workloads), the hot file as a new file's source.
+func (m *model) cloneSource() *mnode {
+	if m.arng == nil || m.arng.Intn(3) != 0 {
+		return nil
+	}
+	if h := m.hot; h != nil && h.nlink > 0 && h.typ() == oracle.TypeFile && len(h.data) > 0 {
+		return h
+	}
+	return nil
+}
+
+// clone makes new file n a clone of src (whole), unless src is nil or
+// the volume has no reflink; it reports whether it did.
+func (m *model) clone(n, src *mnode) bool {
+	if src == nil {
+		return false
+	}
+	_, err := m.v.Files().CloneRange(n.ino, 0, src.ino, 0, int64(len(src.data)))
+	if errors.Is(err, xfs.ErrUnsupported) {
+		return false
+	}
+	if err != nil {
+		m.fail("clone", err)
+	}
+	n.data = slices.Clone(src.data)
+	n.reflinked, src.reflinked = true, true
+	return true
 }
 
 func (m *model) wholeFile() *mnode {

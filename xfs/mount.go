@@ -44,15 +44,6 @@ type writeState struct {
 // openWrite prepares a volume for writing: it refuses what the write path
 // cannot keep consistent and loads the counters.
 func (v *mount) openWrite(o Options) error {
-	if v.geo.Reflink {
-		shared, err := v.hasRefcountRecords()
-		if err != nil {
-			return err
-		}
-		if shared {
-			return fmt.Errorf("%w: the refcount tree holds shared or CoW extents; writing reflinked volumes is not supported yet (open read-only)", ErrUnsupported)
-		}
-	}
 	v.w = &writeState{lazy: o.LazyCommits}
 	v.w.space = alloc.NewSpace(&v.geo, v.cache.Busy())
 	logAG, logBno := v.geo.FsbToAg(v.sb.LogStart)
@@ -115,31 +106,6 @@ func (v *mount) openLog() (*xlog.Writer, error) {
 		return nil, fmt.Errorf("find last log record: %w", err)
 	}
 	return xlog.NewWriter(v.dev, l, v.sb.UUID, cycle, head, int32(prev)), nil
-}
-
-// hasRefcountRecords reports whether any AG's refcount tree is non-empty.
-func (v *mount) hasRefcountRecords() (bool, error) {
-	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
-		agf, err := alloc.Committed(v.readCommitted, &v.geo, ag)
-		if err != nil {
-			return false, err
-		}
-		if agf.RefcountLevel > 1 {
-			return true, nil
-		}
-		b, err := v.readFsb(v.geo.AgToFsb(ag, agf.RefcountRoot), 1)
-		if err != nil {
-			return false, err
-		}
-		h, err := format.VerifyBtreeBlock(&v.geo, &format.RefcountShape, b, v.geo.AgbToDaddr(ag, agf.RefcountRoot), uint64(ag))
-		if err != nil {
-			return false, format.Located(err, fmt.Sprintf("AG %d refcount root", ag))
-		}
-		if h.NumRecs > 0 {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // writeSuperblock stores the in-core counters in the primary superblock.

@@ -20,6 +20,9 @@ type RecoveryStats struct {
 	// Extents of unfinished extent-free intents: freed, or skipped
 	// because some of their blocks were free already.
 	IntentsFinished, IntentsSkipped int
+	// CoWStagingFreed counts the copy-on-write staging extents (left by
+	// a kernel that crashed) freed after the replay.
+	CoWStagingFreed int
 
 	unfree []format.EFIExtent // left to free once the volume is writable
 }
@@ -131,7 +134,45 @@ func (v *mount) freeUnlinked() error {
 	if err := v.finishIntents(); err != nil {
 		return err
 	}
+	if err := v.cleanCoWStaging(); err != nil {
+		return err
+	}
 	n, err := v.space().freeAllUnlinked(false)
 	v.recovery.Unlinked += n
 	return err
+}
+
+// cleanCoWStaging frees the copy-on-write staging extents of every AG
+// after a log recovery, as the kernel's recovery does: they belonged to
+// in-memory CoW forks that did not survive the crash. The engine stages
+// none itself; a kernel that crashed may have left some. A clean log
+// leaves them alone, as the kernel does.
+func (v *mount) cleanCoWStaging() error {
+	if !v.geo.Reflink {
+		return nil
+	}
+	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
+		var n int
+		err := v.runTx(0, true, func(t *txn) error {
+			tr, err := t.refcountTree(ag)
+			if err != nil {
+				return err
+			}
+			exts, err := tr.CleanCoWStaging()
+			if err != nil {
+				return err
+			}
+			free := make([]format.Extent, len(exts))
+			for i, e := range exts {
+				free[i] = format.Extent{StartBlock: v.geo.AgToFsb(ag, e.Start), BlockCount: uint64(e.Len)}
+			}
+			n = len(free)
+			return t.release(unmapped{plain: free})
+		})
+		if err != nil {
+			return fmt.Errorf("AG %d: clean copy-on-write staging: %w", ag, err)
+		}
+		v.recovery.CoWStagingFreed += n
+	}
+	return nil
 }

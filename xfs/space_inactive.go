@@ -211,7 +211,9 @@ func (v Space) inactiveTruncateTx(t *txn, h *inodeHandle, ino format.Ino) (freed
 			}
 		}
 		c.core.NBlocks -= blocks
-		if err := t.alloc.FreeExtents(removed); err != nil {
+		var u unmapped
+		u.add(c, f, removed)
+		if err := t.release(u); err != nil {
 			return 0, false, err
 		}
 		if err := c.setMapping(f, ext[:len(ext)-n]); err != nil {
@@ -285,7 +287,7 @@ func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, p
 		}
 		// The forks' extents, freed after the AGI's changes: AGI
 		// before AGF.
-		var free []format.Extent
+		var free unmapped
 		if truncate {
 			if free, err = t.forkExtents(c); err != nil {
 				return err
@@ -308,12 +310,10 @@ func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, p
 		if err := t.ialloc.Free(ino); err != nil {
 			return err
 		}
-		if len(free) > 0 {
-			if err := t.alloc.FreeExtents(free); err != nil {
-				return err
-			}
-			freed = uint64(len(free))
+		if err := t.release(free); err != nil {
+			return err
 		}
+		freed = uint64(free.extents())
 		c.core = *ialloc.FreeInodeCore(&v.geo, ino)
 		clear(c.raw[format.InodeCoreSize:])
 		t.OnCommit(func() { u.Removed(agino, next) })
@@ -325,22 +325,22 @@ func (v Space) freeInodeTx(u *ialloc.Unlinked, h *inodeHandle, ino format.Ino, p
 // forkExtents returns the extents c's forks map (extent lists only), and
 // drops the cached metadata blocks among them (directory, symlink and
 // attribute blocks).
-func (t *txn) forkExtents(c *inodeChange) ([]format.Extent, error) {
-	var all []format.Extent
+func (t *txn) forkExtents(c *inodeChange) (unmapped, error) {
+	var all unmapped
 	for _, f := range []Fork{DataFork, AttrFork} {
 		if f == AttrFork && c.core.ForkOff == 0 || c.forkFormat(f) != format.FmtExtents {
 			continue
 		}
 		ext, err := c.mapping(f)
 		if err != nil {
-			return nil, err
+			return unmapped{}, err
 		}
 		for _, e := range ext {
 			if holdsMetadata(c, f) {
 				t.forgetExtent(e)
 			}
 		}
-		all = append(all, ext...)
+		all.add(c, f, ext)
 	}
 	return all, nil
 }

@@ -93,7 +93,7 @@ func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) 
 	}
 	err = v.runTx(2*v.bmbtReserve(), true, func(t *txn) error {
 		extents = 0
-		var free []format.Extent
+		var free unmapped
 		freed := make([]format.Ino, 0, len(plan))
 		for _, m := range plan {
 			c, err := t.modifyAny(m.h, m.ino)
@@ -107,7 +107,8 @@ func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) 
 			if err != nil {
 				return err
 			}
-			free = append(free, ext...)
+			free.plain = append(free.plain, ext.plain...)
+			free.shared = append(free.shared, ext.shared...)
 			if m.prev != format.NullAgIno {
 				p := byAgino[m.prev]
 				pc, err := t.modifyAny(p.h, p.ino)
@@ -130,12 +131,10 @@ func (v Space) freeTogether(ag format.AgNumber, inos []format.Ino, done []bool) 
 			return err
 		}
 		// The AGF's changes after every AGI change: AGI before AGF.
-		if len(free) > 0 {
-			if err := t.alloc.FreeExtents(free); err != nil {
-				return err
-			}
+		if err := t.release(free); err != nil {
+			return err
 		}
-		extents = uint64(len(free))
+		extents = uint64(free.extents())
 		t.OnCommit(func() {
 			for _, m := range plan {
 				u.Removed(m.agino, m.after)

@@ -9,6 +9,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/refcount"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
 
@@ -26,6 +27,9 @@ type txn struct {
 	res, used int64
 	// freeing transactions may grow their reservation on the way.
 	freeing bool
+	// refcounts are the refcount btrees the transaction opened, by AG
+	// (refcountTree).
+	refcounts map[format.AgNumber]*refcount.Tree
 }
 
 // begin starts a transaction that may allocate up to blocks blocks.
