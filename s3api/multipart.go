@@ -1,7 +1,6 @@
 package s3api
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -156,15 +155,23 @@ func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *requ
 	if err != nil {
 		return err
 	}
-	var body io.Reader = content
+	var info store.PartInfo
 	if name := up.Meta.Checksums.Algorithm; name != "" {
-		if body, err = verifyChecksum(content, name, ""); err != nil {
+		// The part's checksum is computed from its bytes as they are copied.
+		body, err := verifyChecksum(content, name, "")
+		if err != nil {
 			return err
 		}
-	}
-	info, err := s.store.Uploads().UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, content.Size(), store.Checksums{})
-	if err != nil {
-		return err
+		info, err = s.store.Uploads().UploadPart(rq.bucket, rq.key, q.Get("uploadId"), part, body, content.Size(), store.Checksums{})
+		if err != nil {
+			return err
+		}
+	} else {
+		_, off, n := content.Outer()
+		info, err = s.store.Uploads().CopyPart(rq.bucket, rq.key, q.Get("uploadId"), part, o, off, n)
+		if err != nil {
+			return err
+		}
 	}
 	setCopySourceVersion(w.Header(), o.Info.VersionID)
 	res := newCopyResult("CopyPartResult", info.LastModified, info.ETag)

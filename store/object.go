@@ -1126,5 +1126,8 @@ func (s *store) copyObject(srcBucket, srcKey, srcID, dstBucket, dstKey string, m
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	if info, ok, err := s.putCloned(dstBucket, dstKey, src, m, body); ok || err != nil {
+		return info, err
+	}
 	return s.putObject(dstBucket, dstKey, body, src.Info.Size, m, Precondition{})
 }

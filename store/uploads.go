@@ -322,6 +322,32 @@ func (s Uploads) Create(bucket, key string, meta Meta) (up UploadInfo, err error
 // a replaced part stays whole until the new one is complete. r follows
 // PutObject's reader contract; sums are stored with the part, unchecked.
 func (s Uploads) UploadPart(bucket, key, uploadID string, part int, r io.Reader, size int64, sums Checksums) (info PartInfo, err error) {
+	return s.uploadPart(bucket, key, uploadID, part, size, func(st *staging) (string, int64, Checksums, error) {
+		etag, n, err := s.writeBody(st.ino, r, size, MaxPartSize)
+		return etag, n, sums.reported(r), err
+	})
+}
+
+// CopyPart stores part number part of an upload as a copy of n bytes of
+// src from off (UploadPartCopy), sharing src's blocks where the range
+// allows (see cloneCopy) and copying bytes otherwise.
+func (s Uploads) CopyPart(bucket, key, uploadID string, part int, src *Object, off, n int64) (PartInfo, error) {
+	if off < 0 || n < 0 || off+n > src.Info.Size {
+		return PartInfo{}, fmt.Errorf("bytes %d to %d of a %d-byte object: %w", off, off+n, src.Info.Size, ErrInvalidRange)
+	}
+	return s.uploadPart(bucket, key, uploadID, part, n, func(st *staging) (string, int64, Checksums, error) {
+		etag, ok, err := s.cloneCopy(st.ino, src, off, n)
+		if ok || err != nil {
+			return etag, n, Checksums{}, err
+		}
+		etag, got, err := s.writeBody(st.ino, io.NewSectionReader(src, off, n), n, MaxPartSize)
+		return etag, got, Checksums{}, err
+	})
+}
+
+// uploadPart stores a part whose content fill puts in a staging file,
+// returning its ETag, size and checksums.
+func (s Uploads) uploadPart(bucket, key, uploadID string, part int, size int64, fill func(*staging) (string, int64, Checksums, error)) (info PartInfo, err error) {
 	defer s.settle(&err)
 	if part < 1 || part > MaxPartNumber {
 		return PartInfo{}, fmt.Errorf("part number %d (1 to %d): %w", part, MaxPartNumber, ErrInvalidPart)
@@ -343,11 +369,10 @@ func (s Uploads) UploadPart(bucket, key, uploadID string, part int, r io.Reader,
 		return PartInfo{}, err
 	}
 	defer st.discard()
-	etag, n, err := s.writeBody(st.ino, r, size, MaxPartSize)
+	etag, n, sums, err := fill(st)
 	if err != nil {
 		return PartInfo{}, err
 	}
-	sums = sums.reported(r)
 	if err := checkPartChecksums(u, sums); err != nil {
 		return PartInfo{}, err
 	}

@@ -138,6 +138,9 @@ func (v Files) moveBatchTx(t *txn, m *extentMove) (done bool, err error) {
 	}
 	cs.core.NBlocks -= moved
 	cd.core.NBlocks += moved
+	if isReflink(&cs.core) {
+		cd.core.Flags2 |= format.Diflag2Reflink // the extents may be shared
+	}
 	if len(rest) == 0 {
 		cd.core.Size = m.base + m.srcSize
 		cs.core.Size = 0

@@ -81,8 +81,21 @@ func (m *cloneModel) fill(f *modelFile) {
 // step does one random operation on the volume and the model.
 func (m *cloneModel) step() string {
 	t, v, bs := m.t, m.v, m.bs
-	op := m.rng.Intn(10)
+	op := m.rng.Intn(11)
 	switch {
+	case op == 10 && len(m.files) >= 3: // move one file's extents onto another's end
+		sn, src := m.pick()
+		dn, dst := m.pick()
+		if sn == dn || len(dst.data)%bs != 0 {
+			return "skip"
+		}
+		if err := v.Files().AppendExtents(dst.ino, src.ino); err != nil {
+			t.Fatalf("append %s to %s: %v", sn, dn, err)
+		}
+		dst.data = append(dst.data, src.data...)
+		src.data = nil
+		m.reflinked[dn] = m.reflinked[dn] || m.reflinked[sn]
+		return "append"
 	case len(m.files) < 3 || op == 0:
 		_, f := m.create()
 		m.fill(f)
