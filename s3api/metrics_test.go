@@ -291,6 +291,11 @@ func TestAdminInfo(t *testing.T) {
 	if err := ts.store.Quotas().Set("bkt2", store.BucketQuota{HardBytes: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
+	// A copy of a 1 MiB object shares its 256 blocks.
+	mustPut(t, ts, "bkt1", "big", strings.Repeat("y", 1<<20), store.Meta{})
+	if _, err := ts.store.CopyObject("bkt1", "big", "bkt2", "copy", nil); err != nil {
+		t.Fatal(err)
+	}
 	resp, body := ts.mcDo(t, http.MethodGet, admin.Prefix+admin.PathInfo, nil)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("info: %d %s", resp.StatusCode, body)
@@ -303,7 +308,8 @@ func TestAdminInfo(t *testing.T) {
 		t.Errorf("info header: %+v", in)
 	}
 	if in.Volume.BlockSize != 4096 || in.Volume.SizeBytes != 512<<20 || in.Volume.FreeBytes == 0 ||
-		in.Volume.UsedBytes+in.Volume.FreeBytes+uint64(in.Volume.LogBytes) != in.Volume.SizeBytes {
+		in.Volume.UsedBytes+in.Volume.FreeBytes+uint64(in.Volume.LogBytes) != in.Volume.SizeBytes ||
+		in.Volume.SharedBytes != 1<<20 || in.Volume.SavedBytes != 1<<20 {
 		t.Errorf("volume: %+v", in.Volume)
 	}
 	if len(in.Buckets) != 2 || in.Buckets[0].Bucket != "bkt1" || in.Buckets[0].Bytes < 10000 ||

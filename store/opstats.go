@@ -9,9 +9,11 @@ import (
 // The engine's counters as the layers above read them for operators
 // (metrics, the admin info document): plain numbers, read on demand.
 type (
-	Statfs     = xfs.Statfs
-	LogStats   = xlog.Stats
-	CacheStats = xfs.CacheStats
+	Statfs = xfs.Statfs
+	// SharedSpace is what shared extents save (SharedSpace).
+	SharedSpace = xfs.SharedStats
+	LogStats    = xlog.Stats
+	CacheStats  = xfs.CacheStats
 	// CacheUse is one cache's part of CacheStats.
 	CacheUse = reclaim.Stats
 )
@@ -41,6 +43,11 @@ func (s *Store) VolumeStats() (VolumeStats, error) {
 	st.LogUsedBytes, st.LogSizeBytes = s.v.LogSpace()
 	return st, nil
 }
+
+// SharedSpace reports the blocks copies share (see clone.go). It walks
+// every AG's refcount btree under its AGF lock, one AG at a time: for
+// the info document, not for every metrics scrape.
+func (s *Store) SharedSpace() (SharedSpace, error) { return s.v.Space().Shared() }
 
 // AcksBeforeDurable reports whether changes are acknowledged before they
 // are durable (Options.AckBeforeDurable).

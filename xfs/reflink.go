@@ -1,6 +1,7 @@
 package xfs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -56,7 +57,7 @@ func (t *txn) refcountTree(ag format.AgNumber) (*refcount.Tree, error) {
 // returns the extents whose count reached zero, which the caller frees.
 func (t *txn) adjustShared(exts []format.Extent, delta int) ([]format.Extent, error) {
 	exts = slices.Clone(exts)
-	slices.SortFunc(exts, func(a, b format.Extent) int { return int(a.StartBlock) - int(b.StartBlock) })
+	slices.SortFunc(exts, func(a, b format.Extent) int { return cmp.Compare(a.StartBlock, b.StartBlock) })
 	g := &t.v.geo
 	var gone []format.Extent
 	for _, e := range exts {
@@ -210,4 +211,74 @@ func (v Space) Shared() (SharedStats, error) {
 		add(s)
 	}
 	return st, nil
+}
+
+// SharedExtent is a run of a file's blocks that other files map too.
+type SharedExtent struct {
+	FileBlock format.FileOff // first file block
+	Block     format.FsBlock // first filesystem block
+	Blocks    uint64
+	Refcount  uint32 // files mapping these blocks (the record's count)
+}
+
+// SharedExtents lists the runs of regular file ino's data blocks that
+// are shared, in file order (none for a file without the reflink flag).
+func (v Files) SharedExtents(ino format.Ino) ([]SharedExtent, error) {
+	defer v.rlock(ino)()
+	ip, err := v.iget(ino)
+	if err != nil {
+		return nil, err
+	}
+	if !isReflink(&ip.core) || !v.geo.Reflink {
+		return nil, nil
+	}
+	ext, err := v.extents(ip, DataFork)
+	if err != nil {
+		return nil, err
+	}
+	var t *txn
+	if v.w != nil {
+		if t, err = v.begin(0); err != nil {
+			return nil, err
+		}
+		defer t.Cancel()
+	}
+	trees := map[format.AgNumber]*refcount.Tree{}
+	tree := func(ag format.AgNumber) (*refcount.Tree, error) {
+		if t != nil {
+			return t.refcountTree(ag) // under the AGF lock
+		}
+		if trees[ag] == nil {
+			tr, err := refcount.Committed(v.readCommitted, &v.geo, ag)
+			if err != nil {
+				return nil, err
+			}
+			trees[ag] = tr
+		}
+		return trees[ag], nil
+	}
+	// By block, so that AGFs are taken in ascending order.
+	ext = slices.Clone(ext)
+	slices.SortFunc(ext, func(a, b format.Extent) int { return cmp.Compare(a.StartBlock, b.StartBlock) })
+	var out []SharedExtent
+	for _, e := range ext {
+		if e.Unwritten {
+			continue
+		}
+		ag, bno := v.geo.FsbToAg(e.StartBlock)
+		tr, err := tree(ag)
+		if err != nil {
+			return nil, err
+		}
+		recs, err := tr.Shared(bno, uint32(e.BlockCount))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			d := uint64(r.Start - bno)
+			out = append(out, SharedExtent{FileBlock: e.StartOff + format.FileOff(d), Block: e.StartBlock + format.FsBlock(d), Blocks: uint64(r.Len), Refcount: r.Count})
+		}
+	}
+	slices.SortFunc(out, func(a, b SharedExtent) int { return cmp.Compare(a.FileBlock, b.FileBlock) })
+	return out, nil
 }

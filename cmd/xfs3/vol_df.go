@@ -27,6 +27,15 @@ inodes  Total is the inodes in the inode chunks allocated so far (icount),
         further chunks on demand while there is free space.
 Use%    Used / Total, rounded up, as df(1) does.
 
+On a reflink volume a last line tells what shared extents save (copies
+share their source's blocks; see the refcount btrees):
+
+  shared: 2560 blocks mapped by more than one file; sharing saves 25600
+
+  the first number is the blocks two or more files map, the second the
+  blocks the volume would need on top of Used if every file had its own
+  copy of them.
+
 Flags:
   -h      human-readable: the blocks row becomes a bytes row with sizes in
           powers of 1024 (K, M, G, T, P, E), rounded up like df -h
@@ -65,6 +74,19 @@ func volDf(args []string, e *env) error {
 	}
 	iused := s.Inodes - s.FreeInodes
 	fmt.Fprintf(w, "%-6s %12d %12d %12d %5s\n", "inodes", s.Inodes, iused, s.FreeInodes, percent(iused, s.Inodes))
+	if !v.Geometry().Reflink {
+		return nil
+	}
+	sh, err := v.Space().Shared()
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	if *human {
+		bs := uint64(s.BlockSize)
+		fmt.Fprintf(w, "shared: %s mapped by more than one file; sharing saves %s\n", humanSize(sh.SharedBlocks*bs), humanSize(sh.SavedBlocks*bs))
+	} else {
+		fmt.Fprintf(w, "shared: %d blocks mapped by more than one file; sharing saves %d\n", sh.SharedBlocks, sh.SavedBlocks)
+	}
 	return nil
 }
 

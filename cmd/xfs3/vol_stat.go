@@ -21,7 +21,9 @@ Text output is one "field: value" line per field:
   blocks; the block size follows in parentheses), nlink, atime, mtime, ctime, crtime
   (RFC 3339 UTC with nanoseconds), projid, generation, data fork (format
   and extent count), attr fork (format and extent count, or "none"),
-  flags (di_flags and di_flags2 names, or "none"), target (symlinks only).
+  flags (di_flags and di_flags2 names, or "none"), target (symlinks only),
+  shared (reflink files only: the runs of blocks other files map too, as
+  "FILEBLOCK+N at BLOCK xCOUNT", or "none").
 
 Flags:
   --json  print one JSON object instead, with these fields:
@@ -32,39 +34,50 @@ Flags:
             generation, data_format ("local", "extents", "btree" or
             "dev"), data_extents, attr_format (as data_format, or "none"),
             attr_extents, di_flags, di_flags2 (numbers), flags (list of
-            names), target ("" unless a symlink). Bytes of path and
-            target that are not valid UTF-8 become U+FFFD in JSON.
+            names), target ("" unless a symlink), shared_extents (a
+            list of {file_block, block, blocks, refcount}; empty unless
+            the file shares blocks). Bytes of path and target that are
+            not valid UTF-8 become U+FFFD in JSON.
   -h      show this help
 `
 
 // statJSON is the --json form; field names are part of the interface.
 type statJSON struct {
-	Path         string   `json:"path"`
-	Ino          uint64   `json:"ino"`
-	Type         string   `json:"type"`
-	Mode         uint32   `json:"mode"`
-	ModeOctal    string   `json:"mode_octal"`
-	ModeSymbolic string   `json:"mode_symbolic"`
-	UID          uint32   `json:"uid"`
-	GID          uint32   `json:"gid"`
-	Size         int64    `json:"size"`
-	Blocks       uint64   `json:"blocks"`
-	BlockSize    int      `json:"block_size"`
-	Nlink        uint32   `json:"nlink"`
-	Atime        string   `json:"atime"`
-	Mtime        string   `json:"mtime"`
-	Ctime        string   `json:"ctime"`
-	Crtime       string   `json:"crtime"`
-	ProjID       uint32   `json:"projid"`
-	Generation   uint32   `json:"generation"`
-	DataFormat   string   `json:"data_format"`
-	DataExtents  uint64   `json:"data_extents"`
-	AttrFormat   string   `json:"attr_format"`
-	AttrExtents  uint64   `json:"attr_extents"`
-	DiFlags      uint16   `json:"di_flags"`
-	DiFlags2     uint64   `json:"di_flags2"`
-	Flags        []string `json:"flags"`
-	Target       string   `json:"target"`
+	Path         string       `json:"path"`
+	Ino          uint64       `json:"ino"`
+	Type         string       `json:"type"`
+	Mode         uint32       `json:"mode"`
+	ModeOctal    string       `json:"mode_octal"`
+	ModeSymbolic string       `json:"mode_symbolic"`
+	UID          uint32       `json:"uid"`
+	GID          uint32       `json:"gid"`
+	Size         int64        `json:"size"`
+	Blocks       uint64       `json:"blocks"`
+	BlockSize    int          `json:"block_size"`
+	Nlink        uint32       `json:"nlink"`
+	Atime        string       `json:"atime"`
+	Mtime        string       `json:"mtime"`
+	Ctime        string       `json:"ctime"`
+	Crtime       string       `json:"crtime"`
+	ProjID       uint32       `json:"projid"`
+	Generation   uint32       `json:"generation"`
+	DataFormat   string       `json:"data_format"`
+	DataExtents  uint64       `json:"data_extents"`
+	AttrFormat   string       `json:"attr_format"`
+	AttrExtents  uint64       `json:"attr_extents"`
+	DiFlags      uint16       `json:"di_flags"`
+	DiFlags2     uint64       `json:"di_flags2"`
+	Flags        []string     `json:"flags"`
+	Target       string       `json:"target"`
+	Shared       []sharedJSON `json:"shared_extents"`
+}
+
+// sharedJSON is a run of shared blocks in the --json form.
+type sharedJSON struct {
+	FileBlock uint64 `json:"file_block"`
+	Block     uint64 `json:"block"`
+	Blocks    uint64 `json:"blocks"`
+	Refcount  uint32 `json:"refcount"`
 }
 
 // timeLayout is RFC 3339 with all nine fractional digits.
@@ -150,6 +163,14 @@ func volStat(args []string, e *env) error {
 			return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
 		}
 	}
+	shared, err := v.Files().SharedExtents(ino)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", vol, displayName(path), err)
+	}
+	j.Shared = []sharedJSON{}
+	for _, s := range shared {
+		j.Shared = append(j.Shared, sharedJSON{uint64(s.FileBlock), uint64(s.Block), s.Blocks, s.Refcount})
+	}
 	w := e.stdout
 	if *asJSON {
 		enc := json.NewEncoder(w)
@@ -184,6 +205,16 @@ func volStat(args []string, e *env) error {
 	fmt.Fprintf(w, "flags: %s\n", flags)
 	if st.Mode&format.SIFMT == format.SIFLNK {
 		fmt.Fprintf(w, "target: %s\n", displayName(j.Target))
+	}
+	if st.Flags2&format.Diflag2Reflink != 0 {
+		runs := []string{}
+		for _, s := range j.Shared {
+			runs = append(runs, fmt.Sprintf("%d+%d at %d x%d", s.FileBlock, s.Blocks, s.Block, s.Refcount))
+		}
+		if len(runs) == 0 {
+			runs = append(runs, "none")
+		}
+		fmt.Fprintf(w, "shared: %s\n", strings.Join(runs, ", "))
 	}
 	return nil
 }

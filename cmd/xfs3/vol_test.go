@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -147,6 +148,9 @@ func volPopulate(t *testing.T, mnt string) {
 	}
 	volSetxattr(t, p("big.bin"), "user.remote", volRandom(20000))
 	volSetxattr(t, p("big.bin"), "trusted.empty", nil)
+	// A copy sharing every data block of big.bin (mkfs.xfs makes reflink
+	// volumes): vol stat lists the shared runs, vol df what they save.
+	volRunTool(t, mnt, "cp", "--reflink=always", "big.bin", "big-copy.bin")
 
 	sp, err := os.Create(p("a/b/sparse"))
 	volMust(t, err)
@@ -648,6 +652,16 @@ func testStat(t *testing.T, f *volFixture) {
 			}
 		}
 		want.Flags = flagNames(want.DiFlags, want.DiFlags2)
+		want.Shared = []sharedJSON{}
+		if e.rel == "big.bin" || e.rel == "big-copy.bin" {
+			// Every data block is mapped by the two files.
+			for _, x := range dbDataExtents(t, img, st.Ino) {
+				want.Shared = append(want.Shared, sharedJSON{x[0], x[1], x[2], 2})
+			}
+			if len(want.Shared) == 0 {
+				t.Errorf("%q: xfs_db shows no data extents", e.rel)
+			}
+		}
 		if fmt.Sprint(j) != fmt.Sprint(want) {
 			t.Errorf("stat --json %q:\n got %+v\nwant %+v", e.rel, j, want)
 		}
@@ -682,6 +696,12 @@ func testStat(t *testing.T, f *volFixture) {
 		if !strings.Contains(text, want) {
 			t.Errorf("stat owned: no %q in\n%s", want, text)
 		}
+	}
+	if cp := okCLI(t, "vol", "stat", img, "big-copy.bin"); !regexp.MustCompile(`\nflags: reflink,bigtime\nshared: 0\+\d+ at \d+ x2(, \d+\+\d+ at \d+ x2)*\n$`).MatchString(cp) {
+		t.Errorf("stat of a reflinked copy:\n%s", cp)
+	}
+	if own := okCLI(t, "vol", "stat", img, "owned"); strings.Contains(own, "shared:") {
+		t.Errorf("stat of a file without reflink shows shared runs:\n%s", own)
 	}
 	link := okCLI(t, "vol", "stat", img, "link")
 	if !strings.Contains(link, "type: symlink\n") || !strings.HasSuffix(link, "target: a/small.txt\n") {
@@ -745,6 +765,19 @@ func testGetfattr(t *testing.T, f *volFixture) {
 	}
 }
 
+// dbDataExtents lists an inode's data extents as xfs_db's bmap prints
+// them: file block, filesystem block, length.
+func dbDataExtents(t *testing.T, img string, ino uint64) [][3]uint64 {
+	var out [][3]uint64
+	for _, line := range strings.Split(oracle.DB(t, img, fmt.Sprintf("inode %d", ino), "bmap"), "\n") {
+		var off, start, agno, agbno, count, flag uint64
+		if _, err := fmt.Sscanf(line, "data offset %d startblock %d (%d/%d) count %d flag %d", &off, &start, &agno, &agbno, &count, &flag); err == nil {
+			out = append(out, [3]uint64{off, start, count})
+		}
+	}
+	return out
+}
+
 func testDf(t *testing.T, f *volFixture) {
 	sb := oracle.ParseFields(oracle.DB(t, f.img, "sb 0", "print fdblocks icount ifree dblocks logblocks blocksize"))
 	num := func(k string) uint64 {
@@ -759,10 +792,21 @@ func testDf(t *testing.T, f *volFixture) {
 	icount, ifree := num("icount"), num("ifree")
 	bs := num("blocksize")
 	pct := func(u, tot uint64) string { return fmt.Sprintf("%d%%", (u*100+tot-1)/tot) }
-	want := fmt.Sprintf("block size: %d\n%-6s %12s %12s %12s %5s\n%-6s %12d %12d %12d %5s\n%-6s %12d %12d %12d %5s\n",
+	var shared uint64 // big.bin's data blocks, mapped twice (big-copy.bin)
+	for _, e := range f.entries {
+		if e.rel == "big.bin" {
+			for _, x := range dbDataExtents(t, f.img, e.st.Ino) {
+				shared += x[2]
+			}
+		}
+	}
+	if shared == 0 {
+		t.Fatal("big.bin has no data blocks for xfs_db")
+	}
+	want := fmt.Sprintf("block size: %d\n%-6s %12s %12s %12s %5s\n%-6s %12d %12d %12d %5s\n%-6s %12d %12d %12d %5s\nshared: %d blocks mapped by more than one file; sharing saves %d\n",
 		bs, "", "Total", "Used", "Free", "Use%",
 		"blocks", total, total-free, free, pct(total-free, total),
-		"inodes", icount, icount-ifree, ifree, pct(icount-ifree, icount))
+		"inodes", icount, icount-ifree, ifree, pct(icount-ifree, icount), shared, shared)
 	diffLines(t, "df", okCLI(t, "vol", "df", f.img), want)
 	got := strings.Fields(strings.Split(okCLI(t, "vol", "df", "-h", f.img), "\n")[2])
 	wantH := []string{"bytes", humanSize(total * bs), humanSize((total - free) * bs), humanSize(free * bs), pct(total-free, total)}

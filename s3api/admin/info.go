@@ -56,6 +56,11 @@ type VolumeInfo struct {
 	MaxInodes    uint64 `json:"max_inodes"` // 0: no limit
 	LogBytes     int64  `json:"log_bytes"`
 	LogUsedBytes int64  `json:"log_used_bytes"`
+	// SharedBytes are mapped by more than one object (copies share
+	// extents); SavedBytes is what the volume would need on top of
+	// UsedBytes if every copy had its own blocks.
+	SharedBytes uint64 `json:"shared_bytes"`
+	SavedBytes  uint64 `json:"saved_bytes"`
 }
 
 // GCInfo is the inode garbage collector's mode and backlog.
@@ -112,6 +117,11 @@ func InfoOf(st *store.Store, v Version, started, now time.Time) (Info, error) {
 		InodeSize: vs.InodeSize, SizeBytes: vs.Blocks * bs, UsedBytes: vs.UsedBlocks() * bs, FreeBytes: vs.FreeBlocks * bs,
 		Inodes: vs.Inodes, FreeInodes: vs.FreeInodes, MaxInodes: vs.MaxInodes,
 		LogBytes: vs.LogSizeBytes, LogUsedBytes: vs.LogUsedBytes}
+	sh, err := st.SharedSpace()
+	if err != nil {
+		return Info{}, err
+	}
+	in.Volume.SharedBytes, in.Volume.SavedBytes = sh.SharedBlocks*bs, sh.SavedBlocks*bs
 	buckets, err := st.ListBuckets()
 	if err != nil {
 		return Info{}, err
