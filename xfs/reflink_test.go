@@ -14,6 +14,7 @@ import (
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/quota"
 )
 
 // cloneModel is the files of a reflink model test and the bytes each
@@ -479,4 +480,86 @@ func TestReflinkKernelAuthored(t *testing.T) {
 	if err != nil || len(entries) != len(want) {
 		t.Errorf("the kernel sees %d names, want %d (%v)", len(entries), len(want), err)
 	}
+}
+
+// TestReflinkQuotaKernel: clones charge their project for every block
+// they map, as the kernel charges reflinked files: our usage after
+// clones and deletes in two projects is what xfs_quota reports under a
+// quota-enabled kernel, and a clone past a hard limit is refused.
+func TestReflinkQuotaKernel(t *testing.T) {
+	oracle.Require(t, oracle.ToolMkfs, oracle.ToolRepair, oracle.ToolUML)
+	img := filepath.Join(t.TempDir(), "quota.img")
+	oracle.Mkfs(t, img, 128<<20, "-m", "reflink=1")
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := v.Geometry().BlockSize
+	a, err := v.Names().Mkdir(v.Root(), "a", xfs.Attrs{Mode: 0o777, ProjID: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.Names().Mkdir(v.Root(), "b", xfs.Attrs{Mode: 0o777, ProjID: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Quotas().SetLimits(8, quota.Limits{BlkHard: 100}); err != nil {
+		t.Fatal(err)
+	}
+	src, err := v.Names().Create(a, "src", xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Files().WriteAt(src, bytes.Repeat([]byte("s"), 40*bs), 0); err != nil {
+		t.Fatal(err)
+	}
+	clone := func(dir format.Ino, name string) error {
+		ino, err := v.Names().Create(dir, name, xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			return err
+		}
+		_, err = v.Files().CloneRange(ino, 0, src, 0, int64(40*bs))
+		return err
+	}
+	for _, c := range []struct {
+		dir  format.Ino
+		name string
+	}{{a, "copy1"}, {a, "copy2"}, {b, "copy1"}, {b, "copy2"}} {
+		if err := clone(c.dir, c.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A third copy in b would map 120 blocks against a limit of 100.
+	if err := clone(b, "copy3"); !errors.Is(err, xfs.ErrQuota) {
+		t.Fatalf("a clone past the hard limit: %v, want ErrQuota", err)
+	}
+	if err := v.Names().Unlink(a, "copy2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Names().Unlink(a, "src"); err != nil {
+		t.Fatal(err)
+	}
+	ours := map[uint32]quota.Usage{}
+	for _, id := range []uint32{7, 8} {
+		q, err := v.Quotas().Get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours[id] = q.Usage
+	}
+	if ours[7].Blocks < 40 || ours[8].Blocks < 80 {
+		t.Fatalf("copies charged %d and %d blocks, want at least 40 and 80 (every block they map)", ours[7].Blocks, ours[8].Blocks)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	rows := kernelQuotaReport(t, img, "")
+	kib := uint64(bs / 1024)
+	for id, u := range ours {
+		if got := rows[id]; got.BlocksKiB != uint64(u.Blocks)*kib || got.Inodes != uint64(u.Inodes) {
+			t.Errorf("project %d: the kernel reports %d KiB and %d inodes, we charged %d blocks and %d inodes", id, got.BlocksKiB, got.Inodes, u.Blocks, u.Inodes)
+		}
+	}
+	oracle.Repair(t, img)
 }
