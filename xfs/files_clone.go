@@ -110,18 +110,8 @@ func (c *cloneRange) plan(g *format.Geometry, srcSize, dstSize int64) error {
 // shareBlocks runs the transactions that share the whole blocks, with
 // both inodes locked throughout (lower inode number first).
 func (v Files) shareBlocks(cr *cloneRange, st *CloneStats) error {
-	first, second := cr.dst, cr.src
-	if second < first {
-		first, second = second, first
-	}
-	h1, unlock1 := v.lockInode(first)
-	defer unlock1()
-	h2, unlock2 := v.lockInode(second)
-	defer unlock2()
-	hd, hs := h1, h2
-	if first != cr.dst {
-		hd, hs = h2, h1
-	}
+	hd, hs, unlock := v.lockInodesInOrder(cr.dst, cr.src)
+	defer unlock()
 	planned := false
 	for !planned || cr.next < cr.end {
 		var shared int64

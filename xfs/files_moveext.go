@@ -31,19 +31,9 @@ func (v Files) AppendExtents(dst, src format.Ino) (err error) {
 	if dst == src {
 		return fmt.Errorf("append inode %d to itself: %w", dst, ErrInvalid)
 	}
-	// Lower inode number first (lock order: see package xfs doc).
-	first, second := dst, src
-	if second < first {
-		first, second = second, first
-	}
-	h1, unlock1 := v.lockInode(first)
-	defer unlock1()
-	h2, unlock2 := v.lockInode(second)
-	defer unlock2()
-	m := &extentMove{dst: dst, src: src, hd: h1, hs: h2}
-	if first != dst {
-		m.hd, m.hs = h2, h1
-	}
+	hd, hs, unlock := v.lockInodesInOrder(dst, src)
+	defer unlock()
+	m := &extentMove{dst: dst, src: src, hd: hd, hs: hs}
 	for done := false; !done; m.batches++ {
 		err := v.runTx(v.moveReserve(), false, func(t *txn) error {
 			var err error

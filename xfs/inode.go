@@ -322,6 +322,23 @@ func (v *mount) lockInode(ino format.Ino) (*inodeHandle, func()) {
 	}
 }
 
+// lockInodesInOrder locks two different inodes of one kind (two files),
+// lower inode number first (lock order: see package doc), and returns
+// their handles and the function that drops both.
+func (v *mount) lockInodesInOrder(a, b format.Ino) (ha, hb *inodeHandle, unlock func()) {
+	first, second := a, b
+	if second < first {
+		first, second = second, first
+	}
+	h1, unlock1 := v.lockInode(first)
+	h2, unlock2 := v.lockInode(second)
+	ha, hb = h1, h2
+	if first != a {
+		ha, hb = h2, h1
+	}
+	return ha, hb, func() { unlock2(); unlock1() }
+}
+
 // lockInodePair takes the locks of two different inodes, which no lock
 // order ranks against each other (two directories, either of which may be
 // the other's ancestor), and returns their handles and the function that
