@@ -50,11 +50,13 @@ func (c *LifecycleCounts) Add(o LifecycleCounts) {
 // Lifecycle scanner defaults.
 const (
 	// DefaultLifecycleBackoffRatio: while the foreground changes things,
-	// a pass pauses fourteen times as long as each batch took, so it
-	// works a fifteenth of the time. At nine (a tenth, as trim) 8 PUT
-	// writers lost a median 5 to 10% of their rate across runs, some
-	// rounds more (docs/benchmarks.md, Lifecycle): a batch's deletes and
-	// listing contend for the same locks and log as the writers'.
+	// a pass pauses 39 times as long as each batch took, so it works a
+	// fortieth of the time. A batch costs the writers more than its own
+	// time (its deletes' inode frees run on the gc workers, its listing
+	// and cursor save contend for the same locks and log): at 9, 14 and
+	// 24, 8 PUT writers lost a median around 10%, with rounds past 20%
+	// (docs/benchmarks.md, Lifecycle); at 39 a median of 3.8%. With no
+	// writers a pass does not pause at all.
 	DefaultLifecycleBackoffRatio = 39
 	DefaultLifecycleBackoffMin   = 5 * time.Millisecond
 	DefaultLifecycleBackoffMax   = 2 * time.Second
