@@ -76,8 +76,8 @@ type model struct {
 	// leaves: a cut leaves that or the state before, nothing between.
 	post *oracle.Snapshot
 	// applied and refused count the Apply calls that changed the model
-	// and those that had to fail.
-	applied, refused int
+	// and those that had to fail; clones the files made as clones.
+	applied, refused, clones int
 }
 
 func envInt(name string, def int) int {
@@ -156,7 +156,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, cacheBytes int, s
 			open()
 		}
 	}
-	t.Logf("Namespace.Apply: %d calls applied, %d refused as they should be", m.applied, m.refused)
+	t.Logf("Namespace.Apply: %d calls applied, %d refused as they should be; %d files cloned", m.applied, m.refused, m.clones)
 	if m.hot != nil && m.hot.nlink > 0 {
 		st, _ := m.v.Stat(m.hot.ino)
 		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
@@ -707,7 +707,7 @@ func (m *model) cloneSource() *mnode {
 // clone makes new file n a clone of src (whole), unless src is nil or
 // the volume has no reflink; it reports whether it did.
 func (m *model) clone(n, src *mnode) bool {
-	if src == nil {
+	if src == nil || src.ino == n.ino {
 		return false
 	}
 	_, err := m.v.Files().CloneRange(n.ino, 0, src.ino, 0, int64(len(src.data)))
@@ -719,6 +719,7 @@ func (m *model) clone(n, src *mnode) bool {
 	}
 	n.data = slices.Clone(src.data)
 	n.reflinked, src.reflinked = true, true
+	m.clones++
 	return true
 }
 
