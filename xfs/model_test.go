@@ -78,6 +78,9 @@ type model struct {
 	// applied and refused count the Apply calls that changed the model
 	// and those that had to fail; clones the files made as clones.
 	applied, refused, clones int
+	// cloneHeavy makes a third of the operations (drawn from arng)
+	// clones of a file of the directory at hand.
+	cloneHeavy bool
 }
 
 func envInt(name string, def int) int {
@@ -229,6 +232,10 @@ func (m *model) step() {
 		return
 	}
 	d, dp := m.pickDir()
+	if m.cloneHeavy && m.arng != nil && m.arng.Intn(3) == 0 {
+		m.cloneStep(d)
+		return
+	}
 	a := xfs.Attrs{Mode: 0o644}
 	switch k := m.rng.Intn(100); {
 	case k < 30: // create a file with data
@@ -702,6 +709,47 @@ func (m *model) cloneSource() *mnode {
 		return h
 	}
 	return nil
+}
+
+// cloneStep clones a file of directory d with data (a fragmented one now
+// and then: every other block rewritten) under a new name.
+func (m *model) cloneStep(d *mnode) {
+	_, src := m.pickEntry(d)
+	if src == nil || src.typ() != oracle.TypeFile || len(src.data) == 0 {
+		// Nothing to clone here: make a fragmented file to clone later.
+		name := m.name()
+		if _, exists := d.dir[name]; exists {
+			return
+		}
+		ino, err := m.v.Names().Create(d.ino, name, xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			m.fail("create", err)
+		}
+		n := &mnode{ino: ino, mode: 0o644, nlink: 1}
+		d.dir[name] = n
+		bs := m.v.Geometry().BlockSize
+		for i := 0; i < 1+m.arng.Intn(300); i++ {
+			p := make([]byte, bs)
+			m.arng.Read(p)
+			if _, err := m.v.Files().WriteAt(ino, p, int64(2*i*bs)); err != nil {
+				m.fail("write", err)
+			}
+			n.data = append(n.data, make([]byte, 2*i*bs-len(n.data))...)
+			n.data = append(n.data, p...)
+		}
+		return
+	}
+	name := m.name()
+	if _, exists := d.dir[name]; exists {
+		return
+	}
+	ino, err := m.v.Names().Create(d.ino, name, xfs.Attrs{Mode: 0o644})
+	if err != nil {
+		m.fail("create", err)
+	}
+	n := &mnode{ino: ino, mode: 0o644, nlink: 1}
+	d.dir[name] = n
+	m.clone(n, src)
 }
 
 // clone makes new file n a clone of src (whole), unless src is nil or

@@ -75,7 +75,29 @@ func TestPowerCut(t *testing.T) {
 	}
 	for i, seed := range seeds {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			powerCutCase(t, bases[seed%2], seed, ops, i%kernelEvery == 0)
+			powerCutCase(t, bases[seed%2], seed, ops, i%kernelEvery == 0, false)
+		})
+	}
+}
+
+// TestPowerCutClones is the power-cut test over a workload where a third
+// of the operations clone a file of the current directory (CloneRange,
+// one transaction per 128 extents, then the copied edges): cuts land in
+// clones, in deletes and truncates of files whose blocks are shared, and
+// in the inactivations that take their counts off; xfs_repair -n checks
+// every count against the mappings, and every other case the kernel
+// replays the same crash image.
+func TestPowerCutClones(t *testing.T) {
+	cases := envInt("XFS3_POWERCUT_CLONE_CASES", 24)
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	base := filepath.Join(t.TempDir(), "base.img")
+	if _, err := mkfs.Format(base, mkfs.Options{Size: 256 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < cases; i++ {
+		seed := int64(7000 + i)
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			powerCutCase(t, base, seed, 90, i%2 == 0, true)
 		})
 	}
 }
@@ -109,7 +131,7 @@ func lazySeed(seed int64) bool { return seed%3 == 2 }
 
 // runWorkload runs ops model operations over base, cutting the power at
 // write cutAt (0: never; the power goes after the last operation).
-func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun {
+func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int, clones bool) *cutRun {
 	f, closeBase, err := dev.OpenFault(base)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +165,7 @@ func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun 
 		bv.Close()
 		return r
 	}
-	m := &model{rng: rand.New(rand.NewSource(seed)), t: t, v: v}
+	m := &model{rng: rand.New(rand.NewSource(seed)), t: t, v: v, cloneHeavy: clones}
 	if !slices.Contains(powerCutRegressions, seed) {
 		m.arng = rand.New(rand.NewSource(^seed))
 	}
@@ -193,12 +215,12 @@ func runWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutRun 
 	return r
 }
 
-func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel bool) {
-	dry := runWorkload(t, base, seed, ops, 0)
+func powerCutCase(t *testing.T, base string, seed int64, ops int, kernel, clones bool) {
+	dry := runWorkload(t, base, seed, ops, 0, clones)
 	writes, _ := dry.f.Stats()
 	rng := rand.New(rand.NewSource(seed * 7919))
 	cutAt := 1 + rng.Intn(writes+1)
-	r := runWorkload(t, base, seed, ops, cutAt)
+	r := runWorkload(t, base, seed, ops, cutAt, clones)
 	crash := dev.Crash{Keep: rng.Intn(r.f.Pending() + 1), Tear: rng.Intn(2) == 0}
 	subset := rng.Intn(2) == 0
 	if subset {
