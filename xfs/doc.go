@@ -79,6 +79,25 @@
 // one transaction, so that a file never goes without the flag while it
 // moves. The append-only flag (XFS_DIFLAG_APPEND) is not enforced.
 //
+// # Log recovery
+//
+// A writable open of a volume with a dirty log (recover.go) replays it
+// (package xlog, the kernel's v5 rules), then, in this order, as the
+// kernel's recovery does: finishes the intents the log left unfinished,
+// frees the copy-on-write staging extents, and frees the inodes on the
+// AGI unlinked lists. The log stays dirty until all that is done, so a
+// crash in between recovers again. The engine writes no intents (each of
+// its changes is one transaction); a kernel that crashed may leave
+// extent-free (EFI), refcount (CUI) and bmap (BUI) intents, which
+// recover_intents.go finishes in log order, in one transaction, the first
+// the open writes (why: see there). It takes the BUIs' inodes in
+// ascending number before the transaction and the AGFs of every extent
+// named in ascending AG order before any work (lock order rules 2 and
+// 4b). Logs holding other items the kernel may write (rmap, attr and
+// mapping-exchange intents, quota-off items, fork owner changes) are
+// refused before anything is written: mount the volume with the kernel
+// once.
+//
 // # Lock order
 //
 // This is the one place the lock order is written; everything else links

@@ -3,7 +3,6 @@ package xfs
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
@@ -20,11 +19,16 @@ type RecoveryStats struct {
 	// Extents of unfinished extent-free intents: freed, or skipped
 	// because some of their blocks were free already.
 	IntentsFinished, IntentsSkipped int
+	// The kernel's unfinished refcount intents (CUI extents) and bmap
+	// intents (BUI mappings) finished after the replay.
+	RefcountFinished, BmapFinished int
 	// CoWStagingFreed counts the copy-on-write staging extents (left by
 	// a kernel that crashed) freed after the replay.
 	CoWStagingFreed int
 
-	unfree []format.EFIExtent // left to free once the volume is writable
+	// unfree are the unfinished intents, in log order, left to finish
+	// once the volume is writable (finishIntents).
+	unfree []xlog.Intent
 }
 
 // Recovery reports whether Open replayed the log, and what it did.
@@ -38,10 +42,10 @@ func (v *Volume) Recovery() (RecoveryStats, bool) {
 }
 
 // recoverLog replays the log of a volume opened read-write. The log stays
-// dirty until the unfinished free intents are done, the unlinked inodes
-// are freed and the volume is closed, so a crash before that recovers
-// again (an inode left on an unlinked list under a clean log is what
-// xfs_repair complains about). Logs holding items this recovery cannot
+// dirty until the unfinished intents are done (finishIntents), the
+// unlinked inodes are freed and the volume is closed, so a crash before
+// that recovers again (an inode left on an unlinked list under a clean
+// log is what xfs_repair complains about). Logs holding items this recovery cannot
 // replay are refused before anything is written.
 func (v *mount) recoverLog() error {
 	s, st, err := v.logRegion().Recover(v.dev, &v.geo)
@@ -52,7 +56,7 @@ func (v *mount) recoverLog() error {
 		return fmt.Errorf("log recovery: %w", err)
 	}
 	v.recovery = &RecoveryStats{Records: s.Records, Transactions: len(s.Trans),
-		Replayed: st.Replayed, Skipped: st.Skipped, Cancelled: st.Cancelled, unfree: st.Unfree}
+		Replayed: st.Replayed, Skipped: st.Skipped, Cancelled: st.Cancelled, unfree: st.Intents}
 	return v.rereadSuperblock()
 }
 
@@ -71,54 +75,6 @@ func (v *mount) rereadSuperblock() error {
 		return format.Located(err, "daddr 0, after log recovery")
 	}
 	*v.sb = *sb
-	return nil
-}
-
-// finishIntents frees the extents of the extent-free intents the log left
-// unfinished: their owners' mappings are gone, the free-space trees still
-// count them as used. An extent that overlaps free space is skipped (the
-// kernel calls that corruption; freeing it twice would be). All go in one
-// transaction: the first record the writer puts down moves the log tail
-// past the intents, so frees split over several transactions could be
-// half lost to a crash; one either lands whole or leaves the intents to
-// the next recovery.
-func (v *mount) finishIntents() error {
-	exts := append([]format.EFIExtent(nil), v.recovery.unfree...)
-	if len(exts) == 0 {
-		return nil
-	}
-	// Ascending, so AGFs are taken in order.
-	sort.SliceStable(exts, func(i, j int) bool { return exts[i].Start < exts[j].Start })
-	var freed, skipped int
-	err := v.runTx(0, true, func(t *txn) error {
-		freed, skipped = 0, 0
-		for _, e := range exts {
-			ag, bno := v.geo.FsbToAg(e.Start)
-			a, err := t.alloc.Lock(ag)
-			if err != nil {
-				return err
-			}
-			free, err := a.OverlapsFree(bno, e.Len)
-			if err != nil {
-				return err
-			}
-			if free {
-				skipped++
-				continue
-			}
-			if err := t.alloc.FreeExtents([]format.Extent{{StartBlock: e.Start, BlockCount: uint64(e.Len)}}); err != nil {
-				return fmt.Errorf("free extent %d+%d of an unfinished intent: %w", e.Start, e.Len, err)
-			}
-			freed++
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	v.recovery.IntentsFinished += freed
-	v.recovery.IntentsSkipped += skipped
-	v.recovery.unfree = nil
 	return nil
 }
 

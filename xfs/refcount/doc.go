@@ -75,19 +75,24 @@
 // Committed reads committed blocks without any lock, for volumes nobody
 // changes meanwhile.
 //
+// # Users
+//
+// The engine (package xfs, reflink.go) opens one Tree per AG and
+// transaction: Files.CloneRange counts new mappings with Adjust(+1);
+// unmapping a reflink file's data takes one count off (Adjust(-1)) and
+// frees what reaches zero. Log recovery finishes the refcount intents a
+// crashed kernel left (CUI: Adjust ±1, AddCoWStaging, RemoveCoWStaging)
+// and then frees every staging record (CleanCoWStaging), as the kernel's
+// recovery does.
+//
 // # Not done yet
 //
-// Nothing calls this package yet: a volume whose tree holds records is
-// still opened read-only. Missing for reflink: cloning a range into a
-// file (Files), the bmap and inode flags of shared extents
-// (XFS_DIFLAG2_REFLINK), freeing a file's blocks through Adjust instead
-// of straight to free space, copy-on-write of shared blocks with a CoW
-// fork and staging, the refcount and bmap intent items (CUI/CUD,
-// BUI/BUD) with their recovery in both directions, splitting a large
-// adjustment over several transactions as the kernel does when its log
-// reservation runs low (xfs_refcount_still_have_space; Adjust does the
-// whole range in the caller's transaction), the per-AG metadata
-// reservation that keeps the tree able to grow in a full AG, the
-// cleanup of staging after the engine's own log recovery, and rmapbt
-// (not supported by the engine).
+// Copy-on-write of shared blocks (a CoW fork, staging blocks of our own:
+// the engine refuses writes into shared blocks instead); writing refcount
+// intents (every change of ours is one transaction, so none is needed);
+// splitting a large adjustment over several transactions as the kernel
+// does when its log reservation runs low (xfs_refcount_still_have_space;
+// Adjust does the whole range in the caller's transaction); the per-AG
+// metadata reservation that keeps the tree able to grow in a full AG;
+// and rmapbt (not supported by the engine).
 package refcount

@@ -97,7 +97,8 @@
 // a walk tail → head that ends at the first torn record, then Replay with
 // the kernel's v5 rules (cancels, LSN ordering, per-transaction item
 // order), for our logs and for the buffer, inode, icreate, dquot and
-// finished intent items the kernel writes. Unfinished extent-free intents are
-// handed back (ReplayStats.Unfree) for the engine to finish; other
-// unfinished intents are refused.
+// intent items the kernel writes. Unfinished extent-free, refcount and
+// bmap intents (EFI, CUI, BUI) are handed back in log order
+// (ReplayStats.Intents) for the engine to finish; rmap, attr and
+// mapping-exchange intents are refused.
 package xlog

@@ -12,9 +12,33 @@ import (
 type ReplayStats struct {
 	Replayed, Skipped, Cancelled int
 	// Unfree lists, in log order, the extents of extent-free intents
-	// that were never finished: the caller must free them once the
-	// volume is writable, as the kernel does at the end of recovery.
+	// that were never finished.
 	Unfree []format.EFIExtent
+	// Intents lists every intent the log left unfinished (extent-free,
+	// refcount and bmap), in log order: the caller finishes them in that
+	// order once the volume is writable, as the kernel does at the end of
+	// recovery (xlog_recover_process_intents walks its AIL, where the
+	// recovered intents sit in log order whatever their type).
+	Intents []Intent
+}
+
+// Intent is an intent item without its done item: one field is set.
+type Intent struct {
+	EFI *format.EFILogFormat
+	CUI *format.CUILogFormat
+	BUI *format.BUILogFormat
+}
+
+// key returns what a done item names: the intent's type and ID (the
+// kernel's xlog_recover_release_intent matches both).
+func (in Intent) key() (uint16, uint64) {
+	switch {
+	case in.EFI != nil:
+		return format.LogItemEFI, in.EFI.ID
+	case in.CUI != nil:
+		return format.LogItemCUI, in.CUI.ID
+	}
+	return format.LogItemBUI, in.BUI.ID
 }
 
 // cancelKey names a buffer the way cancel records do: address and length.
@@ -84,16 +108,41 @@ func (r *replayer) write(blkno int64, data []byte) {
 //   - dquot items: the logged disk dquot goes over its record unless the
 //     record's own LSN is newer (and its CRC good); the record keeps its
 //     LSN and gets a fresh CRC.
-//   - extent-free intents matched by a done item need nothing; the
-//     extents of the others are returned in ReplayStats.Unfree.
+//   - intents (extent-free, refcount update, bmap update) matched by a
+//     done item need nothing; the others are returned, in log order, in
+//     ReplayStats.Intents (and the extents of the extent-free ones in
+//     Unfree) for the caller to finish. An unfinished intent the kernel
+//     would call corrupt fails the replay before anything is written.
 //
-// Anything else (other intents, quota-off items, fork owner changes) fails
-// with ErrUnsupportedItem before anything is written. g gives the volume's
+// Anything else (rmap, attr and mapping-exchange intents, quota-off items,
+// fork owner changes) fails with ErrUnsupportedItem before anything is
+// written. g gives the volume's
 // geometry (inode size, UUID, AG layout).
 func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 	r := &replayer{d: d, g: g, cancels: make(map[cancelKey]int), sectors: make(map[int64][]byte), touched: make(map[cancelKey]bool)}
 	// Pass 1: check every item, count cancels, pair intents.
-	var efis []*format.EFILogFormat // unfinished, in log order
+	var pending []Intent // unfinished, in log order
+	done := func(typ uint16, b []byte, where string) error {
+		var id uint64
+		var err error
+		if typ == format.LogItemEFI {
+			id, err = format.DecodeIntentID(b)
+		} else {
+			id, err = format.DecodeIntentDone(b, typ+1)
+		}
+		if err != nil {
+			return format.Located(err, where)
+		}
+		// The oldest pending intent of that type and ID is the one
+		// done, as in the kernel's search of its AIL.
+		for i, in := range pending {
+			if t, x := in.key(); t == typ && x == id {
+				pending = append(pending[:i], pending[i+1:]...)
+				break
+			}
+		}
+		return nil
+	}
 	for _, t := range trans {
 		for _, it := range t.Items {
 			where := fmt.Sprintf("tid %#x (LSN %d/%d)", t.Tid, t.LSN.Cycle(), t.LSN.Block())
@@ -140,27 +189,56 @@ func Replay(d Device, g *format.Geometry, trans []*Trans) (ReplayStats, error) {
 						return r.st, format.Corrupt("EFI log item", where, "extent %d+%d is not inside one AG", e.Start, e.Len)
 					}
 				}
-				efis = append(efis, f)
-			case format.LogItemEFD:
-				id, err := format.DecodeIntentID(it.Regions[0])
+				pending = append(pending, Intent{EFI: f})
+			case format.LogItemCUI:
+				f, err := format.DecodeCUI(it.Regions[0])
 				if err != nil {
 					return r.st, format.Located(err, where)
 				}
-				// The oldest pending intent of that ID is the one done,
-				// as in the kernel's search of its AIL.
-				for i, f := range efis {
-					if f.ID == id {
-						efis = append(efis[:i], efis[i+1:]...)
-						break
-					}
+				pending = append(pending, Intent{CUI: f})
+			case format.LogItemBUI:
+				f, err := format.DecodeBUI(it.Regions[0])
+				if err != nil {
+					return r.st, format.Located(err, where)
+				}
+				pending = append(pending, Intent{BUI: f})
+			case format.LogItemEFD:
+				if err := done(format.LogItemEFI, it.Regions[0], where); err != nil {
+					return r.st, err
+				}
+			case format.LogItemCUD:
+				if err := done(format.LogItemCUI, it.Regions[0], where); err != nil {
+					return r.st, err
+				}
+			case format.LogItemBUD:
+				if err := done(format.LogItemBUI, it.Regions[0], where); err != nil {
+					return r.st, err
 				}
 			default:
 				return r.st, fmt.Errorf("%s: item type %#x: %w", where, typ, ErrUnsupportedItem)
 			}
 		}
 	}
-	for _, f := range efis {
-		r.st.Unfree = append(r.st.Unfree, f.Extents...)
+	// The unfinished refcount and bmap intents are checked now, before
+	// anything is written; the kernel checks the same when it comes to
+	// finish them (xfs_cui_validate_phys, xfs_bui_validate), and leaves
+	// the finished ones unchecked.
+	for _, in := range pending {
+		var err error
+		switch {
+		case in.EFI != nil:
+			r.st.Unfree = append(r.st.Unfree, in.EFI.Extents...)
+		case in.CUI != nil:
+			err = in.CUI.Check(g)
+		case in.BUI != nil:
+			err = in.BUI.Check(g)
+		}
+		if err != nil {
+			return r.st, err
+		}
+	}
+	if len(pending) > 0 {
+		r.st.Intents = pending
 	}
 	// Pass 2: replay in log order, each transaction's items in the
 	// kernel's order.

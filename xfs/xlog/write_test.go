@@ -449,9 +449,9 @@ func TestRecordsNearTheEnd(t *testing.T) {
 
 // TestReplayRefusesUnfinishedIntents: an extent-free intent without its
 // done item is replayed and its extents returned for the caller to free;
-// a finished pair returns nothing. Other unfinished intents need work this
-// recovery does not do: they are refused before any block is written, as
-// is an EFI naming blocks outside the volume.
+// a finished pair returns nothing. Intents this recovery cannot finish
+// (rmap: the engine has no rmapbt) are refused before any block is
+// written, as is an EFI naming blocks outside the volume.
 func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 	intent := func(typ uint16, id uint64) Item {
 		b := make([]byte, 16)
@@ -476,8 +476,8 @@ func TestReplayRefusesUnfinishedIntents(t *testing.T) {
 		{[]Item{buf, efi(7, false, exts...)}, true, exts},
 		{[]Item{buf, efi(7, true, exts[0]), intent(format.LogItemEFD, 7)}, true, nil},
 		{[]Item{buf, efi(7, true, exts[0]), efi(8, false, exts[1]), intent(format.LogItemEFD, 7)}, true, exts[1:]},
-		{[]Item{buf, intent(format.LogItemBUI, 1)}, false, nil},
-		{[]Item{buf, efi(7, true, exts[0]), intent(format.LogItemBUI, 1)}, false, nil},
+		{[]Item{buf, intent(format.LogItemRUI, 1)}, false, nil},
+		{[]Item{buf, efi(7, true, exts[0]), intent(format.LogItemRUI, 1)}, false, nil},
 		{[]Item{buf, efi(7, true, format.EFIExtent{Start: 1<<4 | 15, Len: 2})}, false, nil}, // crosses an AG
 		{[]Item{buf, efi(7, true, format.EFIExtent{Start: 1 << 4, Len: 1})}, false, nil},    // AG header
 	} {
