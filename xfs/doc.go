@@ -21,7 +21,7 @@
 //	 └─────────────────────────>format  on-disk layouts, CRCs, verifiers,
 //	                                     error kinds
 //	(mkfs builds volumes on format and dev; refcount, over alloc and
-//	btree, owns the refcount btree and is not used by the engine yet;
+//	btree, owns the refcount btree of shared extents;
 //	integration/layers_test.go enforces who may import whom.)
 //
 // # The API in roles
@@ -36,12 +36,13 @@
 //	Namespace  v.Names()   names*.go                     Lookup, Create, CreateFile, Mkdir, Symlink,
 //	                                                     Link, Unlink, UnlinkFiles, Rmdir, Rename, Apply,
 //	                                                     ReadDir, ReadEntryInodes
-//	Files      v.Files()   files*.go                     ReadAt, WriteAt, Truncate, PunchHole,
-//	                                                     Preallocate, AppendExtents, Open, Readlink,
-//	                                                     SetImmutable
+//	Files      v.Files()   files*.go, reflink.go         ReadAt, WriteAt, Truncate, PunchHole,
+//	                                                     Preallocate, AppendExtents, CloneRange,
+//	                                                     SharedExtents, Open, Readlink, SetImmutable
 //	Xattrs     v.Xattrs()  xattrs.go                     Get, List, Set, SetMany, Remove
 //	Quotas     v.Quotas()  quotas.go                     SetProject, SetLimits, SetGrace, Get, List, Check
-//	Space      v.Space()   space*.go                     Statfs, Trim, SetInactiveQueue, Inactivate
+//	Space      v.Space()   space*.go                     Statfs, Shared, Trim, SetInactiveQueue,
+//	                                                     Inactivate
 //	mount      (shared)    volume.go, mount.go,          open and close, inode cache and locks,
 //	                       inode.go, txn.go, fork.go,    transactions, fork and extent reads,
 //	                       bmap.go, stat.go, recover.go  log recovery
@@ -78,6 +79,21 @@
 // Apply op with NameOp.Immutable moves a file and leaves it immutable, in
 // one transaction, so that a file never goes without the flag while it
 // moves. The append-only flag (XFS_DIFLAG_APPEND) is not enforced.
+//
+// # Shared extents
+//
+// On a reflink volume (mkfs's default, as mkfs.xfs's) Files.CloneRange
+// makes a file map another's blocks: both get XFS_DIFLAG2_REFLINK and
+// the AG's refcount btree counts the blocks mapped more than once
+// (package refcount). Every unmap of a reflink file's data blocks
+// (truncate, punch, inactivation, a clone over them) takes one count off
+// and frees only what no file maps any more; a file without the flag
+// frees straight away. Nothing writes a shared block in place: WriteAt,
+// and the partial-block zeroing of Truncate and PunchHole, refuse with
+// ErrShared (the kernel would copy on write; S3 objects are never
+// changed in place). Each change is one transaction, mapping and counts
+// together, so the engine needs no refcount or bmap intents of its own
+// (reflink.go).
 //
 // # Log recovery
 //
