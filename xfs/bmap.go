@@ -17,7 +17,7 @@ func (v *mount) extents(ip *inode, f Fork) ([]format.Extent, error) {
 	m.once.Do(func() {
 		m.ext, m.err = v.loadExtents(ip, f)
 		if m.err != nil {
-			m.err = format.Located(m.err, fmt.Sprintf("inode %d %v", ip.ino, f))
+			m.err = v.markSick(format.Located(m.err, fmt.Sprintf("inode %d %v", ip.ino, f)), ip.ino)
 		}
 	})
 	return m.ext, m.err

@@ -85,7 +85,7 @@ func (v *mount) readForkRun(ip *inode, f Fork, off format.FileOff, count int, op
 		d := v.geo.FsbToDaddr(fsb)
 		b, err := v.cache.Read(d, count*v.geo.BlockSize, ops)
 		if err != nil {
-			return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", ip.ino, f, off))
+			return nil, 0, v.markSick(format.Located(err, fmt.Sprintf("inode %d %v block %d", ip.ino, f, off)), ip.ino)
 		}
 		return b, d, nil
 	}
@@ -98,7 +98,7 @@ func (v *mount) readForkRun(ip *inode, f Fork, off format.FileOff, count int, op
 	}
 	if ops != nil && ops.Verify != nil {
 		if err := ops.Verify(b, d); err != nil {
-			return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d (daddr %d)", ip.ino, f, off, d))
+			return nil, 0, v.markSick(format.Located(err, fmt.Sprintf("inode %d %v block %d (daddr %d)", ip.ino, f, off, d)), ip.ino)
 		}
 	}
 	return b, d, nil
@@ -227,7 +227,7 @@ func (c *inodeChange) takeBlocks(take func(format.Daddr, int, *trans.Ops) ([]byt
 	}
 	b, err := take(d, count*c.t.v.geo.BlockSize, ops)
 	if err != nil {
-		return nil, 0, format.Located(err, fmt.Sprintf("inode %d %v block %d", c.ino, f, off))
+		return nil, 0, c.t.v.markSick(format.Located(err, fmt.Sprintf("inode %d %v block %d", c.ino, f, off)), c.ino)
 	}
 	return b, d, nil
 }

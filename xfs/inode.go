@@ -194,7 +194,7 @@ func (v *mount) igetHeld(h *inodeHandle, ino format.Ino) (*inode, error) {
 	}
 	ip, err := v.readInode(ino)
 	if err != nil {
-		return nil, err
+		return nil, v.markSick(err, ino)
 	}
 	if ip.core.Mode == 0 {
 		return nil, format.Corrupt("inode", fmt.Sprintf("inode %d", ino), "referenced inode is free")

@@ -159,6 +159,9 @@ func (t *txn) modifyAny(h *inodeHandle, ino format.Ino) (*inodeChange, error) {
 // the transaction: a change that goes on without it (a shared unlink)
 // does not log it.
 func (t *txn) modifyChecked(h *inodeHandle, ino format.Ino, refuseImmutable bool) (*inodeChange, error) {
+	if err := t.v.refuseSick(ino); err != nil {
+		return nil, err
+	}
 	c := t.inodes.get(ino)
 	var cur *inode
 	var flags uint16
@@ -261,7 +264,8 @@ func (v *mount) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
 		t.alloc.Prelock(prelock)
 		if err := fn(t); err != nil {
 			t.Cancel()
-			return err
+			// Damage found on the way marks what it belongs to.
+			return v.markSick(err, 0)
 		}
 		return t.Commit()
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	// cleared, so the next open that keeps quota recounts (quotacheck).
 	// For comparisons; a store always keeps quota.
 	NoQuota bool
+	// OnSick, when set, is called once for each structure newly marked
+	// sick (see Volume.Sick), on the goroutine that found the damage.
+	OnSick func(SickStructure)
 	// DquotCache bounds the project dquots kept in memory (0: a default
 	// of quota.DefaultCacheBound); unreferenced, unchanged ones past it
 	// are evicted and read back from the quota file when used again.
@@ -80,6 +83,7 @@ type mount struct {
 	cache     *trans.Cache
 	w         *writeState    // nil when read-only
 	recovery  *RecoveryStats // set when Open replayed the log
+	health    health         // the structures marked sick (health.go)
 	closeOnce sync.Once
 }
 
@@ -131,6 +135,7 @@ func OpenDevice(d dev.Device, o Options) (*Volume, error) {
 		return nil, err
 	}
 	v := &mount{dev: d, sb: sb, geo: format.NewGeometry(sb), ro: o.ReadOnly}
+	v.health.onSick = o.OnSick
 	// Compared in blocks: the size in bytes of a corrupt superblock's
 	// geometry may not fit an int64.
 	if v.geo.DBlocks > uint64(d.Size())>>v.geo.BlockLog {

@@ -97,6 +97,12 @@ func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
 // lockOne locks the AGF of ag, or with try gives up (false) when another
 // transaction holds it.
 func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
+	if t.Space.IsSick(ag) {
+		if try {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("AG %d: %w", ag, format.ErrSick)
+	}
 	g := t.Geo()
 	d := g.AgHeaderDaddr(ag, 1)
 	ops := t.Space.agHeaders(ag).agf

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/trans"
@@ -24,12 +25,26 @@ type Space struct {
 	headerOps []agHeaderOps    // per AG; immutable
 	untrimmed *untrimmed       // freed since trimmed; has its own lock
 	neverFree []trans.Extent   // the internal log; set before sharing
+	sick      []atomic.Bool    // per AG: its metadata failed verification
+}
+
+// MarkSick marks AG ag sick: from now on no transaction locks its AGF
+// (allocations go elsewhere, frees into it fail with format.ErrSick). It
+// reports whether the AG was not sick before.
+func (s *Space) MarkSick(ag format.AgNumber) bool {
+	return int(ag) < len(s.sick) && !s.sick[ag].Swap(true)
+}
+
+// IsSick reports whether AG ag is marked sick.
+func (s *Space) IsSick(ag format.AgNumber) bool {
+	return int(ag) < len(s.sick) && s.sick[ag].Load()
 }
 
 // NewSpace returns the allocator of a volume whose transactions record
 // freed extents in busy.
 func NewSpace(geo *format.Geometry, busy *trans.Busy) *Space {
-	s := &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo), untrimmed: newUntrimmed(geo)}
+	s := &Space{geo: geo, busy: busy, maxLevels: maxLevels(geo), untrimmed: newUntrimmed(geo),
+		sick: make([]atomic.Bool, geo.AgCount)}
 	s.headerOps = make([]agHeaderOps, geo.AgCount)
 	for ag := range s.headerOps {
 		s.headerOps[ag] = newAgHeaderOps(geo, format.AgNumber(ag))
@@ -133,6 +148,9 @@ func (t *Tx) AllocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint3
 	for pass := 0; pass < 2; pass++ {
 		for i := uint32(0); i < g.AgCount; i++ {
 			ag := format.AgNumber((uint32(startAG) + i) % g.AgCount)
+			if t.Space.IsSick(ag) {
+				continue
+			}
 			var a *AG
 			if pass == 0 {
 				var ok bool

@@ -29,6 +29,9 @@ var (
 	ErrUnsupported = errors.New("unsupported filesystem")
 	ErrLoop        = errors.New("too many levels of symbolic links")
 	ErrImmutable   = errors.New("operation not permitted: the inode is immutable")
+	// ErrSick: the change would touch a structure marked sick (its
+	// metadata failed verification); the volume needs xfs_repair.
+	ErrSick = errors.New("metadata marked sick (failed verification): the volume needs xfs_repair")
 )
 
 // CorruptError locates a structure that failed verification.
@@ -36,6 +39,15 @@ type CorruptError struct {
 	Structure string // e.g. "superblock", "bnobt block", "dir3 data block"
 	Where     string // the block, inode or offset it was read from, if known
 	Reason    string
+	// Daddr is the block that failed (HasDaddr), set where blocks are
+	// verified; Ino the inode it belongs to, set by the engine where it
+	// knows (0: an AG's metadata, or not known).
+	Daddr    Daddr
+	HasDaddr bool
+	Ino      Ino
+	// Sick: the engine marked what the block belongs to sick, so the
+	// error is also ErrSick.
+	Sick bool
 }
 
 func (e *CorruptError) Error() string {
@@ -45,8 +57,11 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("xfs: corrupt %s at %s: %s", e.Structure, e.Where, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrCorrupt) true for every CorruptError.
-func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+// Is makes errors.Is(err, ErrCorrupt) true for every CorruptError, and
+// errors.Is(err, ErrSick) for those that marked their structure sick.
+func (e *CorruptError) Is(target error) bool {
+	return target == ErrCorrupt || target == ErrSick && e.Sick
+}
 
 // Corrupt builds a CorruptError with a formatted reason.
 func Corrupt(structure, where, format string, args ...any) *CorruptError {
@@ -74,6 +89,18 @@ func Located(err error, where string) error {
 		return &c
 	}
 	return err
+}
+
+// AtDaddr returns err with the failed block's address set when err is a
+// CorruptError that does not know it yet; other errors pass through.
+func AtDaddr(err error, d Daddr) error {
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.HasDaddr {
+		return err
+	}
+	c := *ce
+	c.Daddr, c.HasDaddr = d, true
+	return &c
 }
 
 // locatedIn reports whether the location inner already starts with outer.

@@ -121,6 +121,12 @@ func (g *Geometry) AgbToDaddr(ag AgNumber, bno AgBlock) Daddr {
 	return Daddr((uint64(ag)*uint64(g.AgBlocks) + uint64(bno)) << (g.BlockLog - BBShift))
 }
 
+// DaddrToAg returns the AG that holds disk address d (AG headers and
+// blocks alike: AGs are laid out back to back, AgBlocks apart).
+func (g *Geometry) DaddrToAg(d Daddr) AgNumber {
+	return AgNumber((uint64(d) >> (g.BlockLog - BBShift)) / uint64(g.AgBlocks))
+}
+
 // DaddrToByte converts a disk address to a byte offset on the device.
 func DaddrToByte(d Daddr) int64 { return int64(d) << BBShift }
 

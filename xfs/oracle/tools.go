@@ -47,6 +47,19 @@ func Repair(t testing.TB, img string) {
 	}
 }
 
+// RepairFix runs "xfs_repair img", which mends what it finds (as an
+// operator does on a stopped volume), and fails the test when it cannot
+// finish; its output is returned.
+func RepairFix(t testing.TB, img string) string {
+	t.Helper()
+	Require(t, ToolRepair)
+	out, err := run(ToolRepair, nil, img)
+	if err != nil {
+		t.Fatalf("xfs_repair %s: %v\n%s", img, err, out)
+	}
+	return out
+}
+
 // RepairAfterQuotalessReplay is Repair for an image that the kernel
 // mounted without quota options to replay its log. The kernel then skips
 // the log's dquot items and resets the superblock's quota flags

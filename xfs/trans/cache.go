@@ -488,7 +488,7 @@ func (c *Cache) load(b *Buf, ops *Ops) ([]byte, error) {
 	}
 	if ops != nil && ops.Verify != nil {
 		if err := ops.Verify(data, b.daddr); err != nil {
-			return nil, format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
+			return nil, format.AtDaddr(format.Located(err, fmt.Sprintf("daddr %d", b.daddr)), b.daddr)
 		}
 	}
 	if b.data.CompareAndSwap(nil, newVersion(data, ops)) {
@@ -514,7 +514,7 @@ func checkKind(b *Buf, v *version, ops *Ops) error {
 		return nil
 	}
 	if err := ops.Verify(v.b, b.daddr); err != nil {
-		return format.Located(err, fmt.Sprintf("daddr %d", b.daddr))
+		return format.AtDaddr(format.Located(err, fmt.Sprintf("daddr %d", b.daddr)), b.daddr)
 	}
 	v.kind.Store(ops)
 	return nil

@@ -1,0 +1,146 @@
+package xfs
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Health. A metadata block that fails its verifier (CRC, magic, owner,
+// structure: a *format.CorruptError) marks what it belongs to sick, as
+// the kernel's health tracking does: the inode whose fork or core it is
+// (a directory, a file, its attributes or extent tree), or else the AG
+// whose headers or btrees it is. From then on no change touches a sick
+// structure: txn.modify refuses a sick inode and package alloc never
+// locks a sick AG's AGF (allocations go to other AGs), each with
+// ErrSick; reads that do not need the damaged block go on. The marks
+// live in memory for the life of the Volume (the kernel keeps its health
+// state in memory too); xfs_repair, run on the stopped volume, is what
+// clears them.
+
+// ErrSick: the change would touch a structure marked sick; see Sick.
+var ErrSick = format.ErrSick
+
+// SickStructure is a structure marked sick.
+type SickStructure struct {
+	// Kind is "inode" (Ino is set) or "ag" (AG is set).
+	Kind string
+	Ino  format.Ino
+	AG   format.AgNumber
+	// Structure, Where and Reason are the first verification failure
+	// found in it (format.CorruptError).
+	Structure, Where, Reason string
+	Since                    time.Time
+}
+
+func (s SickStructure) String() string {
+	if s.Kind == "ag" {
+		return fmt.Sprintf("AG %d", s.AG)
+	}
+	return fmt.Sprintf("inode %d", s.Ino)
+}
+
+// health holds the sick marks of a volume.
+type health struct {
+	mu     sync.Mutex // guards below
+	inodes map[format.Ino]SickStructure
+	ags    map[format.AgNumber]SickStructure
+	onSick func(SickStructure)
+}
+
+// sickInode reports the mark of inode ino, if it is sick.
+func (v *mount) sickInode(ino format.Ino) (SickStructure, bool) {
+	v.health.mu.Lock()
+	defer v.health.mu.Unlock()
+	s, ok := v.health.inodes[ino]
+	return s, ok
+}
+
+// markSick records the structure err (a verification failure, else
+// nothing) belongs to as sick: inode ino when it is not 0, else the AG
+// of the failed block. It returns err marked (CorruptError.Sick, so it
+// is ErrSick too) with the inode recorded, so that callers up the stack
+// do not mark another structure for it.
+func (v *mount) markSick(err error, ino format.Ino) error {
+	var ce *format.CorruptError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if ino == 0 {
+		ino = ce.Ino
+	}
+	if ce.Sick && ce.Ino == ino {
+		return err // marked on the way up already
+	}
+	s := SickStructure{Structure: ce.Structure, Where: ce.Where, Reason: ce.Reason, Since: time.Now()}
+	h := &v.health
+	h.mu.Lock()
+	fresh := false
+	switch {
+	case ino != 0:
+		s.Kind, s.Ino = "inode", ino
+		if _, ok := h.inodes[ino]; !ok {
+			if h.inodes == nil {
+				h.inodes = map[format.Ino]SickStructure{}
+			}
+			h.inodes[ino], fresh = s, true
+		}
+	case ce.HasDaddr:
+		ag := v.geo.DaddrToAg(ce.Daddr)
+		s.Kind, s.AG = "ag", ag
+		if _, ok := h.ags[ag]; !ok {
+			if h.ags == nil {
+				h.ags = map[format.AgNumber]SickStructure{}
+			}
+			h.ags[ag], fresh = s, true
+		}
+		if v.w != nil {
+			v.w.space.MarkSick(ag)
+		}
+	}
+	onSick := h.onSick
+	h.mu.Unlock()
+	if fresh && onSick != nil {
+		onSick(s)
+	}
+	if s.Kind != "" && (!ce.Sick || ce.Ino != ino) {
+		c := *ce
+		c.Ino, c.Sick = ino, true
+		return &c
+	}
+	return err
+}
+
+// Sick lists the structures marked sick, AGs first, each kind in order.
+func (v *Volume) Sick() []SickStructure {
+	h := &v.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]SickStructure, 0, len(h.ags)+len(h.inodes))
+	for _, s := range h.ags {
+		out = append(out, s)
+	}
+	for _, s := range h.inodes {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Kind != b.Kind {
+			return a.Kind == "ag"
+		}
+		return a.AG < b.AG || a.AG == b.AG && a.Ino < b.Ino
+	})
+	return out
+}
+
+// refuseSick fails with ErrSick when inode ino is marked sick.
+func (v *mount) refuseSick(ino format.Ino) error {
+	if s, ok := v.sickInode(ino); ok {
+		return fmt.Errorf("inode %d (%s at %s: %s): %w", ino, s.Structure, s.Where, s.Reason, ErrSick)
+	}
+	return nil
+}

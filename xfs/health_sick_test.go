@@ -1,0 +1,165 @@
+package xfs_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/mkfs"
+	"github.com/xfs3/xfs3/xfs/oracle"
+)
+
+// damageFirstBlock overwrites bytes of the first block of inode ino's
+// data fork on the stopped volume img (xfs_db finds it), at offset off
+// within the block.
+func damageFirstBlock(t *testing.T, img string, ino format.Ino, bs int, off int) {
+	t.Helper()
+	exts := dbExtents(t, img, ino)
+	if len(exts) == 0 {
+		t.Fatalf("inode %d maps no blocks", ino)
+	}
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt([]byte("damaged!"), exts[0]*int64(bs)+int64(off)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// dbExtents lists the linear block numbers (AG × agblocks + block) of
+// an inode's data extents, as xfs_db's bmap shows them.
+func dbExtents(t *testing.T, img string, ino format.Ino) []int64 {
+	t.Helper()
+	sb := oracle.DBSuperblock(t, img)
+	var agblocks int64
+	fmt.Sscan(sb["agblocks"], &agblocks)
+	var out []int64
+	for _, line := range strings.Split(oracle.DB(t, img, fmt.Sprintf("inode %d", ino), "bmap"), "\n") {
+		var off, start, ag, agbno, count, flag int64
+		if _, err := fmt.Sscanf(line, "data offset %d startblock %d (%d/%d) count %d flag %d", &off, &start, &ag, &agbno, &count, &flag); err == nil {
+			out = append(out, ag*agblocks+agbno)
+		}
+	}
+	return out
+}
+
+// TestSickDirectory: a directory block that fails its CRC marks the
+// directory sick, once; every change that would touch the directory is
+// then refused with ErrSick and changes nothing, while the other
+// directory reads and changes as before; xfs_repair then mends the
+// volume and the engine opens it again with nothing sick.
+func TestSickDirectory(t *testing.T) {
+	oracle.Require(t, oracle.ToolDB, oracle.ToolRepair, oracle.ToolMount)
+	img := filepath.Join(t.TempDir(), "sick.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := v.Geometry().BlockSize
+	b1, _ := v.Names().Mkdir(v.Root(), "b1", xfs.Attrs{Mode: 0o755})
+	b2, _ := v.Names().Mkdir(v.Root(), "b2", xfs.Attrs{Mode: 0o755})
+	for i := 0; i < 60; i++ {
+		for _, d := range []format.Ino{b1, b2} {
+			if _, err := v.Names().Create(d, fmt.Sprintf("object-with-a-longish-name-%03d", i), xfs.Attrs{Mode: 0o644}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	damageFirstBlock(t, img, b1, bs, 200)
+
+	var mu sync.Mutex
+	var reported []xfs.SickStructure
+	v, err = xfs.Open(img, xfs.Options{OnSick: func(s xfs.SickStructure) {
+		mu.Lock()
+		reported = append(reported, s)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { v.Close() }()
+	for i := 0; i < 2; i++ {
+		if _, err := v.Names().ReadDir(b1); !errors.Is(err, xfs.ErrCorrupt) {
+			t.Fatalf("listing the damaged directory: %v, want a corruption", err)
+		}
+	}
+	sick := v.Sick()
+	if len(sick) != 1 || sick[0].Kind != "inode" || sick[0].Ino != b1 {
+		t.Fatalf("sick: %+v, want directory %d", sick, b1)
+	}
+	if len(reported) != 1 || reported[0].Ino != b1 {
+		t.Fatalf("OnSick called with %+v, want once for %d", reported, b1)
+	}
+	before, _ := v.Stat(b1)
+	if _, err := v.Names().Create(b1, "new", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrSick) {
+		t.Fatalf("create in the sick directory: %v, want ErrSick", err)
+	}
+	if err := v.Names().Unlink(b1, "object-with-a-longish-name-001"); !errors.Is(err, xfs.ErrSick) {
+		t.Fatalf("unlink in the sick directory: %v, want ErrSick", err)
+	}
+	if err := v.Names().Rename(b2, "object-with-a-longish-name-001", b1, "moved"); !errors.Is(err, xfs.ErrSick) {
+		t.Fatalf("rename into the sick directory: %v, want ErrSick", err)
+	}
+	if _, err := v.Names().Lookup(b2, "object-with-a-longish-name-001"); err != nil {
+		t.Fatalf("the refused rename moved the name away: %v", err)
+	}
+	if err := v.Xattrs().Set(b1, "user.x", []byte("y"), 0); !errors.Is(err, xfs.ErrSick) {
+		t.Fatalf("xattr on the sick directory: %v, want ErrSick", err)
+	}
+	if after, _ := v.Stat(b1); after.ChangeCount != before.ChangeCount || after.Size != before.Size {
+		t.Fatalf("refused changes changed the directory: %+v then %+v", before, after)
+	}
+	// The other directory is untouched by all this.
+	if _, err := v.Names().Create(b2, "new", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := v.Names().ReadDir(b2); err != nil || len(ents) != 61 {
+		t.Fatalf("the healthy directory lists %d entries, %v", len(ents), err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// xfs_repair sees the damage, mends it, and the volume is whole again.
+	if out, err := oracle.RepairOutput(img); err == nil {
+		t.Fatalf("xfs_repair -n found nothing wrong:\n%s", out)
+	}
+	oracle.RepairFix(t, img)
+	oracle.Repair(t, img)
+	v, err = xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Repair rebuilds or junks the damaged directory (its entries go to
+	// lost+found); the rest is as it was.
+	if _, err := v.Names().ReadDir(v.Root()); err != nil {
+		t.Fatalf("after xfs_repair: %v", err)
+	}
+	if ents, err := v.Names().ReadDir(b2); err != nil || len(ents) != 61 {
+		t.Fatalf("after xfs_repair the healthy directory lists %d entries, %v", len(ents), err)
+	}
+	if _, err := v.Names().Create(b2, "after-repair", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if s := v.Sick(); len(s) != 0 {
+		t.Fatalf("sick after repair: %+v", s)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+	oracle.Mount(t, img, true)
+}
