@@ -17,9 +17,9 @@ import (
 const mkfsUsage = `Usage: xfs3 mkfs [flags] PATH
 
 Create an XFS v5 filesystem in the volume file or block device PATH, with
-the geometry and features 'mkfs.xfs -m reflink=0' would choose. A missing
-PATH is created as a sparse file of --size bytes; an existing file keeps
-its size unless --size is larger. Whatever PATH held before is lost.
+the geometry and features mkfs.xfs would choose, reflink included. A
+missing PATH is created as a sparse file of --size bytes; an existing file
+keeps its size unless --size is larger. Whatever PATH held before is lost.
 
 Flags:
   --size SIZE            filesystem size: bytes, or a number with a binary
@@ -30,6 +30,8 @@ Flags:
   --dir-block-size N     directory block size (default: the block size, at
                          least 4096)
   --label TEXT           filesystem label, at most 12 bytes
+  --reflink=false        no reflink (shared extents): what
+                         'mkfs.xfs -m reflink=0' makes (default true)
 `
 
 // sizeFlag is a byte count that accepts the suffixes of config.ParseSize.
@@ -67,6 +69,7 @@ func mkfsCommand(args []string, e *env) error {
 	flags.Var(&dirBlockSize, "dir-block-size", "")
 	agcount := flags.Int("agcount", 0, "")
 	label := flags.String("label", "", "")
+	reflink := flags.Bool("reflink", true, "")
 	pos, err := parseFlags(flags, args)
 	if err != nil {
 		return err
@@ -85,7 +88,7 @@ func mkfsCommand(args []string, e *env) error {
 	}
 	res, err := mkfs.Format(path, mkfs.Options{
 		Size: int64(size), BlockSize: int(blockSize), InodeSize: int(inodeSize), AgCount: *agcount,
-		DirBlockSize: int(dirBlockSize), Label: *label,
+		DirBlockSize: int(dirBlockSize), Label: *label, NoReflink: !*reflink,
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

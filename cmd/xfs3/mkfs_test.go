@@ -22,7 +22,13 @@ func TestMkfsCreatesVolume(t *testing.T) {
 	if st, err := os.Stat(img); err != nil || st.Size() != 64<<20 {
 		t.Fatalf("volume file: %v", err)
 	}
+	if !strings.Contains(r.stdout, "reflink=1") {
+		t.Errorf("summary %q does not say reflink=1", r.stdout)
+	}
 	oracle.Repair(t, img)
+	if sb := oracle.DBSuperblock(t, img); sb["features_ro_compat"] != "0xd" {
+		t.Errorf("features_ro_compat %s, want 0xd (finobt, reflink, inobtcount)", sb["features_ro_compat"])
+	}
 
 	// Reformat the existing file with other options; its size stays.
 	r = runCLI(t, "mkfs", img, "--agcount", "3", "--block-size=2K", "--inode-size", "1024", "--label", "objects")
@@ -35,6 +41,16 @@ func TestMkfsCreatesVolume(t *testing.T) {
 	oracle.Repair(t, img)
 	if sb := oracle.DBSuperblock(t, img); sb["agcount"] != "3" || !strings.HasPrefix(sb["fname"], `"objects`) {
 		t.Errorf("superblock agcount %s fname %s", sb["agcount"], sb["fname"])
+	}
+
+	// --reflink=false: what mkfs.xfs -m reflink=0 makes.
+	r = runCLI(t, "mkfs", "--reflink=false", img)
+	if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "reflink=0") {
+		t.Fatalf("mkfs --reflink=false: status %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	oracle.Repair(t, img)
+	if sb := oracle.DBSuperblock(t, img); sb["features_ro_compat"] != "0x9" {
+		t.Errorf("--reflink=false: features_ro_compat %s, want 0x9 (finobt, inobtcount)", sb["features_ro_compat"])
 	}
 }
 
@@ -62,6 +78,7 @@ func TestMkfsErrors(t *testing.T) {
 		{[]string{"mkfs", "--size", "-5", missing}, 2, "invalid value"},
 		{[]string{"mkfs", "--agcount", "many", missing}, 2, "invalid value"},
 		{[]string{"mkfs", "--bogus", missing}, 2, "flag provided but not defined"},
+		{[]string{"mkfs", "--size", "1G", "--reflink=maybe", missing}, 2, "invalid boolean value"},
 		{[]string{"mkfs", "--size", "1M", missing}, 1, "too small"},
 		{[]string{"mkfs", "--size", "1G", "--block-size", "3000", missing}, 1, "block size 3000"},
 		{[]string{"mkfs", "--size", "1G", "--inode-size", "256", missing}, 1, "inode size 256"},

@@ -37,12 +37,21 @@ func attachLoop(t *testing.T, img string, sectorSize int) (loop string, detach f
 }
 
 // TestFormatBlockDevice formats loop devices with 512-byte and 4 KiB
-// logical sectors: the size and the sector size come from the device, and
-// the result matches what mkfs.xfs makes on the same device.
+// logical sectors, with and without reflink: the size and the sector size
+// come from the device, and the result matches what mkfs.xfs makes on the
+// same device.
 func TestFormatBlockDevice(t *testing.T) {
 	oracle.Require(t, oracle.ToolMkfs, oracle.ToolDB, oracle.ToolRepair, oracle.ToolMount)
-	for _, ss := range []int{512, 4096} {
-		t.Run("sector"+strconv.Itoa(ss), func(t *testing.T) {
+	for _, c := range []struct {
+		ss int
+		o  Options
+	}{{512, Options{}}, {4096, Options{}}, {512, Options{NoReflink: true}}, {4096, Options{NoReflink: true}}} {
+		ss, o := c.ss, c.o
+		name := "sector" + strconv.Itoa(ss)
+		if o.NoReflink {
+			name += "-noreflink"
+		}
+		t.Run(name, func(t *testing.T) {
 			img := filepath.Join(t.TempDir(), "disk.img")
 			junk := make([]byte, 1<<20)
 			rand.Read(junk)
@@ -58,12 +67,13 @@ func TestFormatBlockDevice(t *testing.T) {
 			if err != nil {
 				mkfsXFS = "/usr/sbin/mkfs.xfs"
 			}
-			cmd := exec.Command(mkfsXFS, "-q", "-f", "-m", "reflink=0", loop)
+			mkfsArgs := append(append([]string{"-q", "-f"}, reflinkArgs(o)...), loop)
+			cmd := exec.Command(mkfsXFS, mkfsArgs...)
 			cmd.Env = append(os.Environ(), "TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("mkfs.xfs: %v\n%s", err, out)
 			}
-			res, err := Format(loop, Options{})
+			res, err := Format(loop, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +82,7 @@ func TestFormatBlockDevice(t *testing.T) {
 			}
 			// Our format went over mkfs.xfs's: compare with a fresh one.
 			ours := dumpMetadata(t, loop, res)
-			cmd = exec.Command(mkfsXFS, "-q", "-f", "-m", "reflink=0", loop)
+			cmd = exec.Command(mkfsXFS, mkfsArgs...)
 			cmd.Env = append(os.Environ(), "TEST_DIR=1", "TEST_DEV=1", "QA_CHECK_FS=1")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("mkfs.xfs: %v\n%s", err, out)
@@ -81,7 +91,7 @@ func TestFormatBlockDevice(t *testing.T) {
 			if d := diffDumps(ref, ours); len(d) > 0 {
 				t.Errorf("differences from mkfs.xfs on %s:\n%s", loop, strings.Join(d, "\n"))
 			}
-			if _, err := Format(loop, Options{}); err != nil {
+			if _, err := Format(loop, o); err != nil {
 				t.Fatal(err)
 			}
 			oracle.Repair(t, loop)

@@ -1,11 +1,13 @@
 // Package mkfs creates XFS v5 filesystems: the same filesystem that
-// xfsprogs 6.1 "mkfs.xfs -m reflink=0" makes on the same device with the
-// same options, byte for byte in every superblock, AG header, btree root
-// and inode except the UUID, the checksums over it and the creation times.
+// xfsprogs 6.1 mkfs.xfs makes on the same device with the same options,
+// byte for byte in every superblock, AG header, btree root and inode
+// except the UUID, the checksums over it and the creation times.
+// Options.NoReflink gives what "mkfs.xfs -m reflink=0" makes.
 //
-// Features: crc (v5), finobt, inobtcount, ftype, bigtime, sparse inodes,
-// lazy superblock counters, attr2, 32-bit project IDs, a version 2
-// internal log; no reflink, rmapbt, realtime device or quota.
+// Features: crc (v5), finobt, inobtcount, reflink (unless NoReflink),
+// ftype, bigtime, sparse inodes, lazy superblock counters, attr2, 32-bit
+// project IDs, a version 2 internal log; no rmapbt, realtime device or
+// quota.
 //
 // Geometry (plan, pure and testable against "mkfs.xfs -N"):
 //
@@ -15,7 +17,9 @@
 //   - Log size: dblocks/2048 but at least 64 MiB, the computed minimum
 //     for filesystems under 300 MiB, at most 2 GiB - 10 MiB and one AG.
 //     The minimum comes from the worst-case transaction reservation,
-//     reproduced in logsize.go, since the kernel refuses smaller logs.
+//     reproduced in logsize.go, since the kernel refuses smaller logs;
+//     reflink makes it larger (1368 instead of 857 4 KiB blocks at
+//     64 MiB).
 //   - The log sits in AG agcount/2 right after the btree roots.
 //
 // Layout of every AG (4 KiB blocks, 512-byte sectors; other sizes shift
@@ -26,11 +30,18 @@
 //	block 2     cntbt root     (free space by size)
 //	block 3     inobt root     (inode chunks)
 //	block 4     finobt root    (chunks with free inodes)
-//	block 5..8  AGFL blocks    (slots 1..4 of the free list)
+//	block 5     refcountbt root (empty; shared extents) with reflink
+//	block 6..9  AGFL blocks    (slots 1..4 of the free list); 5..8
+//	            without reflink
 //	AG 0 only:  first inode chunk at the next multiple of sb_inoalignmt
 //	            (block 16): root directory, realtime bitmap and summary
 //	            inodes, then free inodes
-//	log AG:     the log from block 5; the AGFL blocks follow it
+//	log AG:     the log from block 6 (5 without reflink); the AGFL
+//	            blocks follow it
+//
+// The refcount root's block counts in agf_refcount_blocks, not as free
+// space: a reflink AG has one free block less everywhere (sb_fdblocks,
+// agf_freeblks, agf_longest).
 //
 // The primary superblock is written last, after everything else is on
 // stable storage; until then the copy in place says "in progress". The

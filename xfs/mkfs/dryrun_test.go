@@ -28,7 +28,11 @@ func mkfsDryRun(t *testing.T, scratch string, c dryCase) (got [5]uint64, ok bool
 	if c.agcount != 0 {
 		d += fmt.Sprintf(",agcount=%d", c.agcount)
 	}
-	args := []string{"-N", "-f", "-m", "reflink=0", "-b", fmt.Sprint("size=", c.bs), "-i", fmt.Sprint("size=", c.is),
+	reflink := "reflink=1"
+	if c.noReflink {
+		reflink = "reflink=0"
+	}
+	args := []string{"-N", "-f", "-m", reflink, "-b", fmt.Sprint("size=", c.bs), "-i", fmt.Sprint("size=", c.is),
 		"-s", fmt.Sprint("size=", c.ss), "-d", d}
 	if c.dbs != 0 {
 		args = append(args, "-n", fmt.Sprint("size=", c.dbs))
@@ -56,11 +60,12 @@ func mkfsDryRun(t *testing.T, scratch string, c dryCase) (got [5]uint64, ok bool
 type dryCase struct {
 	size                     int64
 	bs, is, ss, agcount, dbs int
+	noReflink                bool
 }
 
 // TestPlanMatchesMkfsDryRun compares the geometry plan chooses with what
-// mkfs.xfs -N prints for random sizes (64 MiB to 64 TiB) and options, and
-// checks that both refuse the same configurations.
+// mkfs.xfs -N prints for random sizes (64 MiB to 64 TiB) and options, with
+// and without reflink, and checks that both refuse the same configurations.
 func TestPlanMatchesMkfsDryRun(t *testing.T) {
 	oracle.Require(t, oracle.ToolMkfs)
 	scratch := filepath.Join(t.TempDir(), "dry.img")
@@ -68,7 +73,8 @@ func TestPlanMatchesMkfsDryRun(t *testing.T) {
 	blockSizes := []int{1024, 2048, 4096, 8192, 16384, 32768, 65536}
 	inodeSizes := []int{512, 1024, 2048}
 	for n := 0; n < 500; n++ {
-		c := dryCase{bs: blockSizes[r.Intn(len(blockSizes))], is: inodeSizes[r.Intn(len(inodeSizes))], ss: 512}
+		c := dryCase{bs: blockSizes[r.Intn(len(blockSizes))], is: inodeSizes[r.Intn(len(inodeSizes))], ss: 512,
+			noReflink: n%2 == 1}
 		if c.is > c.bs/2 {
 			c.is = 512
 		}
@@ -85,7 +91,7 @@ func TestPlanMatchesMkfsDryRun(t *testing.T) {
 		c.size = int64(math.Pow(2, 26+r.Float64()*20)) &^ 1023
 		want, ok := mkfsDryRun(t, scratch, c)
 		g, err := plan(Options{Size: c.size, BlockSize: c.bs, InodeSize: c.is, SectorSize: c.ss,
-			AgCount: c.agcount, DirBlockSize: c.dbs}, 0)
+			AgCount: c.agcount, DirBlockSize: c.dbs, NoReflink: c.noReflink}, 0)
 		switch {
 		case !ok && err == nil:
 			t.Errorf("%+v: mkfs.xfs refuses, we chose %d AGs of %d blocks", c, g.agcount, g.agblocks)

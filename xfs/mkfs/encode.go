@@ -42,6 +42,9 @@ func (g *geometry) superblock(uuid [16]byte, c counts) *format.Superblock {
 		FeaturesIncompat: format.IncompatFType | format.IncompatSpinodes | format.IncompatBigtime,
 		SpinoAlign:       g.spinoAlign,
 	}
+	if g.reflink() {
+		sb.FeaturesRo |= format.RoCompatReflink
+	}
 	copy(sb.FName[:], o.Label)
 	return sb
 }
@@ -84,6 +87,9 @@ func (g *geometry) agHeaders(buf []byte, sb *format.Superblock, a *agLayout, geo
 		// Slot 0 stays empty: a fresh AGF starts with flfirst 1.
 		FlFirst: 1, FlLast: uint32(len(a.agfl)), FlCount: uint32(len(a.agfl)),
 		FreeBlks: a.freeBlocks(), Longest: a.longest(), UUID: uuid,
+	}
+	if g.reflink() {
+		agf.RefcountRoot, agf.RefcountLevel, agf.RefcountBlocks = format.AgBlock(g.refcRoot), 1, 1
 	}
 	agf.Encode(buf[ss : 2*ss])
 	format.SetCRC(buf[ss:2*ss], format.AgfCRCOff)
@@ -140,6 +146,9 @@ func (g *geometry) agHeaders(buf []byte, sb *format.Superblock, a *agLayout, geo
 	g.btreeLeaf(block(g.cntRoot), format.CntbtMagic, a.ag, g.cntRoot, geo, uuid, cnt)
 	g.btreeLeaf(block(g.inoRoot), format.InobtMagic, a.ag, g.inoRoot, geo, uuid, ino)
 	g.btreeLeaf(block(g.finoRoot), format.FinobtMagic, a.ag, g.finoRoot, geo, uuid, fino)
+	if g.reflink() {
+		g.btreeLeaf(block(g.refcRoot), format.RefcountMagic, a.ag, g.refcRoot, geo, uuid, nil)
+	}
 }
 
 func allocRec(e extent) []byte {

@@ -51,9 +51,11 @@ type geometry struct {
 	cntRoot   uint32
 	inoRoot   uint32
 	finoRoot  uint32
+	refcRoot  uint32 // 0 without reflink
 	agflCount uint32 // blocks put on each AGFL
 
 	allocMaxLevels int
+	refcMaxLevels  int // tallest refcount btree an AG can hold (0 without reflink)
 
 	// The internal log.
 	minLogBlocks uint32
@@ -68,8 +70,8 @@ type geometry struct {
 }
 
 // plan computes the geometry of a filesystem of devBytes bytes (the device
-// size, or o.Size when it is set) the way mkfs.xfs 6.1 does with
-// "-m reflink=0" and no stripe geometry.
+// size, or o.Size when it is set) the way mkfs.xfs 6.1 does with no stripe
+// geometry, and "-m reflink=0" when o.NoReflink is set.
 func plan(o Options, devBytes int64) (*geometry, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -207,14 +209,22 @@ func (g *geometry) features() {
 		g.logSUnit = uint32(g.opts.BlockSize)
 	}
 
-	// Fixed AG blocks: the header sectors, then the free space, inode and
-	// free inode btree roots.
+	// Fixed AG blocks: the header sectors, then the free space, inode,
+	// free inode and refcount btree roots.
 	agflBlock := uint32((3 * g.opts.SectorSize) >> g.blockLog)
 	g.bnoRoot = agflBlock + 1
 	g.cntRoot = g.bnoRoot + 1
 	g.inoRoot = g.cntRoot + 1
 	g.finoRoot = g.inoRoot + 1
 	g.prealloc = g.finoRoot + 1
+	if g.reflink() {
+		g.refcRoot = g.prealloc
+		g.prealloc++
+		// Every block of the AG may need its own refcount record.
+		leaf := format.RefcountShape.MaxRecs(g.opts.BlockSize, true) / 2
+		node := format.RefcountShape.MaxRecs(g.opts.BlockSize, false) / 2
+		g.refcMaxLevels = btreeMaxLevels(leaf, node, uint64(g.agblocks))
+	}
 
 	// The AGFL starts with what splitting each (one-level) free space
 	// btree can take: a block per level plus one for a new root, capped
@@ -224,6 +234,9 @@ func (g *geometry) features() {
 	g.allocMaxLevels = btreeMaxLevels(mnr, mnrNode, (uint64(g.agblocks)+1)/2)
 	g.agflCount = uint32(2 * min(2, g.allocMaxLevels))
 }
+
+// reflink reports whether the filesystem gets the reflink feature.
+func (g *geometry) reflink() bool { return !g.opts.NoReflink }
 
 // btreeMaxLevels is the height of a btree of minimally full blocks that
 // indexes records records.
@@ -242,9 +255,14 @@ func (g *geometry) agHeaderBlocks() uint32 {
 	return uint32((4*g.opts.SectorSize + g.opts.BlockSize - 1) >> g.blockLog)
 }
 
-// agMaxUsable is the largest allocation an AG can satisfy.
+// agMaxUsable is the largest allocation an AG can satisfy: all but the
+// headers, the AGFL reserve and the btree roots.
 func (g *geometry) agMaxUsable() uint32 {
-	return g.agblocks - (g.agHeaderBlocks() + agflReserve + 3 + 1)
+	roots := uint32(3 + 1) // AGF and AGI trees, finobt
+	if g.reflink() {
+		roots++
+	}
+	return g.agblocks - (g.agHeaderBlocks() + agflReserve + roots)
 }
 
 // logGeometry sizes and places the internal log (calculate_log_size).
@@ -294,6 +312,9 @@ func (g *geometry) placeInodeChunk() error {
 	g.iallocInos = max(inodesPerChunk, inopblock)
 	g.iallocBlocks = uint32(g.iallocInos / inopblock)
 	first := g.agHeaderBlocks() + 2 + 1 + g.agflCount + 1 // headers, bno+cnt, ino roots, AGFL, fino root
+	if g.reflink() {
+		first++ // refcount root
+	}
 	if g.inoAlignMt > 1 {
 		first = (first + g.inoAlignMt - 1) / g.inoAlignMt * g.inoAlignMt
 	}

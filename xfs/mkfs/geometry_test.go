@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// planTable holds what mkfs.xfs 6.1 chooses for a spread of sizes and
-// options. Rows with wantErr are configurations mkfs.xfs refuses. Every
-// row was produced by a dry run:
+// planTable holds what mkfs.xfs 6.1 -m reflink=0 chooses for a spread of
+// sizes and options. Rows with wantErr are configurations mkfs.xfs
+// refuses. Every row was produced by a dry run:
 //
 //	TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 mkfs.xfs -N -f -m reflink=0 \
 //	    -b size=BS -i size=IS -d file=1,name=SCRATCH,size=SIZE[,agcount=N]
@@ -16,15 +16,7 @@ import (
 // from "data" and blocks from "log". (The environment variables let
 // mkfs.xfs format filesystems under 300 MB, as xfs3 does.) The 4 TiB row
 // uses 4 TiB + 1 KiB because -d size must be a multiple of 1 KiB.
-var planTable = []struct {
-	size                      int64
-	bs, is, agcount           int
-	wantAgcount, wantAgblocks uint32
-	wantDblocks               uint64
-	wantLogBlocks             uint32
-	wantIMaxPct               int
-	wantErr                   bool
-}{
+var planTable = []planRow{
 	{67108864, 1024, 512, 0, 4, 16384, 65536, 2577, 25, false},
 	{67108864, 1024, 1024, 0, 0, 0, 0, 0, 0, true}, // mkfs: illegal inode size 1024
 	{67108864, 1024, 2048, 0, 0, 0, 0, 0, 0, true}, // mkfs: illegal inode size 2048
@@ -125,9 +117,49 @@ var planTable = []struct {
 	{70368744177664, 4096, 512, 100, 100, 171798692, 17179869184, 521728, 1, false},
 }
 
+type planRow struct {
+	size                      int64
+	bs, is, agcount           int
+	wantAgcount, wantAgblocks uint32
+	wantDblocks               uint64
+	wantLogBlocks             uint32
+	wantIMaxPct               int
+	wantErr                   bool
+}
+
+// reflinkPlanTable holds what mkfs.xfs 6.1 chooses with its default
+// reflink=1 (the same dry run without "-m reflink=0") where that differs:
+// small filesystems, whose log is the minimum size, get a larger log since
+// the reservations include refcount btree updates, and an AG holds one
+// block less for the log (the refcount root).
+var reflinkPlanTable = []planRow{
+	{67108864, 1024, 512, 0, 4, 16384, 65536, 3527, 25, false},
+	{67108864, 4096, 512, 0, 4, 4096, 16384, 1368, 25, false},
+	{67108864, 4096, 1024, 0, 4, 4096, 16384, 1368, 25, false},
+	{67108864, 4096, 2048, 0, 4, 4096, 16384, 1368, 25, false},
+	{67108864, 65536, 512, 0, 0, 0, 0, 0, 0, true}, // mkfs: max log size 245 smaller than min log size 512, filesystem is too small
+	{104857600, 1024, 512, 0, 4, 25600, 102400, 3527, 25, false},
+	{104857600, 4096, 512, 0, 4, 6400, 25600, 1368, 25, false},
+	{104857600, 4096, 2048, 0, 4, 6400, 25600, 1368, 25, false},
+	{314572800, 4096, 512, 0, 4, 19200, 76800, 16384, 25, false},
+	{314572800, 65536, 512, 0, 4, 1200, 4800, 1024, 25, false},
+	{1073741824, 1024, 512, 0, 4, 262144, 1048576, 65536, 25, false},
+	{1073741824, 4096, 512, 0, 4, 65536, 262144, 16384, 25, false},
+	{1073741824, 65536, 2048, 0, 4, 4096, 16384, 1024, 25, false},
+}
+
 func TestPlanMatchesMkfsTable(t *testing.T) {
-	for _, c := range planTable {
-		g, err := plan(Options{Size: c.size, BlockSize: c.bs, InodeSize: c.is, AgCount: c.agcount}, 0)
+	checkPlanTable(t, planTable, true)
+}
+
+func TestPlanMatchesMkfsTableReflink(t *testing.T) {
+	checkPlanTable(t, reflinkPlanTable, false)
+}
+
+func checkPlanTable(t *testing.T, table []planRow, noReflink bool) {
+	t.Helper()
+	for _, c := range table {
+		g, err := plan(Options{Size: c.size, BlockSize: c.bs, InodeSize: c.is, AgCount: c.agcount, NoReflink: noReflink}, 0)
 		if c.wantErr {
 			if err == nil {
 				t.Errorf("size %d bs %d is %d agcount %d: mkfs.xfs refuses, we chose %d×%d", c.size, c.bs, c.is, c.agcount, g.agcount, g.agblocks)

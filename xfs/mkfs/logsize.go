@@ -8,7 +8,12 @@ package mkfs
 // plus some padding. mkfs.xfs uses the same computation to size the log of
 // small filesystems, so to produce the same log size we reproduce the
 // reservation table of xfsprogs 6.1 for our feature set: v5 inodes, finobt,
-// no rmapbt, no reflink, no realtime device, no large extent counts.
+// reflink or not, no rmapbt, no realtime device, no large extent counts.
+//
+// With reflink, the minimum is computed from the reservations of the first
+// reflink kernels (xfs_log_calc_trans_resv_for_minlogblocks), so that new
+// filesystems still mount there: the write, truncate and quota allocation
+// transactions carry refcount btree splits and a log count of 8.
 //
 // Every reservation is a number of bytes to log, made of:
 //   - buffers: n × (size + 128), the 128 bytes covering the op header and
@@ -47,6 +52,8 @@ type resvGeom struct {
 	clusterSize    int64
 	maxContig      int64 // bnobt records that one leaf split can absorb
 	logSUnit       int64
+	reflink        bool
+	refcMaxLevels  int64
 }
 
 func newResvGeom(g *geometry) *resvGeom {
@@ -55,6 +62,7 @@ func newResvGeom(g *geometry) *resvGeom {
 		bs: bs, ss: int64(g.opts.SectorSize), isize: int64(g.opts.InodeSize),
 		dirBlkSize: int64(g.opts.DirBlockSize), dirFsbCount: 1 << g.dirBlkLog,
 		allocMaxLevels: int64(g.allocMaxLevels), logSUnit: int64(g.logSUnit),
+		reflink: g.reflink(), refcMaxLevels: int64(g.refcMaxLevels),
 	}
 	allocMxr := (bs - 56) / 8
 	r.maxContig = allocMxr - allocMxr/2
@@ -112,6 +120,16 @@ func (r *resvGeom) inode(n int64) int64 {
 // or frees can dirty: two trees, each splitting all the way up.
 func (r *resvGeom) allocFree(n int64) int64 { return n * 2 * (2*r.allocMaxLevels - 1) }
 
+// refcountSplits is the number of refcount btree blocks n refcount updates
+// can dirty, one tree splitting all the way up for each; none without
+// reflink.
+func (r *resvGeom) refcountSplits(n int64) int64 {
+	if !r.reflink {
+		return 0
+	}
+	return n * (2*r.refcMaxLevels - 1)
+}
+
 // extentAdd is the number of bmap btree blocks adding b extents can need.
 func (r *resvGeom) extentAdd(b, bmLevels int64) int64 {
 	return (b + r.maxContig - 1) / r.maxContig * (bmLevels - 1)
@@ -168,15 +186,20 @@ func (r *resvGeom) inodeChunk(alloc bool) int64 {
 func (r *resvGeom) iunlinkRemove() int64 { return r.buf(1, r.ss) + 2*r.clusterSize }
 func (r *resvGeom) iunlinkAdd() int64    { return r.buf(1, r.ss) + r.clusterSize }
 
+// write and itruncate (and qmDqAlloc, built on write) are the variants for
+// the minimum log size: with reflink they include two (write) or four
+// (truncate) refcount btree splits in the same transaction, as the first
+// reflink kernels did.
 func (r *resvGeom) write() int64 {
-	t1 := r.inode(1) + r.buf(r.bmMaxData, r.bs) + r.buf(3, r.ss) + r.buf(r.allocFree(2), r.bs)
-	t3 := r.buf(5, r.ss) + r.buf(r.allocFree(2), r.bs)
+	refc := r.buf(r.refcountSplits(2), r.bs)
+	t1 := r.inode(1) + r.buf(r.bmMaxData, r.bs) + r.buf(3, r.ss) + r.buf(r.allocFree(2), r.bs) + refc
+	t3 := r.buf(5, r.ss) + r.buf(r.allocFree(2), r.bs) + refc
 	return resvDquot + max(t1, t3)
 }
 
 func (r *resvGeom) itruncate() int64 {
 	t1 := r.inode(1) + r.buf(r.bmMaxData+1, r.bs)
-	t2 := r.buf(9, r.ss) + r.buf(r.allocFree(4), r.bs)
+	t2 := r.buf(9, r.ss) + r.buf(r.allocFree(4), r.bs) + r.buf(r.refcountSplits(4), r.bs)
 	return resvDquot + max(t1, t2)
 }
 
@@ -258,33 +281,39 @@ type resv struct {
 // table lists the reservations in the order of struct xfs_trans_resv;
 // the order decides ties when picking the largest.
 func (r *resvGeom) table() []resv {
+	// The log count of the transactions that may update refcounts: the
+	// old reflink value (XFS_*_LOG_COUNT_REFLINK) with reflink.
+	refcCount := int64(2)
+	if r.reflink {
+		refcCount = 8
+	}
 	return []resv{
-		{r.write(), 2},       // write
-		{r.itruncate(), 2},   // itruncate
-		{r.rename(), 2},      // rename
-		{r.link(), 2},        // link
-		{r.remove(), 2},      // remove
-		{r.symlink(), 3},     // symlink
-		{r.icreate(), 2},     // create
-		{r.tmpfile(), 2},     // create_tmpfile
-		{r.icreate(), 3},     // mkdir
-		{r.ifree(), 2},       // ifree
-		{r.ichange(), 0},     // ichange
-		{r.growData(), 2},    // growdata
-		{r.addAFork(), 2},    // addafork
-		{r.inode(1), 0},      // writeid
-		{r.attrInval(), 1},   // attrinval
-		{r.attrSetM(), 3},    // attrsetm
-		{r.attrSetRT(), 0},   // attrsetrt
-		{r.attrRm(), 3},      // attrrm
-		{r.buf(1, r.ss), 0},  // clearagi
-		{r.growRTAlloc(), 2}, // growrtalloc
-		{r.buf(1, r.bs), 0},  // growrtzero
-		{r.growRTFree(), 0},  // growrtfree
-		{r.buf(1, 104), 1},   // qm_setqlim: one on-disk dquot
-		{r.qmDqAlloc(), 2},   // qm_dqalloc
-		{r.buf(1, r.ss), 1},  // sb
-		{r.inode(1), 0},      // fsyncts
+		{r.write(), refcCount},     // write
+		{r.itruncate(), refcCount}, // itruncate
+		{r.rename(), 2},            // rename
+		{r.link(), 2},              // link
+		{r.remove(), 2},            // remove
+		{r.symlink(), 3},           // symlink
+		{r.icreate(), 2},           // create
+		{r.tmpfile(), 2},           // create_tmpfile
+		{r.icreate(), 3},           // mkdir
+		{r.ifree(), 2},             // ifree
+		{r.ichange(), 0},           // ichange
+		{r.growData(), 2},          // growdata
+		{r.addAFork(), 2},          // addafork
+		{r.inode(1), 0},            // writeid
+		{r.attrInval(), 1},         // attrinval
+		{r.attrSetM(), 3},          // attrsetm
+		{r.attrSetRT(), 0},         // attrsetrt
+		{r.attrRm(), 3},            // attrrm
+		{r.buf(1, r.ss), 0},        // clearagi
+		{r.growRTAlloc(), 2},       // growrtalloc
+		{r.buf(1, r.bs), 0},        // growrtzero
+		{r.growRTFree(), 0},        // growrtfree
+		{r.buf(1, 104), 1},         // qm_setqlim: one on-disk dquot
+		{r.qmDqAlloc(), refcCount}, // qm_dqalloc
+		{r.buf(1, r.ss), 1},        // sb
+		{r.inode(1), 0},            // fsyncts
 	}
 }
 

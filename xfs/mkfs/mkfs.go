@@ -34,13 +34,18 @@ type Result struct {
 	Inodes       uint64 // sb_icount
 	FreeInodes   uint64 // sb_ifree
 	FreeBlocks   uint64 // sb_fdblocks
+	Reflink      bool   // every AG has a refcount btree (shared extents allowed)
 }
 
 // String summarises the geometry in two lines, like mkfs.xfs does.
 func (r *Result) String() string {
-	return fmt.Sprintf("meta-data: isize=%d agcount=%d agsize=%d blks sectsz=%d uuid=%s\n"+
+	reflink := 0
+	if r.Reflink {
+		reflink = 1
+	}
+	return fmt.Sprintf("meta-data: isize=%d agcount=%d agsize=%d blks sectsz=%d reflink=%d uuid=%s\n"+
 		"data: bsize=%d blocks=%d imaxpct=%d dirbsize=%d; log: internal blocks=%d start=%d (AG %d)",
-		r.InodeSize, r.AgCount, r.AgBlocks, r.SectorSize, uuidString(r.UUID),
+		r.InodeSize, r.AgCount, r.AgBlocks, r.SectorSize, reflink, uuidString(r.UUID),
 		r.BlockSize, r.DBlocks, r.IMaxPct, r.DirBlockSize, r.LogBlocks, r.LogStart, r.LogAg)
 }
 
@@ -72,7 +77,7 @@ func (g *geometry) result(uuid [16]byte, c counts) *Result {
 		IMaxPct: g.imaxpct, LogStart: g.logStart, LogBlocks: g.logBlocks, LogAg: g.logAg,
 		LogOffset:    (int64(g.logAg)*int64(g.agblocks) + int64(g.prealloc)) << g.blockLog,
 		MinLogBlocks: g.minLogBlocks, RootIno: g.rootIno(),
-		Inodes: c.icount, FreeInodes: c.ifree, FreeBlocks: c.fdblocks,
+		Inodes: c.icount, FreeInodes: c.ifree, FreeBlocks: c.fdblocks, Reflink: g.reflink(),
 	}
 }
 

@@ -34,6 +34,10 @@ type Options struct {
 	UUID [16]byte
 	// Label is the filesystem label, at most 12 bytes.
 	Label string
+	// NoReflink leaves out the reflink feature, as "mkfs.xfs -m
+	// reflink=0" does: no refcount btree, no shared extents. By default
+	// every AG gets an empty refcount btree, as with mkfs.xfs.
+	NoReflink bool
 }
 
 // Limits of the options.

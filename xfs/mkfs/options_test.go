@@ -89,9 +89,9 @@ func TestFormatResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Result{UUID: uuid, BlockSize: 4096, SectorSize: 512, InodeSize: 512, DirBlockSize: 4096,
-		DBlocks: 262144, AgCount: 4, AgBlocks: 65536, IMaxPct: 25, LogStart: 131077, LogOffset: 131077 * 4096,
+		DBlocks: 262144, AgCount: 4, AgBlocks: 65536, IMaxPct: 25, LogStart: 131078, LogOffset: 131078 * 4096,
 		LogBlocks: 16384, LogAg: 2, MinLogBlocks: res.MinLogBlocks, RootIno: 128, Inodes: 64, FreeInodes: 61,
-		FreeBlocks: 245732}
+		FreeBlocks: 245728, Reflink: true}
 	if *res != want {
 		t.Errorf("Format reported\n%+v\nwant\n%+v", *res, want)
 	}
@@ -110,5 +110,13 @@ func TestFormatResult(t *testing.T) {
 	// the log's first record.
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Blocks*512 > 2<<20 {
 		t.Errorf("a fresh 1 GiB volume uses %d bytes on the host, want a sparse file", sys.Blocks*512)
+	}
+
+	// Without reflink the refcount root is missing from every AG: the log
+	// starts a block earlier and each AG has one more free block.
+	want.LogStart, want.LogOffset, want.FreeBlocks, want.Reflink = 131077, 131077*4096, 245732, false
+	plain, err := Plan(Options{Size: 1 << 30, UUID: uuid, NoReflink: true}, 0)
+	if err != nil || *plain != want {
+		t.Errorf("Plan without reflink = %+v, %v; want\n%+v", plain, err, want)
 	}
 }

@@ -48,17 +48,26 @@ var oracleCases = []oracleCase{
 	{"1TiB", 1 << 40, Options{}, nil},
 }
 
-// TestMatchesMkfs formats each case with Format and with mkfs.xfs -m
-// reflink=0, compares every superblock, AG header, btree root and inode of
-// the first chunk field by field, and then lets xfs_repair and the kernel
-// judge our image.
+// TestMatchesMkfs formats each case with Format and with mkfs.xfs, both
+// with the default reflink=1 and with NoReflink against -m reflink=0,
+// compares every superblock, AG header, btree root and inode of the first
+// chunk field by field, and then lets xfs_repair and the kernel judge our
+// image.
 func TestMatchesMkfs(t *testing.T) {
 	oracle.Require(t, oracle.ToolMkfs, oracle.ToolDB, oracle.ToolRepair)
 	for _, c := range oracleCases {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			checkAgainstMkfs(t, dir, c)
-		})
+		for _, noReflink := range []bool{false, true} {
+			c := c
+			c.o.NoReflink = noReflink
+			name := c.name
+			if noReflink {
+				name += "-noreflink"
+			}
+			t.Run(name, func(t *testing.T) {
+				dir := t.TempDir()
+				checkAgainstMkfs(t, dir, c)
+			})
+		}
 	}
 }
 
@@ -75,6 +84,14 @@ func TestFormat64TiB(t *testing.T) {
 	checkAgainstMkfs(t, hostDir, oracleCase{name: "64TiB", size: 64 << 40})
 }
 
+// reflinkArgs is the mkfs.xfs option that matches o.NoReflink.
+func reflinkArgs(o Options) []string {
+	if o.NoReflink {
+		return []string{"-m", "reflink=0"}
+	}
+	return []string{"-m", "reflink=1"}
+}
+
 func checkAgainstMkfs(t *testing.T, dir string, c oracleCase) {
 	t.Helper()
 	ours := filepath.Join(dir, "ours.img")
@@ -85,11 +102,14 @@ func checkAgainstMkfs(t *testing.T, dir string, c oracleCase) {
 		t.Fatalf("Format: %v", err)
 	}
 	t.Logf("formatted %s in %v: %s", c.name, time.Since(start).Round(time.Millisecond), res)
-	oracle.Mkfs(t, ref, c.size, append([]string{"-m", "reflink=0"}, c.args...)...)
+	oracle.Mkfs(t, ref, c.size, append(reflinkArgs(c.o), c.args...)...)
 	defer os.Remove(ref)
 
 	refDump := dumpMetadata(t, ref, res)
 	ourDump := dumpMetadata(t, ours, res)
+	if got, want := refDump["AG0/refcountbt/magic"], map[bool]string{true: "0x52334643"}[res.Reflink]; got != want {
+		t.Errorf("mkfs.xfs's refcount btree root in AG 0 has magic %q, want %q", got, want)
+	}
 	if diffs := diffDumps(refDump, ourDump); len(diffs) > 0 {
 		t.Errorf("%d fields differ from mkfs.xfs (ref vs ours):\n%s", len(diffs), strings.Join(diffs, "\n"))
 	}
@@ -133,11 +153,18 @@ func dumpMetadata(t *testing.T, img string, r *Result) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	sections := []string{"sb", "agf", "agi", "agfl", "bnobt", "cntbt", "inobt", "finobt"}
+	if r.Reflink {
+		sections = append(sections, "refcountbt")
+	}
 	for _, ag := range agsToCompare(r) {
 		n := fmt.Sprint(ag)
-		out := oracle.DB(t, img, "sb "+n, "print", "agf "+n, "print", "agi "+n, "print", "agfl "+n, "print",
-			"agf "+n, "addr bnoroot", "print", "agf "+n, "addr cntroot", "print",
-			"agi "+n, "addr root", "print", "agi "+n, "addr free_root", "print")
+		cmds := []string{"sb " + n, "print", "agf " + n, "print", "agi " + n, "print", "agfl " + n, "print",
+			"agf " + n, "addr bnoroot", "print", "agf " + n, "addr cntroot", "print",
+			"agi " + n, "addr root", "print", "agi " + n, "addr free_root", "print"}
+		if r.Reflink {
+			cmds = append(cmds, "agf "+n, "addr refcntroot", "print")
+		}
+		out := oracle.DB(t, img, cmds...)
 		parseDB(m, out, "AG"+n, sections, func(line string) bool {
 			return strings.HasPrefix(line, "magicnum = ") || strings.HasPrefix(line, "magic = ")
 		})
