@@ -221,12 +221,13 @@ func patchRegion(o *overlay, r metaRegion, pos int, data []byte, flags uint8) {
 }
 
 // typedErrors are the kinds a walk over a damaged volume may meet: the
-// damage itself, refusals, and what a damaged tree makes of names and
+// damage itself, refusals (ErrSick: a change to a structure the damage
+// marked sick), and what a damaged tree makes of names and
 // symlinks. A damaged hash index can hide a listed name from a lookup:
 // a directory entry (ErrNotFound) or an attribute (ErrNoData: the fuzzer
 // made an attribute tree whose listing shows a name its hash lookup does
 // not reach, seed dfa827b4e4705cb4).
-var typedErrors = []error{xfs.ErrCorrupt, xfs.ErrUnsupported, xfs.ErrNeedsRecovery, xfs.ErrNotFound,
+var typedErrors = []error{xfs.ErrCorrupt, xfs.ErrSick, xfs.ErrUnsupported, xfs.ErrNeedsRecovery, xfs.ErrNotFound,
 	xfs.ErrNotDir, xfs.ErrLoop, xfs.ErrNameTooLong, xfs.ErrNoData}
 
 func isTyped(err error) bool {

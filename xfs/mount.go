@@ -25,7 +25,7 @@ type counters struct {
 // writeState is what only a writable volume has.
 type writeState struct {
 	counters counters
-	setAside int64 // blocks never handed out (room for free-space btree splits)
+	setAside int64 // blocks never handed out but to freeing changes (mount.go)
 	lazy     bool  // Options.LazyCommits
 
 	sbMu sync.Mutex // serialises superblock writes
@@ -54,7 +54,13 @@ func (v *mount) openWrite(o Options) error {
 		return err
 	}
 	v.cache.SetLog(lw)
+	// Room for free-space btree splits, and the blocks the AGs keep back
+	// for their refcount btrees (package alloc): changes that do not
+	// free cannot reserve those.
 	v.w.setAside = int64(v.geo.AgCount) * 8
+	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
+		v.w.setAside += int64(alloc.RefcountAsk(&v.geo, ag, v.logBlocksIn(ag)))
+	}
 	st, err := v.space().Statfs()
 	if err != nil {
 		return err

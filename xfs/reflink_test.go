@@ -563,3 +563,62 @@ func TestReflinkQuotaKernel(t *testing.T) {
 	}
 	oracle.Repair(t, img)
 }
+
+// TestReflinkFreesOnFullVolume: every AG keeps back what its refcount
+// btree may need, so that on a volume filled to ENOSPC, freeing every
+// other block of a shared extent (each free splits a refcount record,
+// and the tree grows by leaves) still works; xfs_repair is clean.
+func TestReflinkFreesOnFullVolume(t *testing.T) {
+	oracle.Require(t, oracle.ToolMkfs, oracle.ToolRepair)
+	img := filepath.Join(t.TempDir(), "full.img")
+	oracle.Mkfs(t, img, 64<<20, "-m", "reflink=1")
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { v.Close() }()
+	bs := int64(v.Geometry().BlockSize)
+	a, _ := v.Names().Create(v.Root(), "a", xfs.Attrs{Mode: 0o644})
+	b, _ := v.Names().Create(v.Root(), "b", xfs.Attrs{Mode: 0o644})
+	const n = 2000
+	if _, err := v.Files().WriteAt(a, bytes.Repeat([]byte("a"), int(n*bs)), 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Files().CloneRange(b, 0, a, 0, n*bs); err != nil {
+		t.Fatal(err)
+	}
+	// Fill the volume.
+	chunk := bytes.Repeat([]byte("f"), int(64*bs))
+	for i := 0; ; i++ {
+		f, err := v.Names().Create(v.Root(), fmt.Sprintf("fill%d", i), xfs.Attrs{Mode: 0o644})
+		if err == nil {
+			_, err = v.Files().WriteAt(f, chunk, 0)
+		}
+		if errors.Is(err, xfs.ErrNoSpace) {
+			t.Logf("filled after %d files: %v", i, err)
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := v.Space().Statfs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("full: %d blocks free, %d of them kept back for the refcount btrees", st.FreeBlocks, st.ReservedBlocks)
+	// Every other block of b goes: each punch splits a shared record.
+	for i := int64(1); i < n; i += 2 {
+		if err := v.Files().PunchHole(b, i*bs, bs); err != nil {
+			t.Fatalf("punch block %d of a shared file on a full volume: %v", i, err)
+		}
+	}
+	sh, err := v.Space().Shared()
+	if err != nil || sh.Records < n/2 {
+		t.Fatalf("shared after the punches: %+v, %v", sh, err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Repair(t, img)
+}

@@ -38,6 +38,10 @@ type Statfs struct {
 	FreeInodes   uint64 // of those, free (sum of agi_freecount)
 	MaxInodes    uint64 // the imax_pct limit in inodes (0: no limit)
 	AgCount      uint32
+	// ReservedBlocks of FreeBlocks are kept back, per AG, for the
+	// refcount btrees (see package alloc): frees may need them, new data
+	// never gets them. The kernel's df leaves them out of its free count.
+	ReservedBlocks uint64
 }
 
 // UsedBlocks is what df shows as used: everything but the free space and
@@ -58,6 +62,7 @@ func (v Space) Statfs() (Statfs, error) {
 			return Statfs{}, err
 		}
 		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
+		s.ReservedBlocks += uint64(max(alloc.RefcountAsk(g, ag, v.logBlocksIn(ag)), agf.RefcountBlocks) - agf.RefcountBlocks)
 		agi, err := ialloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
 			return Statfs{}, err
@@ -66,4 +71,13 @@ func (v Space) Statfs() (Statfs, error) {
 		s.FreeInodes += uint64(agi.FreeCount)
 	}
 	return s, nil
+}
+
+// logBlocksIn is how many blocks of AG ag the internal log takes.
+func (v *mount) logBlocksIn(ag format.AgNumber) uint32 {
+	logAG, _ := v.geo.FsbToAg(v.sb.LogStart)
+	if logAG != ag {
+		return 0
+	}
+	return v.sb.LogBlocks
 }

@@ -13,12 +13,19 @@ type Request struct {
 	Goal           format.AgBlock // prefer extents near it (0: none)
 	Exact          bool           // only at Goal
 	Align          uint32         // start block alignment (0 or 1: none)
+	// Reserved lets the allocation take the blocks the AG keeps back
+	// for its refcount btree (reserve.go): that tree's own blocks only.
+	Reserved bool
 }
 
 // Alloc allocates an extent for file data or metadata outside the
 // free-space trees and returns its start and length. It does not charge
 // the transaction's reservation: the caller does.
 func (a *AG) Alloc(r Request) (format.AgBlock, uint32, error) {
+	r, err := a.leaveReserve(r)
+	if err != nil {
+		return 0, 0, err
+	}
 	if err := a.fixFreelist(); err != nil {
 		return 0, 0, err
 	}

@@ -17,6 +17,9 @@ type Inodes struct {
 	read    alloc.Reader     // committed headers, for choosing an AG
 	alignMt uint32           // sb_inoalignmt; immutable
 	limit   uint64           // the imax_pct limit in inodes (0: none); immutable
+	// refcountAsk is each AG's refcount btree reservation at its most
+	// (alloc.RefcountAsk); immutable.
+	refcountAsk []uint32
 	// icount and ifree are the volume's in-core superblock counters,
 	// updated when a transaction commits.
 	icount, ifree *atomic.Int64
@@ -39,8 +42,15 @@ func New(g *format.Geometry, sb *format.Superblock, read alloc.Reader, icount, i
 	in := &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
 		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*Unlinked)}
 	in.agiOps = make([]*trans.Ops, g.AgCount)
+	in.refcountAsk = make([]uint32, g.AgCount)
+	logAG, _ := g.FsbToAg(sb.LogStart)
 	for ag := range in.agiOps {
 		in.agiOps[ag] = AgiOps(g, format.AgNumber(ag))
+		var log uint32
+		if format.AgNumber(ag) == logAG {
+			log = sb.LogBlocks
+		}
+		in.refcountAsk[ag] = alloc.RefcountAsk(g, format.AgNumber(ag), log)
 	}
 	return in
 }

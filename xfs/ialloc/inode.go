@@ -39,7 +39,8 @@ func (t *Tx) Alloc(parent format.Ino, isDir bool) (format.Ino, error) {
 }
 
 // mayHaveInode tells from AG ag's committed headers whether it has a
-// free inode or room for a new chunk. Unreadable headers say yes, so the
+// free inode or room for a new chunk, past what the AG keeps back for its
+// refcount btree (package alloc). Unreadable headers say yes, so the
 // locked read reports the problem.
 func (in *Inodes) mayHaveInode(ag format.AgNumber) bool {
 	agi, err := Committed(in.read, in.geo, ag)
@@ -50,7 +51,9 @@ func (in *Inodes) mayHaveInode(ag format.AgNumber) bool {
 	if err != nil {
 		return true
 	}
-	return agf.Longest >= BlocksPerAlloc(in.geo)+in.alignMt-1
+	chunk := BlocksPerAlloc(in.geo)
+	kept := max(in.refcountAsk[ag], agf.RefcountBlocks) - agf.RefcountBlocks
+	return agf.Longest >= chunk+in.alignMt-1 && agf.FreeBlks >= kept+chunk+in.alignMt-1
 }
 
 func (t *Tx) allocInAG(ag format.AgNumber, parent format.Ino) (format.Ino, error) {

@@ -42,7 +42,7 @@ func Open(t *alloc.Tx, ag format.AgNumber) (*Tree, error) {
 	bt := btree.NewAGTree(btree.Refcountbt, g, ag, h.RefcountRoot, h.RefcountLevel, nil)
 	bt.Store = alloc.NewStore(t.Tx, t.Space, bt,
 		func(near uint64) (uint64, error) {
-			bno, _, err := a.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near)})
+			bno, _, err := a.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near), Reserved: true})
 			if err != nil {
 				return 0, err
 			}
