@@ -452,3 +452,32 @@ func TestLifecycleBadCursor(t *testing.T) {
 		t.Fatalf("a pass from a bad cursor expired %d objects, want 1", expired)
 	}
 }
+
+// TestLifecycleFolderMarker: an empty folder marker of a bucket without
+// versioning, kept in its directory's attributes, expires as an object
+// does, and a newer marker put meanwhile stays.
+func TestLifecycleFolderMarker(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("fold"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := lifecycle.Parse([]byte(scanRules)) // logs/ expire after 2 days
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BucketConfigs().Put("fold", LifecycleConfig, cfg.Encode()); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"logs/old/", "logs/old/inside"} {
+		if _, err := s.PutObject("fold", k, strings.NewReader(""), 0, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := runPass(t, s, time.Now().Add(3*DefaultLifecycleDay))
+	if c.Expired != 2 || c.Errors != 0 {
+		t.Fatalf("pass: %+v, want both objects expired", c)
+	}
+	if got := listAll(t, s, "fold"); len(got) != 0 {
+		t.Fatalf("left after the pass: %+v", got)
+	}
+}

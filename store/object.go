@@ -1053,8 +1053,9 @@ func notObjectFile(err error) bool {
 
 // removeLeaf is deleteObject's step under the directory's lock; removed
 // tells whether something went that may leave directories to prune.
-// With ifModified set, only an object file of that mtime goes (else
-// errChanged).
+// With ifModified set, only an object of that Last-Modified goes (else
+// errChanged): its file's mtime, or for a folder marker kept in its
+// directory's attributes the time recorded there.
 func (s *store) removeLeaf(kp keyPath, dir format.Ino, ifModified time.Time) (removed bool, err error) {
 	defer s.locks.lock(dir)()
 	if !ifModified.IsZero() {
@@ -1062,7 +1063,16 @@ func (s *store) removeLeaf(kp keyPath, dir format.Ino, ifModified time.Time) (re
 		if err != nil {
 			return false, err
 		}
-		if !found || !st.Mtime.Equal(ifModified) {
+		modified := st.Mtime
+		if !found && kp.folder {
+			v, ferr := s.v.Xattrs().Get(dir, xattrFolder)
+			if ferr != nil && !errors.Is(ferr, xfs.ErrNoData) {
+				return false, ferr
+			}
+			modified, _ = time.Parse(time.RFC3339Nano, string(v))
+			found = ferr == nil
+		}
+		if !found || !modified.Equal(ifModified) {
 			return false, errChanged
 		}
 	}
