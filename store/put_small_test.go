@@ -144,7 +144,7 @@ func TestSmallPutRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-4000)*int64(st.BlockSize)); err != nil {
+	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-st.ReservedBlocks-4000)*int64(st.BlockSize)); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

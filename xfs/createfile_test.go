@@ -128,7 +128,7 @@ func TestCreateFileIsOneChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-64)*int64(st.BlockSize)); err != nil {
+	if err := v.Files().Preallocate(hog, int64(st.FreeBlocks-st.ReservedBlocks-64)*int64(st.BlockSize)); err != nil {
 		t.Fatal(err)
 	}
 	before = usage(t, v)

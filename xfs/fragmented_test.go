@@ -122,7 +122,7 @@ func TestWriteConvertsEveryRecordOfALeaf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := int64(fs.FreeBlocks-256) * bs
+	size := int64(fs.FreeBlocks-fs.ReservedBlocks-256) * bs
 	if err := v.Files().Preallocate(ballast, size); err != nil {
 		t.Fatal(err)
 	}

@@ -124,7 +124,7 @@ func TestAllocSearch(t *testing.T) {
 			req: Request{MinLen: 4, MaxLen: 2}, err: format.ErrInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+			h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 			const ag = 1
 			shapeAG(t, h, ag, c.free, c.busy)
 			a := h.lock(ag)

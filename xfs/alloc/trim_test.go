@@ -142,7 +142,7 @@ func TestTrimGather(t *testing.T) {
 		{name: "full AG", want: []batchWant{{}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+			h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 			shapeAG(t, h, ag, c.free, c.busy)
 			end := c.end
 			if end == 0 {
@@ -188,7 +188,7 @@ func TestTrimGather(t *testing.T) {
 // TestTrimEmptyAG: an AG as mkfs leaves it (one free extent after the
 // headers and the free list) is one extent, in one batch.
 func TestTrimEmptyAG(t *testing.T) {
-	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 	recs := checkAG(t, h, 1)
 	if len(recs) != 1 {
 		t.Fatalf("a fresh AG has free extents %v", recs)
@@ -210,7 +210,7 @@ func TestTrimEmptyAG(t *testing.T) {
 // allocatable again.
 func TestTrimMarksDiscarding(t *testing.T) {
 	const ag = 1
-	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 	shapeAG(t, h, ag, []format.AllocRec{rec(100, 10)}, nil)
 	r := TrimRange{AG: ag, End: 1000}
 	b, err := h.space.GatherTrim(h.Cache, r, 0)
@@ -243,7 +243,7 @@ func TestTrimMarksDiscarding(t *testing.T) {
 // TestTrimRefusesNeverFree: a free-space record over the log is
 // corruption; the walk reports it and discards nothing.
 func TestTrimRefusesNeverFree(t *testing.T) {
-	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 	shapeAG(t, h, 1, []format.AllocRec{rec(100, 10), rec(200, 50)}, nil)
 	h.space.SetNeverFree(trans.Extent{AG: 1, Start: 240, Len: 100})
 	_, err := h.space.GatherTrim(h.Cache, TrimRange{AG: 1, End: 1000}, 0)
@@ -262,7 +262,7 @@ func TestTrimRefusesNeverFree(t *testing.T) {
 // leaves nothing marked.
 func TestTrimPipeline(t *testing.T) {
 	const ag = 1
-	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 	var free []format.AllocRec
 	for i := uint32(0); i < 50; i++ {
 		free = append(free, rec(100+4*i, 2))
@@ -337,7 +337,7 @@ func TestTrimPipeline(t *testing.T) {
 // AG of 4 GiB of 4 KiB blocks has them) show partly covered ones.
 func TestUntrimmed(t *testing.T) {
 	const ag = 1
-	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2})
+	h := newHarness(t, 64<<20, mkfs.Options{AgCount: 2, NoReflink: true})
 	s := h.space
 	if s.untrimmed.shift != 0 {
 		t.Fatalf("granules of %d blocks on an AG of %d blocks", 1<<s.untrimmed.shift, h.geo.AgBlocks)
