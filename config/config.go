@@ -75,6 +75,11 @@ type Config struct {
 	LifecycleIntervalText string        `json:"lifecycle_interval"`
 	LifecycleDay          time.Duration `json:"-"`
 	LifecycleDayText      string        `json:"lifecycle_day"`
+	// ScrubInterval is how often a scrub pass starts over the volume's
+	// metadata and objects (0: passes on demand only); ScrubIntervalText
+	// is it as written.
+	ScrubInterval     time.Duration `json:"-"`
+	ScrubIntervalText string        `json:"scrub_interval"`
 	// LogLevel is the least severe level logged: debug, info (the
 	// default: one line per request), warn, error.
 	LogLevel string `json:"log_level"`
@@ -173,8 +178,11 @@ func Defaults() Config {
 		// with nothing due reads their listings once an hour, paced.
 		LifecycleIntervalText: "1h",
 		LifecycleDayText:      "24h",
-		LogLevel:              "info",
-		LogSampleText:         "1",
+		// Off: a pass reads every object, which only the operator can
+		// weigh against the volume's size.
+		ScrubIntervalText: "0",
+		LogLevel:          "info",
+		LogSampleText:     "1",
 		// A tenth of a second: a line per request costs a write each
 		// without it, while a person tailing the log sees no delay and a
 		// process killed outright loses at most that much of it.
@@ -206,6 +214,8 @@ var envNames = map[string]string{
 
 	"lifecycle_interval": "XFS3_LIFECYCLE_INTERVAL",
 	"lifecycle_day":      "XFS3_LIFECYCLE_DAY",
+
+	"scrub_interval": "XFS3_SCRUB_INTERVAL",
 
 	"log_level":    "XFS3_LOG_LEVEL",
 	"log_sample":   "XFS3_LOG_SAMPLE",
@@ -245,6 +255,8 @@ func (c *Config) field(name string) *string {
 		return &c.LifecycleIntervalText
 	case "lifecycle_day":
 		return &c.LifecycleDayText
+	case "scrub_interval":
+		return &c.ScrubIntervalText
 	case "log_level":
 		return &c.LogLevel
 	case "log_sample":
@@ -315,6 +327,8 @@ func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flag
 
 		"lifecycle_interval": fs.String("lifecycle-interval", "", "how often a lifecycle pass starts, 0 for on demand only (XFS3_LIFECYCLE_INTERVAL; default "+c.LifecycleIntervalText+")"),
 		"lifecycle_day":      fs.String("lifecycle-day", "", "the length of a lifecycle rule's day; shorter only for tests and demos (XFS3_LIFECYCLE_DAY; default "+c.LifecycleDayText+")"),
+
+		"scrub_interval": fs.String("scrub-interval", "", "how often a scrub pass starts, 0 for on demand only (XFS3_SCRUB_INTERVAL; default "+c.ScrubIntervalText+")"),
 
 		"log_level":    fs.String("log-level", "", "debug, info, warn or error (XFS3_LOG_LEVEL; default "+c.LogLevel+")"),
 		"log_sample":   fs.String("log-sample", "", "log one in N successful requests; failures always (XFS3_LOG_SAMPLE; default "+c.LogSampleText+")"),
@@ -396,6 +410,11 @@ func (c *Config) Validate() error {
 		bad("lifecycle interval: %q is not a duration of 0 or more, such as 1h, 10m or 0 (on demand only)", c.LifecycleIntervalText)
 	} else {
 		c.LifecycleInterval = d
+	}
+	if d, err := time.ParseDuration(c.ScrubIntervalText); err != nil || d < 0 {
+		bad("scrub interval: %q is not a duration of 0 or more, such as 24h or 0 (on demand only)", c.ScrubIntervalText)
+	} else {
+		c.ScrubInterval = d
 	}
 	if d, err := time.ParseDuration(c.LifecycleDayText); err != nil || d < time.Second {
 		bad("lifecycle day: %q is not a duration of at least 1s, such as 24h", c.LifecycleDayText)

@@ -40,7 +40,8 @@ func TestLayers(t *testing.T) {
 		AccessKey: "admin", SecretKey: "supersecret", LogFormat: "json", Durability: DurableWithin1s, GCMode: GCSweep,
 		TrimIntervalText: "0", TrimPassText: "64M", TrimPassBytes: 64 << 20,
 		LifecycleIntervalText: "10m", LifecycleInterval: 10 * time.Minute, LifecycleDayText: "2s", LifecycleDay: 2 * time.Second,
-		LogLevel: "warn", LogSampleText: "10", LogSample: 10, LogFlushText: "0", MetricsAuth: MetricsPublic, CacheSizeText: "512M", CacheSize: 512 << 20}
+		ScrubIntervalText: "0",
+		LogLevel:          "warn", LogSampleText: "10", LogSample: 10, LogFlushText: "0", MetricsAuth: MetricsPublic, CacheSizeText: "512M", CacheSize: 512 << 20}
 	if c != want {
 		t.Fatalf("got %+v\nwant %+v", c, want)
 	}

@@ -114,6 +114,17 @@
 // cursor save included; the store leaves its scanner's own changes out
 // of that counter. Close stops after the batch under way.
 //
+// # Scrubber
+//
+// Scrubber has the Lifecycle scanner's shape: passes one at a time,
+// every Interval and on demand (Start), each a loop of
+// Scrubbable.ScrubBatch calls (the store's: a bounded batch of the
+// engine's metadata scrub, then a page of one bucket's object versions
+// read and checked against their checksums), the cursor saved after
+// each (Scrubbable.SaveCursor), paced by the shared pacer with
+// BackoffRatio 19. Damage is counted (ScrubCounts), and recorded where
+// it belongs: sick marks in the engine, rotten objects in the store.
+//
 // # Invariants
 //
 //   - A queue's done count only grows, in queue order. Flush and the

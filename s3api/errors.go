@@ -85,6 +85,13 @@ var codes = map[string]codeInfo{
 	"ServiceUnavailable":                   {http.StatusServiceUnavailable, "The service is shutting down."},
 	"SignatureDoesNotMatch":                {http.StatusForbidden, "The request signature we calculated does not match the signature you provided."},
 	"XAmzContentSHA256Mismatch":            {http.StatusBadRequest, "The provided 'x-amz-content-sha256' header does not match what was computed."},
+	// XFS3NeedsRepair is ours: the request needs metadata that failed
+	// verification (store.ErrSick); nothing was changed, and the volume
+	// needs xfs_repair (docs/operations.md, "Damaged metadata").
+	"XFS3NeedsRepair": {http.StatusInternalServerError, "The bucket needs repair: metadata this request needs failed verification; changes to it are refused until the stopped volume is repaired with xfs_repair."},
+	// XFS3ObjectCorrupt is ours: a scrub found the object's bytes no
+	// longer match its stored checksums (store.ErrObjectCorrupt).
+	"XFS3ObjectCorrupt": {http.StatusInternalServerError, "The object's data is corrupt: its bytes no longer match the checksums stored with it. Restore it from a copy or delete it."},
 }
 
 // s3Error is an error decided at the edge: an S3 code, an optional
@@ -135,6 +142,8 @@ var kinds = []struct {
 	kind error
 	code string
 }{
+	{store.ErrSick, "XFS3NeedsRepair"}, // without a *store.SickError
+	{store.ErrObjectCorrupt, "XFS3ObjectCorrupt"},
 	{store.ErrNoSuchBucket, "NoSuchBucket"},
 	{store.ErrNoSuchKey, "NoSuchKey"},
 	{store.ErrNoSuchVersion, "NoSuchVersion"},
@@ -211,6 +220,10 @@ func toS3Error(err error) *s3Error {
 	var se *s3Error
 	if errors.As(err, &se) {
 		return se
+	}
+	var sick *store.SickError
+	if errors.As(err, &sick) {
+		return &s3Error{code: "XFS3NeedsRepair", message: sick.Message(), cause: err}
 	}
 	for _, k := range kinds {
 		if errors.Is(err, k.kind) {

@@ -32,6 +32,7 @@ var (
 	mBuild   = newMetric("xfs3_build_info", "1, labelled with the server's version, VCS revision and Go version.", prometheus.GaugeValue, "version", "revision", "go_version")
 	mStarted = newMetric("xfs3_start_time_seconds", "When the server started, in Unix seconds.", prometheus.GaugeValue)
 	mHealthy = newMetric("xfs3_volume_writable", "1 while the volume accepts changes, 0 once a failed write shut it down.", prometheus.GaugeValue)
+	mSick    = newMetric("xfs3_sick_structures", "Structures whose metadata failed verification, by kind (inode, ag); changes to them are refused until xfs_repair.", prometheus.GaugeValue, "kind")
 
 	mVolSize       = newMetric("xfs3_volume_size_bytes", "Size of the data device, log included.", prometheus.GaugeValue)
 	mVolFree       = newMetric("xfs3_volume_free_bytes", "Free space (after freeing what deleted objects held).", prometheus.GaugeValue)
@@ -114,7 +115,7 @@ var (
 
 // storeMetrics lists every series of the collector, for Describe.
 var storeMetrics = []metric{
-	mBuild, mStarted, mHealthy,
+	mBuild, mStarted, mHealthy, mSick,
 	mVolSize, mVolFree, mVolUsed, mVolInodes, mVolFreeInodes, mVolMaxInodes,
 	mLogCommits, mLogWrites, mLogRecords, mLogFlushes, mLogDataFlushes, mLogBytes, mLogPending, mLogBatch, mLogUsed, mLogSize,
 	mCacheHits, mCacheMisses, mCacheBytes, mCacheEntries, mCacheBudget, mCacheEvictions, mCacheReclaims, mCacheWaits,
@@ -143,6 +144,9 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(mBuild, 1, c.version["version"], c.version["revision"], c.version["go_version"])
 	emit(mStarted, float64(c.started.UnixNano())/1e9)
 	emit(mHealthy, boolValue(c.store.Err() == nil))
+	inodes, ags := c.store.SickCounts()
+	emit(mSick, float64(inodes), "inode")
+	emit(mSick, float64(ags), "ag")
 	c.collectGC(emit)
 	c.collectTrim(emit)
 	c.collectLifecycle(emit)

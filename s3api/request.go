@@ -308,7 +308,7 @@ func (s *server) writeError(w http.ResponseWriter, r *http.Request, rq *request,
 	switch e.code {
 	case "NoSuchKey", "NoSuchVersion":
 		body.Key = rq.key
-	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName", "NoSuchCORSConfiguration", "NoSuchLifecycleConfiguration":
+	case "NoSuchBucket", "BucketNotEmpty", "BucketAlreadyOwnedByYou", "InvalidBucketName", "NoSuchCORSConfiguration", "NoSuchLifecycleConfiguration", "XFS3NeedsRepair":
 		body.Bucket = rq.bucket
 	}
 	writeXML(w, status, body)

@@ -48,11 +48,14 @@ func (s *server) adminRoutes() []adminRoute {
 		{name: "AdminInfo", method: http.MethodGet, path: admin.PathServerInfo, handler: s.serverInfo},
 		{name: "AdminGCStats", method: http.MethodGet, path: "/xfs3/gc", handler: s.adminGCStats},
 		{name: "AdminXFS3Info", method: http.MethodGet, path: admin.PathInfo, handler: s.adminInfo},
+		{name: "AdminHealth", method: http.MethodGet, path: admin.PathHealth, handler: s.adminHealth},
 		{name: "AdminTrimStart", method: http.MethodPost, path: admin.PathTrim, handler: s.trimStart},
 		{name: "AdminTrimStatus", method: http.MethodGet, path: admin.PathTrim, handler: s.trimStatus},
 		{name: "AdminTrimCancel", method: http.MethodDelete, path: admin.PathTrim, handler: s.trimCancel},
 		{name: "AdminLifecycleStatus", method: http.MethodGet, path: admin.PathLifecycle, handler: s.lifecycleStatus},
 		{name: "AdminLifecycleStart", method: http.MethodPost, path: admin.PathLifecycle, handler: s.lifecycleStart},
+		{name: "AdminScrubStatus", method: http.MethodGet, path: admin.PathScrub, handler: s.scrubStatus},
+		{name: "AdminScrubStart", method: http.MethodPost, path: admin.PathScrub, handler: s.scrubStart},
 		{name: "AdminSetBucketQuota", method: http.MethodPut, path: admin.PathSetBucketQuota, handler: s.setBucketQuota},
 		{name: "AdminGetBucketQuota", method: http.MethodGet, path: admin.PathGetBucketQuota, handler: s.getBucketQuota},
 		{name: "AdminQuotaReport", method: http.MethodGet, path: admin.PathQuota, handler: s.quotaReport},
@@ -96,8 +99,13 @@ func (s *server) healthLive(w http.ResponseWriter, r *http.Request, rq *request)
 }
 
 // healthReady answers 200 while the volume accepts changes and 503, with
-// the reason, once a failed write has shut it down.
+// the reason, once a failed write has shut it down. Sick structures
+// leave it 200, since what they do not hold still serves, and set
+// admin.HeaderHealth.
 func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if inodes, ags := s.store.SickCounts(); inodes+ags > 0 {
+		w.Header().Set(admin.HeaderHealth, store.HealthDegraded)
+	}
 	if err := s.store.Err(); err != nil {
 		return &admin.Error{Status: http.StatusServiceUnavailable, Code: "XMinioServerNotInitialized",
 			Message: "The volume was shut down by a failed write: " + err.Error()}
@@ -200,6 +208,12 @@ func (s *server) adminInfo(w http.ResponseWriter, r *http.Request, rq *request) 
 	return writeJSON(w, in)
 }
 
+// adminHealth is GET /xfs3/health: the sick structures and where they
+// lie (admin.Health).
+func (s *server) adminHealth(w http.ResponseWriter, r *http.Request, rq *request) error {
+	return writeJSON(w, admin.HealthOf(s.store))
+}
+
 // trimStart is POST /xfs3/trim: starts a pass on demand (body optional:
 // offset, length, minlen) and answers the status once its first batch or
 // its first discard request is done (gc.Trimmer.Start).
@@ -243,6 +257,30 @@ func (s *server) lifecycleStart(w http.ResponseWriter, r *http.Request, rq *requ
 		return err
 	}
 	return writeJSON(w, admin.LifecycleStatusOf(l.Status(), l.Day(), s.now()))
+}
+
+// scrubStatus is GET /xfs3/scrub: the scrubber's pass under way, last
+// pass, totals and the rotten objects known.
+func (s *server) scrubStatus(w http.ResponseWriter, r *http.Request, rq *request) error {
+	sc := s.store.Scrub()
+	rotten, err := sc.Rotten()
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, admin.ScrubStatusOf(sc.Status(), rotten, s.now()))
+}
+
+// scrubStart is POST /xfs3/scrub: a pass now (the one under way, if any,
+// goes on), answered with the scrubber's status.
+func (s *server) scrubStart(w http.ResponseWriter, r *http.Request, rq *request) error {
+	if _, err := adminBody(r, rq); err != nil {
+		return err
+	}
+	sc := s.store.Scrub()
+	if _, err := sc.Start(); err != nil {
+		return err
+	}
+	return s.scrubStatus(w, r, rq)
 }
 
 // trimCancel is DELETE /xfs3/trim: cancels the pass under way (if any).

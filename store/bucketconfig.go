@@ -101,6 +101,7 @@ func (c BucketConfigs) Get(bucket string, kind ConfigKind) ([]byte, error) {
 // attribute set, one engine transaction. The document's blocks are
 // charged to the bucket's project, as its objects are.
 func (c BucketConfigs) Put(bucket string, kind ConfigKind, doc []byte) (err error) {
+	defer c.noteSick(bucket, "", &err)
 	defer c.settle(&err)
 	if err := kind.check(len(doc)); err != nil {
 		return err
@@ -114,6 +115,7 @@ func (c BucketConfigs) Put(bucket string, kind ConfigKind, doc []byte) (err erro
 // Delete removes a bucket's document of kind; a bucket without one is
 // not an error.
 func (c BucketConfigs) Delete(bucket string, kind ConfigKind) (err error) {
+	defer c.noteSick(bucket, "", &err)
 	defer c.settle(&err)
 	if err := kind.check(-1); err != nil {
 		return err

@@ -116,6 +116,16 @@
 // xfs.Files.SetImmutable for a lock change), and the store's own moves
 // of a version are Apply ops with Immutable, which keep it.
 //
+// # Health
+//
+// A structure the engine marks sick (its metadata failed verification:
+// xfs.SickStructure) refuses changes. Health lists them with their
+// place: the bucket and key prefix of a directory (its path, by ".."
+// up to the root), the key of an object's file, a system directory.
+// Operations that fail on one record their bucket and key for it
+// (noteSick: the place when ".." is in the damaged block) and return a
+// *SickError naming it; Options.OnSick hears of each once (health.go).
+//
 // # Lifecycle
 //
 // Lifecycle (the gc.Expirer of gc.Lifecycle) expires what a bucket's
@@ -127,6 +137,20 @@
 // lifecycle-cursor, saved after each batch; neither it nor the batch's
 // deletes count as clients' changes (settleQuietly), which the scanner
 // paces itself by.
+//
+// # Scrub
+//
+// Scrub (scrub.go) is the gc.Scrubbable of gc.Scrubber: a pass runs the
+// engine's metadata scrub (xfs.Space.Scrub) in bounded batches, then
+// reads every bucket's object versions, a page at a time, and checks
+// them against the ETag (when it is an MD5), the parts' MD5s and
+// checksums and the full-object checksum. A rotten version is recorded
+// in the system file scrub-rotten (bucket, key, version, and the inode's
+// number, generation and birth time, so a mark stops applying once the
+// object is overwritten or deleted; an xattr could not be set on a
+// locked or sick object); getObject refuses one with ErrObjectCorrupt.
+// The pass's cursor is the system file scrub-cursor, saved quietly
+// (settleQuietly) as the lifecycle cursor is.
 //
 // # Configuration
 //

@@ -46,6 +46,7 @@ type entry struct {
 // lister walks a bucket depth-first in key order.
 type lister struct {
 	s      *store
+	bucket string // for noting a sick directory's place; "" in a versions tree
 	opt    ListOptions
 	res    ListResult
 	count  int
@@ -86,13 +87,14 @@ const listBatch = 16
 // ListObjects returns a page of the bucket's keys in byte-wise order, with
 // S3's prefix, delimiter and marker semantics (see the package doc for its
 // cost). A common prefix is returned only if it sorts after StartAfter.
-func (s *Store) ListObjects(bucket string, opt ListOptions) (ListResult, error) {
+func (s *Store) ListObjects(bucket string, opt ListOptions) (res ListResult, err error) {
+	defer s.noteSick(bucket, opt.Prefix, &err)
 	b, err := s.openBucket(bucket)
 	if err != nil {
 		return ListResult{}, err
 	}
 	defer b.Close()
-	l := &lister{s: s.store, opt: opt, maxKey: opt.MaxKeys}
+	l := &lister{s: s.store, bucket: bucket, opt: opt, maxKey: opt.MaxKeys}
 	if l.maxKey <= 0 {
 		l.maxKey = DefaultMaxKeys
 	}
@@ -122,6 +124,9 @@ func (l *lister) walk(ino format.Ino, path string) error {
 	}
 	list, at, err := l.s.sorted(ino)
 	if err != nil {
+		if l.bucket != "" {
+			l.s.noteSickDir(l.bucket, path, ino, err)
+		}
 		return err
 	}
 	// Entries sorting at or before the marker's component hold no key

@@ -61,6 +61,7 @@ func (s *Store) PutObject(bucket, key string, r io.Reader, size int64, meta Meta
 }
 
 func (s *store) putObject(bucket, key string, r io.Reader, size int64, meta Meta, cond Precondition) (info ObjectInfo, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -718,6 +719,10 @@ func (s *store) getObject(bucket, key, id string) (*Object, error) {
 	} else {
 		h.Close()
 	}
+	if err := s.refuseRotten(o); err != nil { // found rotten by a scrub
+		o.Close()
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -741,6 +746,7 @@ func (s *store) headObject(bucket, key, id string) (ObjectInfo, error) {
 // is one engine lookup taking a reference, and every state between the
 // steps of a key-mapping change reads as the same keys.
 func (s *store) head(bucket, key, id string) (info ObjectInfo, h *xfs.Handle, isFile bool, err error) {
+	defer s.noteSick(bucket, key, &err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
@@ -916,6 +922,8 @@ func (s *Store) DeleteObjects(bucket string, keys []string) []error {
 	for i, k := range keys {
 		if !done[i] {
 			errs[i] = s.deleteObject(bucket, k)
+		} else {
+			s.noteSick(bucket, k, &errs[i])
 		}
 	}
 	var err error
@@ -943,7 +951,8 @@ func (s *store) deleteObject(bucket, key string) error {
 
 // deleteKey deletes version id of key ("" the key: in a bucket with
 // versioning that makes a delete marker).
-func (s *store) deleteKey(bucket, key, id string, opt DeleteOptions) (DeleteResult, error) {
+func (s *store) deleteKey(bucket, key, id string, opt DeleteOptions) (res DeleteResult, err error) {
+	defer s.noteSick(bucket, key, &err)
 	kp, err := parseKey(key)
 	if err != nil {
 		return DeleteResult{}, err
@@ -1118,6 +1127,7 @@ func (s *Store) CopyObject(srcBucket, srcKey, dstBucket, dstKey string, meta *Me
 // copyObject copies version srcID of the source ("" its current
 // version), as CopyObject.
 func (s *store) copyObject(srcBucket, srcKey, srcID, dstBucket, dstKey string, meta *Meta) (info ObjectInfo, err error) {
+	defer s.noteSick(dstBucket, dstKey, &err) // a sick source is noted by its head
 	defer s.settle(&err)
 	src, err := s.getObject(srcBucket, srcKey, srcID)
 	if err != nil {

@@ -137,6 +137,7 @@ func (s *store) needLock(bucket string) error {
 // the key's lock and returns the new one, which is written with the
 // inode's immutable flag in one transaction, so the two always agree.
 func (s *store) changeLock(bucket, key, id string, fn func(old ObjectLock, now time.Time) (ObjectLock, error)) (version string, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	if err := s.needLock(bucket); err != nil {
 		return "", err

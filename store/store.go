@@ -94,6 +94,10 @@ type store struct {
 	// passes (lifecycle_scan.go).
 	lifecycleDay time.Duration
 	expirer      *gc.Lifecycle
+	// scrubber runs scrub passes; rot holds the objects they found
+	// rotten (scrub.go).
+	scrubber *gc.Scrubber
+	rot      rotState
 
 	// projects hands out the project IDs of new buckets (quotas.go).
 	projects projects
@@ -104,6 +108,9 @@ type store struct {
 	// once found or made (0 before: sysfiles.go).
 	cfgGen    atomic.Uint64
 	sysConfig atomic.Uint64
+
+	// health records where sick structures lie (health.go).
+	health healthState
 
 	// ackEarly: Options.AckBeforeDurable; the flusher goroutine then
 	// makes changes durable periodically until stopFlusher is closed.
@@ -143,6 +150,15 @@ type Options struct {
 	// LifecycleDay is the length of a lifecycle rule's day
 	// (DefaultLifecycleDay when 0); shorter only for tests and demos.
 	LifecycleDay time.Duration
+	// Scrub tunes the scrubber (no scheduled passes when Interval is 0;
+	// passes on demand always). Busy defaults to the store's count of
+	// finished changes.
+	Scrub gc.ScrubOptions
+	// OnSick, when set, is called once for each structure newly marked
+	// sick, with its place (health.go), from a goroutine of its own or
+	// of the operation that met it. With NewWith it learns of them only
+	// as operations fail on them; OpenWith also hears the engine.
+	OnSick func(SickStructure)
 }
 
 // AckBeforeDurableWindow is how often a store with AckBeforeDurable makes
@@ -158,7 +174,13 @@ func OpenWith(path string, o Options) (*Store, error) {
 	// The engine's commits are lazy: a store operation makes several,
 	// and forcing the log once at its end (settle) makes them all
 	// durable, sharing one log write with concurrent operations.
-	v, err := xfs.Open(path, xfs.Options{LazyCommits: true, NoQuota: o.NoQuota, CacheBytes: o.CacheBytes})
+	var opened atomic.Pointer[store] // the engine may report before the store exists
+	onSick := func(x xfs.SickStructure) {
+		if s := opened.Load(); s != nil {
+			s.engineSick(x)
+		}
+	}
+	v, err := xfs.Open(path, xfs.Options{LazyCommits: true, NoQuota: o.NoQuota, CacheBytes: o.CacheBytes, OnSick: onSick})
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +188,10 @@ func OpenWith(path string, o Options) (*Store, error) {
 	if err != nil {
 		v.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	opened.Store(s.store)
+	if len(v.Sick()) > 0 {
+		s.engineSick(xfs.SickStructure{}) // found while opening
 	}
 	s.own = true
 	if o.AckBeforeDurable {
@@ -222,6 +248,7 @@ func New(v *xfs.Volume) (*Store, error) { return NewWith(v, Options{}) }
 // NewWith is New with options; AckBeforeDurable is for OpenWith only.
 func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 	s := &store{v: v, dirs: newDirCache(), uploads: map[string]*upload{}, minPart: MinPartSize, now: o.Clock}
+	s.health.onSick = o.OnSick
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -245,6 +272,10 @@ func NewWith(v *xfs.Volume, o Options) (*Store, error) {
 		o.Lifecycle.Now = s.now
 	}
 	s.expirer = gc.NewLifecycle(Lifecycle{s}, o.Lifecycle)
+	if o.Scrub.Busy == nil {
+		o.Scrub.Busy = s.changes.Load
+	}
+	s.scrubber = gc.NewScrubber(Scrub{s}, o.Scrub)
 	return &Store{s}, nil
 }
 
@@ -400,7 +431,9 @@ func (s *Store) Close() error {
 		s.stopFlusher = nil
 	}
 	s.expirer.Close() // a pass must be over before the volume closes
+	s.scrubber.Close()
 	s.trim.Close()
+	s.closeHealth()
 	err := s.closeGC()
 	if s.own {
 		if cerr := s.v.Close(); err == nil {
@@ -491,6 +524,7 @@ func (s *store) withBucket(name string, fn func(ino format.Ino) error) error {
 // CreateBucket makes an empty bucket. The engine's Mkdir is atomic: of
 // racing creates exactly one succeeds.
 func (s *Store) CreateBucket(name string) (err error) {
+	defer s.noteSick(name, "", &err)
 	defer s.settle(&err)
 	if err := CheckBucketName(name); err != nil {
 		return err
@@ -509,6 +543,7 @@ func (s *Store) CreateBucket(name string) (err error) {
 // uploads in progress into it (as S3 does). With objects it gives
 // ErrBucketNotEmpty and leaves the uploads alone.
 func (s *Store) DeleteBucket(name string) (err error) {
+	defer s.noteSick(name, "", &err)
 	defer s.settle(&err)
 	pending := s.multipart().lockBucketUploads(name)
 	defer unlockUploads(pending)

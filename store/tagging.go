@@ -107,6 +107,7 @@ func (s *Store) PutObjectTagging(bucket, key string, tags []Tag) error {
 // putTagging sets the tags of version id of key ("" the current one)
 // and returns the version's ID.
 func (s *store) putTagging(bucket, key, id string, tags []Tag) (version string, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	if err := checkTags(tags); err != nil {
 		return "", err
@@ -129,6 +130,7 @@ func (s *Store) DeleteObjectTagging(bucket, key string) error {
 // deleteTagging removes the tags of version id of key and returns the
 // version's ID.
 func (s *store) deleteTagging(bucket, key, id string) (version string, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	return s.withObject(bucket, key, id, func(ino format.Ino) error {
 		return s.changeXattrs(ino, nil, []string{xattrTagging})

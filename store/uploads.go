@@ -254,6 +254,7 @@ func (s Uploads) dropUpload(u *upload) error {
 // not have; a type without an algorithm is ignored; the type defaults to
 // the algorithm's). It is made in .xfs3/tmp and renamed into place whole.
 func (s Uploads) Create(bucket, key string, meta Meta) (up UploadInfo, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	if _, err := parseKey(key); err != nil {
 		return UploadInfo{}, err
@@ -348,6 +349,7 @@ func (s Uploads) CopyPart(bucket, key, uploadID string, part int, src *Object, o
 // uploadPart stores a part whose content fill puts in a staging file,
 // returning its ETag, size and checksums.
 func (s Uploads) uploadPart(bucket, key, uploadID string, part int, size int64, fill func(*staging) (string, int64, Checksums, error)) (info PartInfo, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	if part < 1 || part > MaxPartNumber {
 		return PartInfo{}, fmt.Errorf("part number %d (1 to %d): %w", part, MaxPartNumber, ErrInvalidPart)
@@ -444,6 +446,7 @@ func (s Uploads) Complete(bucket, key, uploadID string, parts []CompletePart) (i
 // (a concurrent write got there first) leaves its parts consumed, like any
 // failure at that step.
 func (s Uploads) CompleteWith(bucket, key, uploadID string, parts []CompletePart, opt CompleteOptions) (info ObjectInfo, err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	kp, err := parseKey(key)
 	if err != nil {
@@ -634,6 +637,7 @@ func (s Uploads) copyFile(dst format.Ino, off int64, src format.Ino, n int64, bu
 
 // Abort discards an upload and its parts.
 func (s Uploads) Abort(bucket, key, uploadID string) (err error) {
+	defer s.noteSick(bucket, key, &err)
 	defer s.settle(&err)
 	return s.abort(bucket, key, uploadID)
 }

@@ -148,7 +148,8 @@ func anyVersion(objs []ObjectVersion) bool {
 // markers, in key order and each key's newest first, with S3's prefix,
 // delimiter and marker semantics. A bucket without versioning lists each
 // object once, as its null version.
-func (v Versions) List(bucket string, opt VersionListOptions) (VersionListResult, error) {
+func (v Versions) List(bucket string, opt VersionListOptions) (res VersionListResult, err error) {
+	defer v.noteSick(bucket, opt.Prefix, &err)
 	return v.listVersions(bucket, opt)
 }
 

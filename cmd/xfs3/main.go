@@ -37,6 +37,8 @@ Commands:
   lifecycle
           apply the buckets' lifecycle rules now, on a stopped volume or
           a running server ('xfs3 lifecycle -h')
+  scrub   check a stopped volume's metadata and objects' bytes
+          ('xfs3 scrub -h')
   bench   measure a running S3 endpoint ('xfs3 bench -h')
   info    a running server's version, volume, background work and
           buckets, as JSON ('xfs3 info -h')
@@ -112,6 +114,8 @@ func dispatch(args []string, e *env) int {
 		return runTrim(rest, e)
 	case "lifecycle":
 		return runLifecycle(rest, e)
+	case "scrub":
+		return runScrub(rest, e)
 	case "quota":
 		return runQuota(rest, e)
 	case "user":
@@ -159,6 +163,8 @@ func help(args []string, e *env) int {
 		return runTrim([]string{"-h"}, e)
 	case "lifecycle":
 		return runLifecycle([]string{"-h"}, e)
+	case "scrub":
+		return runScrub([]string{"-h"}, e)
 	case "bench":
 		return runBench([]string{"-h"}, e)
 	case "info":

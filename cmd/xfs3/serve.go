@@ -194,6 +194,10 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 			logLifecyclePass(log, p)
 		}},
 		LifecycleDay: cfg.LifecycleDay,
+		OnSick:       func(x store.SickStructure) { logSick(log, x) },
+		Scrub: gc.ScrubOptions{Interval: cfg.ScrubInterval, PassDone: func(p gc.ScrubPass) {
+			logScrubPass(log, p)
+		}},
 	})
 	if err != nil {
 		return fmt.Errorf("open volume: %w", err) // the store names it
@@ -340,7 +344,34 @@ func logLifecyclePass(log zerolog.Logger, p gc.LifecyclePass) {
 		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).Msg("lifecycle pass")
 }
 
+// logScrubPass logs a scrub pass's counters; a pass that found damage
+// or failed is a warning.
+func logScrubPass(log zerolog.Logger, p gc.ScrubPass) {
+	ev := log.Info()
+	c := p.Counts
+	if p.Err != "" || c.Damaged() || c.Errors > 0 {
+		ev = log.Warn().Str("error", p.Err)
+	}
+	ev.Uint64("pass", p.ID).Bool("on_demand", p.OnDemand).Bool("resumed", p.Resumed).Int64("batches", p.Batches).
+		Int64("inodes", c.Inodes).Int64("blocks", c.Blocks).Int64("sick", c.SickStructures).
+		Int64("objects", c.Objects).Int64("bytes", c.Bytes).Int64("rotten", c.Rotten).Int64("errors", c.Errors).
+		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).Msg("scrub pass")
+}
+
 // logCache logs a metadata cache's use of its budget and its counters.
+// logSick warns once of each structure newly marked sick: what and
+// where, and that changes to it wait for xfs_repair.
+func logSick(log zerolog.Logger, x store.SickStructure) {
+	ev := log.Warn().Str("kind", x.Kind).Str("place", x.Place).Str("bucket", x.Bucket).Str("prefix", x.Prefix).
+		Str("path", x.Path).Str("structure", x.Structure).Str("where", x.Where).Str("reason", x.Reason)
+	if x.Kind == "ag" {
+		ev = ev.Uint32("ag", uint32(x.AG))
+	} else {
+		ev = ev.Uint64("ino", uint64(x.Ino))
+	}
+	ev.Msg("metadata failed verification: " + x.Describe() + " is marked sick; changes to it are refused until the stopped volume is repaired with xfs_repair")
+}
+
 func logCache(log zerolog.Logger, msg string, c reclaim.Stats) {
 	log.Info().Int64("bytes", c.Bytes).Int64("budget", c.Budget).Int64("entries", c.Entries).
 		Uint64("hits", c.Hits).Uint64("misses", c.Misses).Uint64("evictions", c.Evictions).

@@ -38,7 +38,11 @@ type Info struct {
 	// Lifecycle is the lifecycle scanner: its pass under way, its last
 	// pass and its totals.
 	Lifecycle LifecycleStatus `json:"lifecycle"`
-	Buckets   []Bucket        `json:"buckets"`
+	// Scrub is the scrubber: its passes and the rotten objects known.
+	Scrub ScrubStatus `json:"scrub"`
+	// Health is "ok", or "degraded" with the structures marked sick.
+	Health  Health   `json:"health"`
+	Buckets []Bucket `json:"buckets"`
 }
 
 // VolumeInfo is the volume's geometry and usage.
@@ -108,6 +112,12 @@ func InfoOf(st *store.Store, v Version, started, now time.Time) (Info, error) {
 	in.Trim = TrimInfo{IntervalSeconds: ts.Counters.IntervalSeconds, PassBytes: ts.Counters.PassBytes,
 		BacklogBytes: ts.Counters.BacklogBytes, Current: ts.Current, Last: ts.Last}
 	in.Lifecycle = LifecycleStatusOf(st.Lifecycle().Status(), st.Lifecycle().Day(), now)
+	rotten, err := st.Scrub().Rotten()
+	if err != nil {
+		return Info{}, err
+	}
+	in.Scrub = ScrubStatusOf(st.Scrub().Status(), rotten, now)
+	in.Health = HealthOf(st)
 	vs, err := st.VolumeStats()
 	if err != nil {
 		return Info{}, err

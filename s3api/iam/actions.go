@@ -123,6 +123,7 @@ var actionTable = []rule{
 	// AllBucketsARN, so "Resource": "*" or "arn:aws:s3:::*" grants it.
 	{"AdminInfo", "admin:ServerInfo", "", TargetAll},
 	{"AdminXFS3Info", "admin:ServerInfo", "", TargetAll},
+	{"AdminHealth", "admin:ServerInfo", "", TargetAll},
 	{"AdminGCStats", "admin:ServerInfo", "", TargetAll},
 	{"AdminTrimStatus", "admin:ServerInfo", "", TargetAll},
 	{"Metrics", "admin:Prometheus", "", TargetAll}, // a signed scrape or mc's token (metrics_http.go)
@@ -131,6 +132,8 @@ var actionTable = []rule{
 	{"AdminTrimCancel", "admin:Trim", "", TargetAll},
 	{"AdminLifecycleStatus", "admin:ServerInfo", "", TargetAll},
 	{"AdminLifecycleStart", "admin:Lifecycle", "", TargetAll},
+	{"AdminScrubStatus", "admin:ServerInfo", "", TargetAll},
+	{"AdminScrubStart", "admin:Scrub", "", TargetAll},
 	{"AdminSetBucketQuota", "admin:SetBucketQuota", "", TargetAll},
 	{"AdminSetQuota", "admin:SetBucketQuota", "", TargetAll},
 	{"AdminSetQuotaGrace", "admin:SetBucketQuota", "", TargetAll},
