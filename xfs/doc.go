@@ -41,8 +41,8 @@
 //	                                                     SharedExtents, Open, Readlink, SetImmutable
 //	Xattrs     v.Xattrs()  xattrs.go                     Get, List, Set, SetMany, Remove
 //	Quotas     v.Quotas()  quotas.go                     SetProject, SetLimits, SetGrace, Get, List, Check
-//	Space      v.Space()   space*.go                     Statfs, Shared, Trim, SetInactiveQueue,
-//	                                                     Inactivate
+//	Space      v.Space()   space*.go, scrub.go           Statfs, Shared, Trim, Scrub,
+//	                                                     SetInactiveQueue, Inactivate
 //	mount      (shared)    volume.go, mount.go,          open and close, inode cache and locks,
 //	                       inode.go, txn.go, fork.go,    transactions, fork and extent reads,
 //	                       bmap.go, stat.go, recover.go  log recovery
@@ -94,6 +94,19 @@
 // changed in place). Each change is one transaction, mapping and counts
 // together, so the engine needs no refcount or bmap intents of its own
 // (reflink.go).
+//
+// # Damage
+//
+// A metadata block that fails its verifier marks what it belongs to sick
+// (health.go): the inode whose core or fork it is, else the AG whose
+// header or btree it is. No change touches a sick structure afterwards
+// (ErrSick: txn.modify refuses the inode, package alloc never locks the
+// AG's AGF), reads that do not need the bad block go on, and the marks
+// live as long as the Volume, as the kernel's health state does;
+// xfs_repair on the stopped volume is what mends. Volume.Sick lists
+// them, Options.OnSick hears of each once. Space.Scrub walks the
+// metadata in bounded batches through the same verified reads, so that
+// damage nobody has read yet is found and marked the same way.
 //
 // # Log recovery
 //

@@ -163,3 +163,75 @@ func TestSickDirectory(t *testing.T) {
 	oracle.Repair(t, img)
 	oracle.Mount(t, img, true)
 }
+
+// TestSickAGF: a volume whose AG 2 AGF fails its CRC opens for writing
+// with that AG marked sick; files are made and written in the other AGs,
+// nothing is allocated in AG 2, and xfs_repair then mends the header.
+func TestSickAGF(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair)
+	img := filepath.Join(t.TempDir(), "agf.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20, AgCount: 4}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := v.Geometry()
+	agf := format.DaddrToByte(g.AgHeaderDaddr(2, 1))
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("damaged!"), agf+100); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	var reported []xfs.SickStructure
+	v, err = xfs.Open(img, xfs.Options{OnSick: func(s xfs.SickStructure) { reported = append(reported, s) }})
+	if err != nil {
+		t.Fatalf("open with a damaged AGF: %v", err)
+	}
+	defer func() { v.Close() }()
+	if s := v.Sick(); len(s) != 1 || s[0].Kind != "ag" || s[0].AG != 2 || len(reported) != 1 {
+		t.Fatalf("sick: %+v (reported %+v), want AG 2", s, reported)
+	}
+	st, err := v.Space().Statfs()
+	if err != nil || st.SickAGs != 1 {
+		t.Fatalf("statfs: %+v, %v", st, err)
+	}
+	for i := 0; i < 40; i++ {
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("d%d", i), xfs.Attrs{Mode: 0o755})
+		if err != nil {
+			t.Fatalf("mkdir %d with AG 2 sick: %v", i, err)
+		}
+		ino, err := v.Names().Create(d, "f", xfs.Attrs{Mode: 0o644})
+		if err != nil {
+			t.Fatalf("create in d%d: %v", i, err)
+		}
+		if _, err := v.Files().WriteAt(ino, make([]byte, 200<<10), 0); err != nil {
+			t.Fatalf("write in d%d: %v", i, err)
+		}
+		for _, n := range []format.Ino{d, ino} {
+			if ag, _ := g.InoToAg(n); ag == 2 {
+				t.Fatalf("inode %d made in the sick AG", n)
+			}
+		}
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.RepairFix(t, img)
+	oracle.Repair(t, img)
+	v, err = xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.Sick(); len(s) != 0 {
+		t.Fatalf("sick after xfs_repair: %+v", s)
+	}
+}

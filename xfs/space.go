@@ -1,6 +1,8 @@
 package xfs
 
 import (
+	"errors"
+
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
@@ -38,6 +40,8 @@ type Statfs struct {
 	FreeInodes   uint64 // of those, free (sum of agi_freecount)
 	MaxInodes    uint64 // the imax_pct limit in inodes (0: no limit)
 	AgCount      uint32
+	// SickAGs were left out: their AGF failed verification (Sick).
+	SickAGs int
 	// ReservedBlocks of FreeBlocks are kept back, per AG, for the
 	// refcount btrees (see package alloc): frees may need them, new data
 	// never gets them. The kernel's df leaves them out of its free count.
@@ -58,11 +62,18 @@ func (v Space) Statfs() (Statfs, error) {
 	s.MaxInodes = ialloc.MaxInodes(g, v.sb.IMaxPct)
 	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
 		agf, err := alloc.Committed(v.readCommitted, g, ag)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrCorrupt):
+			// A damaged AGF marks its AG sick: nothing is allocated
+			// there any more, so its space counts as none.
+			v.markSick(format.AtDaddr(err, g.AgHeaderDaddr(ag, 1)), 0)
+			s.SickAGs++
+		case err != nil:
 			return Statfs{}, err
+		default:
+			s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
+			s.ReservedBlocks += uint64(max(alloc.RefcountAsk(g, ag, v.logBlocksIn(ag)), agf.RefcountBlocks) - agf.RefcountBlocks)
 		}
-		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
-		s.ReservedBlocks += uint64(max(alloc.RefcountAsk(g, ag, v.logBlocksIn(ag)), agf.RefcountBlocks) - agf.RefcountBlocks)
 		agi, err := ialloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
 			return Statfs{}, err

@@ -125,6 +125,9 @@ func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
 	if a, ok := t.agis[ag]; ok {
 		return a, nil
 	}
+	if t.Space.IsSick(ag) {
+		return nil, fmt.Errorf("AG %d: %w", ag, format.ErrSick)
+	}
 	g := t.Geo()
 	d := g.AgHeaderDaddr(ag, 2)
 	buf, err := t.Read(d, g.SectSize, t.in.opsOf(ag))

@@ -26,7 +26,7 @@ func (t *Tx) Alloc(parent format.Ino, isDir bool) (format.Ino, error) {
 	// second AG's AGI after a first AG's AGF would invert the lock order).
 	for i := uint32(0); i < g.AgCount; i++ {
 		ag := format.AgNumber((uint32(start) + i) % g.AgCount)
-		if !t.in.mayHaveInode(ag) {
+		if t.Space.IsSick(ag) || !t.in.mayHaveInode(ag) {
 			continue
 		}
 		ino, err := t.allocInAG(ag, parent)
