@@ -60,19 +60,74 @@ const (
 //
 //	go test ./store -run XXX -bench BenchmarkLifecyclePass -benchtime 1x -timeout 60m
 func BenchmarkLifecyclePass(b *testing.B) {
-	objects := lcEnvInt(b, "XFS3_LIFECYCLE_BENCH_OBJECTS", lcBenchObjects)
-	rounds := lcEnvInt(b, "XFS3_LIFECYCLE_BENCH_ROUNDS", lcBenchRounds)
+	runPassBench(b, lifecycleBenchPass, "LIFECYCLE")
+}
+
+// benchPass is a paced background pass the benchmark measures against
+// the writers: the lifecycle scanner's or the scrubber's.
+type benchPass struct {
+	name string // for the output
+	unit string // what the pass does to an object: "expired", "checked"
+	// options sets the pass's options in o: busy replaces the store's
+	// count of finished changes when not nil; done is called when a
+	// pass ends.
+	options func(o *Options, busy func() uint64, done func())
+	start   func(*Store) error
+	// status is the pass under way, or else the last one.
+	status func(*Store) (benchPassStatus, bool)
+}
+
+// benchPassStatus is what a pass had done.
+type benchPassStatus struct {
+	items, errors     int64 // objects expired or checked; errors
+	batches, backoffs int64
+	backoff           time.Duration
+	running           bool
+	err               string
+}
+
+var lifecycleBenchPass = benchPass{
+	name: "lifecycle", unit: "expired",
+	options: func(o *Options, busy func() uint64, done func()) {
+		o.Lifecycle = gc.LifecycleOptions{Busy: busy, PassDone: func(gc.LifecyclePass) { done() }}
+	},
+	start: func(s *Store) error { _, err := s.Lifecycle().Start(); return err },
+	status: func(s *Store) (benchPassStatus, bool) {
+		return passStatusOf(s.Lifecycle().Status(), func(c LifecycleCounts) (int64, int64) { return c.Expired, c.Errors })
+	},
+}
+
+// passStatusOf reads a worker's status through items, which picks the
+// objects done and the errors out of its counts.
+func passStatusOf[C any](st gc.Status[C], items func(C) (int64, int64)) (benchPassStatus, bool) {
+	p := st.Current
+	if p == nil {
+		p = st.Last
+	}
+	if p == nil {
+		return benchPassStatus{}, false
+	}
+	n, errs := items(p.Counts)
+	return benchPassStatus{items: n, errors: errs, batches: p.Batches, backoffs: p.Backoffs, backoff: p.Backoff,
+		running: p.Running, err: p.Err}, true
+}
+
+// runPassBench runs the rounds of a pass benchmark; env names its
+// variables (XFS3_<env>_BENCH_OBJECTS, …).
+func runPassBench(b *testing.B, kind benchPass, env string) {
+	objects := lcEnvInt(b, "XFS3_"+env+"_BENCH_OBJECTS", lcBenchObjects)
+	rounds := lcEnvInt(b, "XFS3_"+env+"_BENCH_ROUNDS", lcBenchRounds)
 	window := lcBenchWindow
-	if v := os.Getenv("XFS3_LIFECYCLE_BENCH_WINDOW"); v != "" {
+	if v := os.Getenv("XFS3_" + env + "_BENCH_WINDOW"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			b.Fatalf("XFS3_LIFECYCLE_BENCH_WINDOW=%q: want a positive duration (%v)", v, err)
+			b.Fatalf("XFS3_%s_BENCH_WINDOW=%q: want a positive duration (%v)", env, v, err)
 		}
 		window = d
 	}
-	control := os.Getenv("XFS3_LIFECYCLE_BENCH_CONTROL") == "1"
-	fmt.Printf("lifecycle bench: %d objects, %d writers, %s phases, %d rounds, control %v, load %s\n",
-		objects, lcBenchWriters, window, rounds, control, oracle.LoadAverage())
+	control := os.Getenv("XFS3_"+env+"_BENCH_CONTROL") == "1"
+	fmt.Printf("%s bench: %d objects, %d writers, %s phases, %d rounds, control %v, load %s\n",
+		kind.name, objects, lcBenchWriters, window, rounds, control, oracle.LoadAverage())
 	built := time.Now()
 	img := lifecycleBenchImage(b, objects)
 	fmt.Printf("populated image built in %s\n", time.Since(built).Round(time.Millisecond))
@@ -81,7 +136,7 @@ func BenchmarkLifecyclePass(b *testing.B) {
 	for r := range rounds {
 		row := lcBenchRound{round: r + 1, passFirst: r%2 == 1}
 		for _, withPass := range []bool{row.passFirst, !row.passFirst} {
-			ph := lifecyclePhase(b, img, window, lcBenchWriters, withPass && !control, gc.LifecycleOptions{})
+			ph := passPhase(b, img, kind, window, lcBenchWriters, withPass && !control, nil)
 			if withPass {
 				row.pass = ph
 			} else {
@@ -96,12 +151,12 @@ func BenchmarkLifecyclePass(b *testing.B) {
 	// as the store paces it by default (for one window).
 	var unpaced, idle lcPhase
 	if !control {
-		unpaced = lifecyclePhase(b, img, 24*time.Hour, 0, true, gc.LifecycleOptions{Busy: func() uint64 { return 0 }})
+		unpaced = passPhase(b, img, kind, 24*time.Hour, 0, true, func() uint64 { return 0 })
 		fmt.Printf("idle, unpaced: %s\n", unpaced.passString())
-		idle = lifecyclePhase(b, img, window, 0, true, gc.LifecycleOptions{})
+		idle = passPhase(b, img, kind, window, 0, true, nil)
 		fmt.Printf("idle, default pacing: %s\n", idle.passString())
-		if unpaced.counts.Expired != int64(objects) {
-			b.Errorf("the unpaced pass expired %d objects of %d", unpaced.counts.Expired, objects)
+		if unpaced.items < int64(objects) {
+			b.Errorf("the unpaced pass %s %d objects of %d", kind.unit, unpaced.items, objects)
 		}
 	}
 
@@ -113,7 +168,7 @@ func BenchmarkLifecyclePass(b *testing.B) {
 		passRate = append(passRate, r.pass.rate())
 		aloneP99 = append(aloneP99, lcMs(r.alone.p99))
 		passP99 = append(passP99, lcMs(r.pass.p99))
-		paced = append(paced, r.pass.expiredRate())
+		paced = append(paced, r.pass.itemRate())
 	}
 	b.ReportMetric(lcMedian(aloneRate), "alone-put/s")
 	b.ReportMetric(lcMedian(passRate), "pass-put/s")
@@ -126,10 +181,10 @@ func BenchmarkLifecyclePass(b *testing.B) {
 	b.ReportMetric(lcMedian(p99x), "p99-x")
 	b.ReportMetric(slices.Min(p99x), "p99-x-min")
 	b.ReportMetric(slices.Max(p99x), "p99-x-max")
-	b.ReportMetric(lcMedian(paced), "paced-expired/s")
+	b.ReportMetric(lcMedian(paced), "paced-"+kind.unit+"/s")
 	b.ReportMetric(unpaced.passTime.Seconds(), "idle-unpaced-s")
-	b.ReportMetric(unpaced.expiredRate(), "idle-unpaced-expired/s")
-	b.ReportMetric(idle.expiredRate(), "idle-default-expired/s")
+	b.ReportMetric(unpaced.itemRate(), "idle-unpaced-"+kind.unit+"/s")
+	b.ReportMetric(idle.itemRate(), "idle-default-"+kind.unit+"/s")
 	verdict := "met"
 	if 1-lcMedian(ratios) > lcBenchMaxLoss {
 		verdict = "NOT met"
@@ -137,10 +192,10 @@ func BenchmarkLifecyclePass(b *testing.B) {
 	if control {
 		verdict = "A/A control, no pass in B"
 	}
-	fmt.Printf("summary: B/A put/s median %.3f (%.3f–%.3f), loss %.1f%% (target ≤ %.0f%%: %s); p99 ×%.2f (×%.2f–%.2f); paced pass %.0f expired/s; unpaced idle pass %s for %d (%.0f/s); default-paced idle pass %.0f/s\n",
+	fmt.Printf("summary: B/A put/s median %.3f (%.3f–%.3f), loss %.1f%% (target ≤ %.0f%%: %s); p99 ×%.2f (×%.2f–%.2f); paced pass %.0f %s/s; unpaced idle pass %s for %d (%.0f/s); default-paced idle pass %.0f/s\n",
 		lcMedian(ratios), slices.Min(ratios), slices.Max(ratios), 100*(1-lcMedian(ratios)), 100*lcBenchMaxLoss, verdict,
-		lcMedian(p99x), slices.Min(p99x), slices.Max(p99x), lcMedian(paced),
-		unpaced.passTime.Round(time.Millisecond), unpaced.counts.Expired, unpaced.expiredRate(), idle.expiredRate())
+		lcMedian(p99x), slices.Min(p99x), slices.Max(p99x), lcMedian(paced), kind.unit,
+		unpaced.passTime.Round(time.Millisecond), unpaced.items, unpaced.itemRate(), idle.itemRate())
 }
 
 // lifecycleBenchImage makes a volume with bucket "old" of objects small
@@ -226,7 +281,9 @@ type lcPhase struct {
 	p50, p99 time.Duration
 	ran      bool
 	finished bool
-	counts   LifecycleCounts
+	unit     string // what the pass did to items (benchPass.unit)
+	items    int64
+	errors   int64
 	batches  int64
 	backoffs int64
 	backoff  time.Duration // the pass's pauses, summed
@@ -236,11 +293,11 @@ type lcPhase struct {
 
 func (p lcPhase) rate() float64 { return float64(p.puts) / p.elapsed.Seconds() }
 
-func (p lcPhase) expiredRate() float64 {
+func (p lcPhase) itemRate() float64 {
 	if p.passTime <= 0 {
 		return 0
 	}
-	return float64(p.counts.Expired) / p.passTime.Seconds()
+	return float64(p.items) / p.passTime.Seconds()
 }
 
 func (p lcPhase) passString() string {
@@ -255,18 +312,19 @@ func (p lcPhase) passString() string {
 	if p.batches > 0 {
 		work = (p.passTime - p.backoff) / time.Duration(p.batches)
 	}
-	return fmt.Sprintf("%d expired (%.0f/s) in %s, %s; %d batches (%s each, pauses included: %s), %d pauses totalling %s (%.0f%% of the time); errors %d; load %s",
-		p.counts.Expired, p.expiredRate(), p.passTime.Round(time.Millisecond), state, p.batches, work.Round(time.Microsecond),
+	return fmt.Sprintf("%d %s (%.0f/s) in %s, %s; %d batches (%s each, pauses included: %s), %d pauses totalling %s (%.0f%% of the time); errors %d; load %s",
+		p.items, p.unit, p.itemRate(), p.passTime.Round(time.Millisecond), state, p.batches, work.Round(time.Microsecond),
 		(p.passTime / time.Duration(max(p.batches, 1))).Round(time.Microsecond), p.backoffs, p.backoff.Round(time.Millisecond),
-		100*p.backoff.Seconds()/max(p.passTime.Seconds(), 1e-9), p.counts.Errors, p.load)
+		100*p.backoff.Seconds()/max(p.passTime.Seconds(), 1e-9), p.errors, p.load)
 }
 
-// lifecyclePhase opens a fresh copy of img with the clock two days
-// ahead and lifecycle options opt, starts a pass when withPass, and runs
-// writers clients PUTting 4 KiB objects into "live" for window (with no
-// writers: until the pass ends or window passes). It returns what the
-// writers and the pass did; the pass is stopped by the store's close.
-func lifecyclePhase(b *testing.B, img string, window time.Duration, writers int, withPass bool, opt gc.LifecycleOptions) lcPhase {
+// passPhase opens a fresh copy of img with the clock two days ahead,
+// starts kind's pass when withPass (busy, when not nil, replacing the
+// store's count of finished changes), and runs writers clients PUTting
+// 4 KiB objects into "live" for window (with no writers: until the pass
+// ends or window passes). It returns what the writers and the pass did;
+// the pass is stopped by the store's close.
+func passPhase(b *testing.B, img string, kind benchPass, window time.Duration, writers int, withPass bool, busy func() uint64) lcPhase {
 	b.Helper()
 	path := copyImage(b, img)
 	defer os.Remove(path)
@@ -276,10 +334,9 @@ func lifecyclePhase(b *testing.B, img string, window time.Duration, writers int,
 	ended := make(chan struct{})
 	var endOnce sync.Once
 	var endAt time.Time
-	opt.PassDone = func(gc.LifecyclePass) {
-		endOnce.Do(func() { endAt = time.Now(); close(ended) })
-	}
-	s, err := OpenWith(path, Options{Clock: clock.now, Lifecycle: opt})
+	o := Options{Clock: clock.now}
+	kind.options(&o, busy, func() { endOnce.Do(func() { endAt = time.Now(); close(ended) }) })
+	s, err := OpenWith(path, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -288,10 +345,10 @@ func lifecyclePhase(b *testing.B, img string, window time.Duration, writers int,
 			b.Error(err)
 		}
 	}()
-	var ph lcPhase
+	ph := lcPhase{unit: kind.unit}
 	start := time.Now()
 	if withPass {
-		if _, err := s.Lifecycle().Start(); err != nil {
+		if err := kind.start(s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -313,23 +370,19 @@ func lifecyclePhase(b *testing.B, img string, window time.Duration, writers int,
 	if !withPass {
 		return ph
 	}
-	st := s.Lifecycle().Status()
-	p := st.Current
-	if p == nil {
-		p = st.Last
-	}
-	if p == nil {
+	p, ok := kind.status(s)
+	if !ok {
 		b.Fatal("the pass asked for never started")
 	}
-	ph.ran, ph.finished = true, !p.Running
-	ph.counts, ph.batches, ph.backoffs, ph.backoff = p.Counts, p.Batches, p.Backoffs, p.Backoff
+	ph.ran, ph.finished = true, !p.running
+	ph.items, ph.errors, ph.batches, ph.backoffs, ph.backoff = p.items, p.errors, p.batches, p.backoffs, p.backoff
 	ph.passTime = ph.elapsed
 	if ph.finished {
 		<-ended
 		ph.passTime = endAt.Sub(start)
 	}
-	if p.Err != "" {
-		b.Errorf("pass: %s", p.Err)
+	if p.err != "" {
+		b.Errorf("pass: %s", p.err)
 	}
 	return ph
 }
