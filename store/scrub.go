@@ -149,6 +149,15 @@ func (r Scrub) objects(ctx context.Context, cur *scrubCursor, c *gc.ScrubCounts)
 	if errors.Is(err, ErrNoSuchBucket) {
 		return true, nil
 	}
+	if errors.Is(err, ErrSick) {
+		// The listing meets sick metadata (a prefix's directory, an
+		// object's inode), which the metadata phase has listed: as with
+		// an unreadable object the pass goes on, to the next bucket, as
+		// the listing cannot get past the damage. The rest of this
+		// bucket's objects are not read this pass.
+		c.Errors++
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}

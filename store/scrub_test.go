@@ -248,6 +248,51 @@ func TestScrubFindsRottenObjects(t *testing.T) {
 	}
 }
 
+// TestScrubGoesPastSickListing: a bucket whose listing meets a damaged
+// prefix directory does not fail the pass: the directory is listed sick
+// by the metadata walk, the listing counts as an error, and the next
+// bucket's objects are still checked.
+func TestScrubGoesPastSickListing(t *testing.T) {
+	oracle.Require(t, oracle.ToolDB)
+	s, img := newTestStore(t)
+	for _, b := range []string{"a-hurt", "b-fine"} {
+		if err := s.CreateBucket(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 60; i++ {
+		k := fmt.Sprintf("p/object-with-a-rather-long-name-%03d", i)
+		if _, err := s.PutObject("a-hurt", k, strings.NewReader(k), int64(len(k)), Meta{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		if _, err := s.PutObject("b-fine", fmt.Sprint(i), strings.NewReader("fine"), 4, Meta{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bucket, err := s.v.Names().Lookup(s.v.Root(), "a-hurt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := s.v.Names().Lookup(bucket, "p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	flipBits(t, img, dir, 200) // past the block's header: a bad CRC
+	s, err = Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if c := scrubPass(t, s.Scrub()); c.SickStructures != 1 || c.Errors != 1 || c.Objects != 5 || c.Rotten != 0 {
+		t.Fatalf("pass over a volume with a damaged prefix: %+v, want 1 sick structure, 1 error and b-fine's 5 objects", c)
+	}
+}
+
 // TestScrubberWorker: the store's scrubber runs a pass on demand and
 // reports it in Status.
 func TestScrubberWorker(t *testing.T) {

@@ -325,6 +325,14 @@ func (s *store) clearDir(d format.Ino) error {
 	}
 	for _, e := range ents {
 		if err := s.removeTree(d, e.Name); err != nil {
+			if errors.Is(err, ErrSick) {
+				// What freeing it needs is sick (its inode, its AG):
+				// a leftover costs only its space, and refusing to
+				// open would stop every bucket for one damaged AG.
+				// The health report lists the damage; xfs_repair
+				// mends it, and a later open removes the entry.
+				continue
+			}
 			return fmt.Errorf("remove leftover staging entry %s: %w", e.Name, err)
 		}
 	}
