@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/xfs3/xfs3/xfs"
 )
 
 // Inactivator frees what an inode that is unlinked and no longer
@@ -329,6 +331,13 @@ func (g *InodeGC) inactivateBatch(st *queueStats, b BatchInactivator, inos []uin
 
 // count records one inode's inactivation outcome.
 func (g *InodeGC) count(st *queueStats, err error) {
+	if errors.Is(err, xfs.ErrSick) {
+		// Damage in the inode or its AG: the inode stays on its
+		// unlinked list for xfs_repair, and the volume's health
+		// reports the damage; it is counted, but does not fail Close.
+		st.errors.Add(1)
+		return
+	}
 	if err != nil {
 		st.errors.Add(1)
 		first := err // taking err's own address would move every call's err to the heap

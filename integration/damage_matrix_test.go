@@ -31,10 +31,10 @@ import (
 // need the damaged structure (500 XFS3NeedsRepair), changes nothing
 // else, reports the structure (health endpoint, one warning line, the
 // scrub), and xfs_repair brings the volume back to one the server serves
-// healthy and the kernel mounts. The structures the engine reads while
-// the volume opens and does not yet mark sick (AGI, inode btree, dquot:
-// dmCase.refusedAtOpen) make serve refuse the volume instead, as
-// docs/operations.md says; those cases check the refusal and the repair.
+// healthy and the kernel mounts. A dquot block, which the engine reads
+// while the volume opens and does not yet mark sick
+// (dmCase.refusedAtOpen), makes serve refuse the volume instead, as
+// docs/operations.md says; that case checks the refusal and the repair.
 
 // Names in the matrix's volume. The keys are long so that few fit a
 // directory block: nodeKeys of them make a node-form directory (more
@@ -475,8 +475,8 @@ func TestDamageMatrix(t *testing.T) {
 				ag := nodeAG(tpl)
 				return dmSpot{off: tpl.agHeaderOffset(ag, 2), size: 512, kind: "ag", ag: ag, place: "volume"}
 			},
-			refusedAtOpen: "corrupt AGI at AG 2 AGI",
-			after:         deleteChange(dmHurt, dmKey("node", 7)),
+			refused: []dmChange{deleteChange(dmHurt, dmKey("node", 7))},
+			after:   deleteChange(dmHurt, dmKey("node", 7)),
 		},
 		{
 			name: "free-space btree root",
@@ -493,8 +493,8 @@ func TestDamageMatrix(t *testing.T) {
 				ag := nodeAG(tpl)
 				return dmSpot{off: tpl.btreeRoot(t, "agi", ag, "root"), size: tpl.blockSize, kind: "ag", ag: ag, place: "volume"}
 			},
-			refusedAtOpen: "corrupt inobt block",
-			after:         deleteChange(dmHurt, dmKey("node", 7)),
+			refused: []dmChange{deleteChange(dmHurt, dmKey("node", 7))},
+			after:   deleteChange(dmHurt, dmKey("node", 7)),
 		},
 		{
 			name: "dquot block",

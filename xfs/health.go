@@ -7,7 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
+	"github.com/xfs3/xfs3/xfs/ialloc"
 )
 
 // Health. A metadata block that fails its verifier (CRC, magic, owner,
@@ -115,6 +117,14 @@ func (v *mount) markSick(err error, ino format.Ino) error {
 	return err
 }
 
+// agFoundSick reports whether err is damage that just marked an AG sick
+// (an AG already sick is never read again: its refusals are plain
+// ErrSick errors).
+func agFoundSick(err error) bool {
+	var ce *format.CorruptError
+	return errors.As(err, &ce) && ce.Sick && ce.Ino == 0
+}
+
 // Sick lists the structures marked sick, AGs first, each kind in order.
 func (v *Volume) Sick() []SickStructure {
 	h := &v.health
@@ -135,6 +145,36 @@ func (v *Volume) Sick() []SickStructure {
 		return a.AG < b.AG || a.AG == b.AG && a.Ino < b.Ino
 	})
 	return out
+}
+
+// agSick reports whether AG ag is marked sick.
+func (v *mount) agSick(ag format.AgNumber) bool {
+	v.health.mu.Lock()
+	defer v.health.mu.Unlock()
+	_, ok := v.health.ags[ag]
+	return ok
+}
+
+// markDamagedAGs reads every AG's AGF and AGI at a writable open and
+// marks sick the AGs whose headers fail verification, so that the open
+// goes on without them (Statfs, the unlinked lists and the allocators
+// leave sick AGs alone).
+func (v *mount) markDamagedAGs() error {
+	g := &v.geo
+	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
+		_, err := alloc.Committed(v.readCommitted, g, ag)
+		sector := 1
+		if err == nil {
+			_, err = ialloc.Committed(v.readCommitted, g, ag)
+			sector = 2
+		}
+		if errors.Is(err, ErrCorrupt) {
+			v.markSick(format.AtDaddr(err, g.AgHeaderDaddr(ag, sector)), 0)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // refuseSick fails with ErrSick when inode ino is marked sick.

@@ -61,6 +61,9 @@ func (v *mount) openWrite(o Options) error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
 		v.w.setAside += int64(alloc.RefcountAsk(&v.geo, ag, v.logBlocksIn(ag)))
 	}
+	if err := v.markDamagedAGs(); err != nil {
+		return err
+	}
 	st, err := v.space().Statfs()
 	if err != nil {
 		return err

@@ -1,8 +1,6 @@
 package xfs
 
 import (
-	"errors"
-
 	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
@@ -40,7 +38,7 @@ type Statfs struct {
 	FreeInodes   uint64 // of those, free (sum of agi_freecount)
 	MaxInodes    uint64 // the imax_pct limit in inodes (0: no limit)
 	AgCount      uint32
-	// SickAGs were left out: their AGF failed verification (Sick).
+	// SickAGs were left out: they are marked sick (Volume.Sick).
 	SickAGs int
 	// ReservedBlocks of FreeBlocks are kept back, per AG, for the
 	// refcount btrees (see package alloc): frees may need them, new data
@@ -61,22 +59,21 @@ func (v Space) Statfs() (Statfs, error) {
 		SbFreeBlocks: v.sb.FDBlocks, AgCount: g.AgCount}
 	s.MaxInodes = ialloc.MaxInodes(g, v.sb.IMaxPct)
 	for ag := format.AgNumber(0); ag < format.AgNumber(g.AgCount); ag++ {
-		agf, err := alloc.Committed(v.readCommitted, g, ag)
-		switch {
-		case errors.Is(err, ErrCorrupt):
-			// A damaged AGF marks its AG sick: nothing is allocated
-			// there any more, so its space counts as none.
-			v.markSick(format.AtDaddr(err, g.AgHeaderDaddr(ag, 1)), 0)
+		if v.agSick(ag) {
+			// Nothing is allocated in a sick AG any more: its space and
+			// inodes count as none.
 			s.SickAGs++
-		case err != nil:
-			return Statfs{}, err
-		default:
-			s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
-			s.ReservedBlocks += uint64(max(alloc.RefcountAsk(g, ag, v.logBlocksIn(ag)), agf.RefcountBlocks) - agf.RefcountBlocks)
+			continue
 		}
+		agf, err := alloc.Committed(v.readCommitted, g, ag)
+		if err != nil {
+			return Statfs{}, v.markSick(format.AtDaddr(err, g.AgHeaderDaddr(ag, 1)), 0)
+		}
+		s.FreeBlocks += uint64(agf.FreeBlks) + uint64(agf.FlCount) + uint64(agf.BtreeBlks)
+		s.ReservedBlocks += uint64(max(alloc.RefcountAsk(g, ag, v.logBlocksIn(ag)), agf.RefcountBlocks) - agf.RefcountBlocks)
 		agi, err := ialloc.Committed(v.readCommitted, g, ag)
 		if err != nil {
-			return Statfs{}, err
+			return Statfs{}, v.markSick(format.AtDaddr(err, g.AgHeaderDaddr(ag, 2)), 0)
 		}
 		s.Inodes += uint64(agi.Count)
 		s.FreeInodes += uint64(agi.FreeCount)

@@ -364,6 +364,12 @@ func (t *txn) iunlink(c *inodeChange) error {
 // corrupt, and refused before anything on the lists is freed.
 func (v Space) loadUnlinked() error {
 	for ag := format.AgNumber(0); ag < format.AgNumber(v.geo.AgCount); ag++ {
+		if v.agSick(ag) {
+			// Its AGI failed verification at open: its lists wait for
+			// xfs_repair. Damaged lists behind a sound AGI still stop
+			// the open (docs/operations.md, Damaged unlinked lists).
+			continue
+		}
 		err := v.w.inodes.Load(ag, func(agino format.AgIno) (format.AgIno, error) {
 			ino := v.geo.AgInoToIno(ag, agino)
 			ip, err := v.readInode(ino)
@@ -395,6 +401,11 @@ func (v Space) freeAllUnlinked(force bool) (int, error) {
 				v.dropHandles(ino)
 			}
 			if _, err := v.Inactivate(ino); err != nil {
+				if errors.Is(err, ErrSick) {
+					// Damage marked the inode or its AG sick: the inode
+					// stays on its list for xfs_repair.
+					continue
+				}
 				return n, fmt.Errorf("free unlinked inode %d: %w", ino, err)
 			}
 			n++

@@ -284,6 +284,12 @@ func (v *mount) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
 	}
 	run := func() error { return v.retryBusy(inOrder) }
 	err := run()
+	if agFoundSick(err) {
+		// The change met damage in an AG it did not need to use (an
+		// allocation tried it first); that AG is sick now and out of
+		// the allocators' way, so the change may go elsewhere.
+		err = run()
+	}
 	// Deleted files may still hold the space (or the project quota) the
 	// change needs. Waiting
 	// for their inactivation is safe here: a change that allocates holds
