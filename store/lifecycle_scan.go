@@ -289,6 +289,10 @@ type (
 	LifecycleCounts = gc.LifecycleCounts
 )
 
+// Pass is a pass of the store's paced workers (the lifecycle scanner,
+// the scrubber), as package gc keeps it.
+type Pass[C any] = gc.Pass[C]
+
 // Start asks the scanner for a pass now (gc.Lifecycle.Start).
 func (l Lifecycle) Start() (LifecyclePass, error) { return l.expirer.Start() }
 

@@ -28,21 +28,8 @@ type LifecycleCounts struct {
 	Errors     int64 `json:"errors"`
 }
 
-// LifecyclePass is one pass, running or ended.
-type LifecyclePass struct {
-	ID              uint64          `json:"id"`
-	OnDemand        bool            `json:"on_demand"`
-	Resumed         bool            `json:"resumed"`
-	Started         time.Time       `json:"started"`
-	Ended           *time.Time      `json:"ended,omitempty"`
-	Running         bool            `json:"running"`
-	DurationSeconds float64         `json:"duration_seconds"`
-	Batches         int64           `json:"batches"`
-	Counts          LifecycleCounts `json:"counts"`
-	Backoffs        int64           `json:"backoffs"`
-	BackoffUs       int64           `json:"backoff_us"`
-	Error           string          `json:"error,omitempty"`
-}
+// LifecyclePass is one lifecycle pass, running or ended.
+type LifecyclePass = Pass[LifecycleCounts]
 
 // LifecycleStatus is the document of GET PathLifecycle.
 type LifecycleStatus struct {
@@ -62,17 +49,7 @@ func lifecycleCountsOf(c store.LifecycleCounts) LifecycleCounts {
 
 // LifecyclePassOf is the document of a pass; now times a running one.
 func LifecyclePassOf(p store.LifecyclePass, now time.Time) LifecyclePass {
-	out := LifecyclePass{ID: p.ID, OnDemand: p.OnDemand, Resumed: p.Resumed, Started: p.Started, Running: p.Running,
-		Batches: p.Batches, Counts: lifecycleCountsOf(p.Counts), Backoffs: p.Backoffs, BackoffUs: us(p.Backoff), Error: p.Err}
-	end := now
-	if !p.Ended.IsZero() {
-		e := p.Ended
-		out.Ended, end = &e, e
-	}
-	if !p.Started.IsZero() {
-		out.DurationSeconds = end.Sub(p.Started).Seconds()
-	}
-	return out
+	return passOf(p, lifecycleCountsOf, now)
 }
 
 // LifecycleStatusOf is the document of the scanner's status.
@@ -102,4 +79,37 @@ func (c *Client) LifecycleStatus(ctx context.Context) (LifecycleStatus, error) {
 	var st LifecycleStatus
 	err := c.do(ctx, http.MethodGet, PathLifecycle, nil, nil, &st)
 	return st, err
+}
+
+// Pass is the document of one pass of a paced worker (the lifecycle
+// scanner, the scrubber), running or ended, with its counts C.
+type Pass[C any] struct {
+	ID              uint64     `json:"id"`
+	OnDemand        bool       `json:"on_demand"`
+	Resumed         bool       `json:"resumed"`
+	Started         time.Time  `json:"started"`
+	Ended           *time.Time `json:"ended,omitempty"`
+	Running         bool       `json:"running"`
+	DurationSeconds float64    `json:"duration_seconds"`
+	Batches         int64      `json:"batches"`
+	Counts          C          `json:"counts"`
+	Backoffs        int64      `json:"backoffs"`
+	BackoffUs       int64      `json:"backoff_us"`
+	Error           string     `json:"error,omitempty"`
+}
+
+// passOf is the document of pass p, its counts converted by counts; now
+// times a running one.
+func passOf[C, D any](p store.Pass[C], counts func(C) D, now time.Time) Pass[D] {
+	out := Pass[D]{ID: p.ID, OnDemand: p.OnDemand, Resumed: p.Resumed, Started: p.Started, Running: p.Running,
+		Batches: p.Batches, Counts: counts(p.Counts), Backoffs: p.Backoffs, BackoffUs: us(p.Backoff), Error: p.Err}
+	end := now
+	if !p.Ended.IsZero() {
+		e := p.Ended
+		out.Ended, end = &e, e
+	}
+	if !p.Started.IsZero() {
+		out.DurationSeconds = end.Sub(p.Started).Seconds()
+	}
+	return out
 }

@@ -15,21 +15,8 @@ import (
 // a pass now (or lets the one under way go on).
 const PathScrub = "/xfs3/scrub"
 
-// ScrubPass is one pass, running or ended.
-type ScrubPass struct {
-	ID              uint64            `json:"id"`
-	OnDemand        bool              `json:"on_demand"`
-	Resumed         bool              `json:"resumed"`
-	Started         time.Time         `json:"started"`
-	Ended           *time.Time        `json:"ended,omitempty"`
-	Running         bool              `json:"running"`
-	DurationSeconds float64           `json:"duration_seconds"`
-	Batches         int64             `json:"batches"`
-	Counts          store.ScrubCounts `json:"counts"`
-	Backoffs        int64             `json:"backoffs"`
-	BackoffUs       int64             `json:"backoff_us"`
-	Error           string            `json:"error,omitempty"`
-}
+// ScrubPass is one scrub pass, running or ended.
+type ScrubPass = Pass[store.ScrubCounts]
 
 // ScrubStatus is the document of GET PathScrub, and the info document's
 // scrub member.
@@ -45,17 +32,7 @@ type ScrubStatus struct {
 
 // ScrubPassOf is the document of a pass; now times a running one.
 func ScrubPassOf(p store.ScrubPass, now time.Time) ScrubPass {
-	out := ScrubPass{ID: p.ID, OnDemand: p.OnDemand, Resumed: p.Resumed, Started: p.Started, Running: p.Running,
-		Batches: p.Batches, Counts: p.Counts, Backoffs: p.Backoffs, BackoffUs: us(p.Backoff), Error: p.Err}
-	end := now
-	if !p.Ended.IsZero() {
-		e := p.Ended
-		out.Ended, end = &e, e
-	}
-	if !p.Started.IsZero() {
-		out.DurationSeconds = end.Sub(p.Started).Seconds()
-	}
-	return out
+	return passOf(p, func(c store.ScrubCounts) store.ScrubCounts { return c }, now)
 }
 
 // ScrubStatusOf is the document of the scrubber's status and the rotten
