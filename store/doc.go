@@ -118,13 +118,11 @@
 //
 // # Health
 //
-// A structure the engine marks sick (its metadata failed verification:
-// xfs.SickStructure) refuses changes. Health lists them with their
-// place: the bucket and key prefix of a directory (its path, by ".."
-// up to the root), the key of an object's file, a system directory.
-// Operations that fail on one record their bucket and key for it
-// (noteSick: the place when ".." is in the damaged block) and return a
-// *SickError naming it; Options.OnSick hears of each once (health.go).
+// A structure the engine marks sick (xfs.SickStructure) refuses changes.
+// Health lists each with its place (bucket and prefix by ".." walks, or
+// the bucket and key of the operation that met it: noteSick); failing
+// operations return a *SickError naming it; Options.OnSick hears of
+// each once (health.go).
 //
 // # Lifecycle
 //
@@ -140,17 +138,13 @@
 //
 // # Scrub
 //
-// Scrub (scrub.go) is the gc.Scrubbable of gc.Scrubber: a pass runs the
-// engine's metadata scrub (xfs.Space.Scrub) in bounded batches, then
-// reads every bucket's object versions, a page at a time, and checks
-// them against the ETag (when it is an MD5), the parts' MD5s and
-// checksums and the full-object checksum. A rotten version is recorded
-// in the system file scrub-rotten (bucket, key, version, and the inode's
-// number, generation and birth time, so a mark stops applying once the
-// object is overwritten or deleted; an xattr could not be set on a
-// locked or sick object); getObject refuses one with ErrObjectCorrupt.
-// The pass's cursor is the system file scrub-cursor, saved quietly
-// (settleQuietly) as the lifecycle cursor is.
+// Scrub (scrub.go) is the gc.Scrubbable of gc.Scrubber: xfs.Space.Scrub
+// in bounded batches, then every object version read against its MD5
+// ETag, part and full-object checksums. A rotten version is recorded,
+// with its inode's number, generation and birth time (an overwrite or
+// delete voids the mark), in the system file scrub-rotten; getObject
+// refuses it (ErrObjectCorrupt). Its cursor is scrub-cursor, saved
+// quietly as the lifecycle cursor is.
 //
 // # Configuration
 //

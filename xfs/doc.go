@@ -97,16 +97,11 @@
 //
 // # Damage
 //
-// A metadata block that fails its verifier marks what it belongs to sick
-// (health.go): the inode whose core or fork it is, else the AG whose
-// header or btree it is. No change touches a sick structure afterwards
-// (ErrSick: txn.modify refuses the inode, package alloc never locks the
-// AG's AGF), reads that do not need the bad block go on, and the marks
-// live as long as the Volume, as the kernel's health state does;
-// xfs_repair on the stopped volume is what mends. Volume.Sick lists
-// them, Options.OnSick hears of each once. Space.Scrub walks the
-// metadata in bounded batches through the same verified reads, so that
-// damage nobody has read yet is found and marked the same way.
+// A block that fails its verifier marks its inode (core or fork), else
+// its AG (headers, btrees), sick (health.go): no change touches it after
+// (ErrSick from txn.modify; alloc and ialloc never lock a sick AG),
+// other reads go on, and the marks live as long as the Volume, as the
+// kernel's do. Space.Scrub walks the metadata through the same reads.
 //
 // # Log recovery
 //
