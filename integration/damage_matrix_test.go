@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -31,10 +30,9 @@ import (
 // need the damaged structure (500 XFS3NeedsRepair), changes nothing
 // else, reports the structure (health endpoint, one warning line, the
 // scrub), and xfs_repair brings the volume back to one the server serves
-// healthy and the kernel mounts. A dquot block, which the engine reads
-// while the volume opens and does not yet mark sick
-// (dmCase.refusedAtOpen), makes serve refuse the volume instead, as
-// docs/operations.md says; that case checks the refusal and the repair.
+// healthy and the kernel mounts. A damaged dquot block makes the
+// quota records it holds sick: the buckets of those projects refuse
+// writes (their counts cannot be kept) and read on.
 
 // Names in the matrix's volume. The keys are long so that few fit a
 // directory block: nodeKeys of them make a node-form directory (more
@@ -72,7 +70,22 @@ func buildDamageTemplate(t *testing.T) *dmTemplate {
 	ctx := context.Background()
 	s := startServer(t, "256M")
 	c := s.client(t)
-	for _, b := range []string{dmHurt, dmFine} {
+	// Project IDs go to buckets in order, and a quota file block holds
+	// the records of 30 (4 KiB blocks): buckets made and deleted between
+	// the two put hurt's record in a block of its own.
+	for i, b := range []string{dmFine, "", dmHurt} {
+		if b == "" {
+			for j := range 30 {
+				spacer := fmt.Sprintf("spacer-%02d-%d", j, i)
+				if err := c.MakeBucket(ctx, spacer, minio.MakeBucketOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.RemoveBucket(ctx, spacer); err != nil {
+					t.Fatal(err)
+				}
+			}
+			continue
+		}
 		if err := c.MakeBucket(ctx, b, minio.MakeBucketOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -284,9 +297,10 @@ type dmSpot struct {
 	// The structure's bytes: the block (sector, inode) that is damaged,
 	// which the server must not write while it is sick.
 	off, size int64
-	kind      string // "inode" or "ag"
+	kind      string // "inode", "ag" or "quota"
 	ino       uint64
 	ag        int64
+	qblock    uint64 // of a quota file block
 	place     string // store.Place*
 	prefix    string // of a directory, or an object's key
 }
@@ -324,12 +338,6 @@ type dmCase struct {
 	readable []string
 	// after is a change that works again once xfs_repair mended it.
 	after dmChange
-	// refusedAtOpen, when set, is what xfs3 serve's refusal of the
-	// damaged volume must name: the engine reads the structure at open
-	// and fails instead of marking it sick (docs/operations.md, Damaged
-	// metadata). The case then checks that the refusal changed nothing
-	// and that xfs_repair mends the volume.
-	refusedAtOpen string
 }
 
 func putChange(bucket, key string) dmChange {
@@ -498,12 +506,13 @@ func TestDamageMatrix(t *testing.T) {
 		},
 		{
 			name: "dquot block",
+			// The block of hurt's record, not of fine's or project 0's.
 			spot: func(t *testing.T, tpl *dmTemplate) dmSpot {
-				off := tpl.forkBlock(t, tpl.quotaIno, false, func(off int64) bool { return off == 0 })
-				return dmSpot{off: off, size: tpl.blockSize, kind: "inode", ino: tpl.quotaIno, place: "system"}
+				off := tpl.forkBlock(t, tpl.quotaIno, false, func(off int64) bool { return off == 1 })
+				return dmSpot{off: off, size: tpl.blockSize, kind: "quota", ino: tpl.quotaIno, qblock: 1, place: "quota"}
 			},
-			refusedAtOpen: "project quota: xfs: corrupt dquot",
-			after:         putChange(dmHurt, "node/after-repair"),
+			refused: []dmChange{putChange(dmHurt, "top"), putChange(dmHurt, "node/new")},
+			after:   putChange(dmHurt, "node/after-repair"),
 		},
 	}
 	for _, tc := range cases {
@@ -538,11 +547,7 @@ func runDamageCase(t *testing.T, tpl *dmTemplate, tc dmCase) {
 	}
 	f.Close()
 
-	if tc.refusedAtOpen != "" {
-		refuseToServe(t, img, tc.refusedAtOpen)
-	} else {
-		serveDamaged(t, tpl, tc, spot, img)
-	}
+	serveDamaged(t, tpl, tc, spot, img)
 	// The server did not write the sick structure.
 	now := make([]byte, spot.size)
 	if f, err := os.Open(img); err != nil {
@@ -555,25 +560,6 @@ func runDamageCase(t *testing.T, tpl *dmTemplate, tc dmCase) {
 		t.Errorf("the server wrote the damaged block while it was sick")
 	}
 	repairDamaged(t, tpl, tc, img)
-}
-
-// refuseToServe: xfs3 serve must refuse the volume at img, naming the
-// damage (want), and exit.
-func refuseToServe(t *testing.T, img, want string) {
-	t.Helper()
-	cmd := exec.Command(binary, "serve", "--addr", "127.0.0.1:0", "--volume", img, "--size", "256M", "--log-format", "json")
-	cmd.Env = binaryEnv()
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), want) {
-		t.Fatalf("xfs3 serve: %v, want exit status 1 naming %q\n%s", err, want, out)
-	}
-	t.Logf("xfs3 serve refuses the volume (docs/operations.md, Damaged metadata): %s", lastLine(string(out)))
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // serveDamaged serves the damaged volume at img and checks what the
@@ -600,7 +586,7 @@ func serveDamaged(t *testing.T, tpl *dmTemplate, tc dmCase, spot dmSpot, img str
 		r := minio.ToErrorResponse(err)
 		if r.StatusCode != 500 || r.Code != "XFS3NeedsRepair" {
 			t.Errorf("%s: %v (status %d, code %q), want 500 XFS3NeedsRepair", what, err, r.StatusCode, r.Code)
-		} else if spot.kind == "inode" && spot.place != "system" && !strings.Contains(r.Message, `"`+dmHurt+`"`) {
+		} else if spot.kind != "ag" && spot.place != "system" && !strings.Contains(r.Message, `"`+dmHurt+`"`) {
 			t.Errorf("%s: %q does not name bucket %s", what, r.Message, dmHurt)
 		}
 	}
@@ -698,8 +684,10 @@ func serveDamaged(t *testing.T, tpl *dmTemplate, tc dmCase, spot dmSpot, img str
 	} else {
 		x := h.Sick[0]
 		switch {
-		case x.Kind != spot.kind, spot.kind == "inode" && x.Ino != spot.ino, spot.kind == "ag" && (x.AG == nil || int64(*x.AG) != spot.ag):
+		case x.Kind != spot.kind, spot.kind != "ag" && x.Ino != spot.ino, spot.kind == "ag" && (x.AG == nil || int64(*x.AG) != spot.ag):
 			t.Errorf("sick %+v, want %s %d / AG %d", x, spot.kind, spot.ino, spot.ag)
+		case spot.kind == "quota" && (x.QuotaBlock == nil || *x.QuotaBlock != spot.qblock || len(x.Buckets) != 1 || x.Buckets[0] != dmHurt):
+			t.Errorf("sick %+v, want quota file block %d holding bucket %s", x, spot.qblock, dmHurt)
 		case x.Place != spot.place, spot.kind == "inode" && spot.place != "system" && (x.Bucket != dmHurt || x.Prefix != spot.prefix):
 			t.Errorf("sick %+v, want place %s bucket %s prefix %q", x, spot.place, dmHurt, spot.prefix)
 		case x.Structure == "" || x.Reason == "" || x.Since.IsZero():
@@ -735,26 +723,7 @@ func serveDamaged(t *testing.T, tpl *dmTemplate, tc dmCase, spot dmSpot, img str
 func repairDamaged(t *testing.T, tpl *dmTemplate, tc dmCase, img string) {
 	ctx := context.Background()
 	out, err := oracle.RepairOutput(img)
-	zeroedLog := false // xfs_repair -L ran, and mended the volume too
-	if strings.Contains(out, "valuable metadata changes in a log") {
-		// An open refused part-way (refusedAtOpen) may leave the log
-		// dirty; the docs' step 2: replay it with xfs3 first.
-		t.Logf("the log is dirty after the refused open: xfs3 vol replay first (docs/operations.md, Damaged metadata)")
-		replay := exec.Command(binary, "vol", "replay", img)
-		replay.Env = binaryEnv()
-		if msg, rerr := replay.CombinedOutput(); rerr != nil {
-			// The replay meets the same damage (it frees the inodes
-			// the refused open left on the unlinked lists): the docs'
-			// last resort, xfs_repair -L.
-			t.Logf("xfs3 vol replay: %v: %s; xfs_repair -L, as the docs say when replay fails", rerr, lastLine(string(msg)))
-			if msg, err := exec.Command("xfs_repair", "-L", img).CombinedOutput(); err != nil {
-				t.Fatalf("xfs_repair -L: %v\n%s", err, msg)
-			}
-			zeroedLog = true
-		}
-		out, err = oracle.RepairOutput(img)
-	}
-	if err == nil && !zeroedLog {
+	if err == nil {
 		t.Errorf("xfs_repair -n found nothing wrong:\n%s", out)
 	}
 	fixed := oracle.RepairFix(t, img)
@@ -781,10 +750,7 @@ func repairDamaged(t *testing.T, tpl *dmTemplate, tc dmCase, img string) {
 		}
 		return h
 	}
-	written := 0 // the PUT into fine while it was sick
-	if tc.refusedAtOpen == "" {
-		written = 1
-	}
+	const written = 1 // the PUT into fine while it was sick
 	if h := health(); h.State != "ok" || len(h.Sick) != 0 {
 		t.Errorf("health after xfs_repair: %+v", h)
 	}

@@ -193,7 +193,7 @@ func TestSickPrefix(t *testing.T) {
 	for _, m := range ts.scrape(t)["xfs3_sick_structures"].GetMetric() {
 		gauge[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
 	}
-	if gauge["inode"] != 1 || gauge["ag"] != 0 || len(gauge) != 2 {
+	if gauge["inode"] != 1 || gauge["ag"] != 0 || gauge["quota"] != 0 || len(gauge) != 3 {
 		t.Errorf("xfs3_sick_structures: %v", gauge)
 	}
 	for _, method := range []string{http.MethodGet, http.MethodHead} {

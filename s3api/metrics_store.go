@@ -32,7 +32,7 @@ var (
 	mBuild   = newMetric("xfs3_build_info", "1, labelled with the server's version, VCS revision and Go version.", prometheus.GaugeValue, "version", "revision", "go_version")
 	mStarted = newMetric("xfs3_start_time_seconds", "When the server started, in Unix seconds.", prometheus.GaugeValue)
 	mHealthy = newMetric("xfs3_volume_writable", "1 while the volume accepts changes, 0 once a failed write shut it down.", prometheus.GaugeValue)
-	mSick    = newMetric("xfs3_sick_structures", "Structures whose metadata failed verification, by kind (inode, ag); changes to them are refused until xfs_repair.", prometheus.GaugeValue, "kind")
+	mSick    = newMetric("xfs3_sick_structures", "Structures whose metadata failed verification, by kind (ag, inode, quota); changes to them are refused until xfs_repair.", prometheus.GaugeValue, "kind")
 
 	mVolSize       = newMetric("xfs3_volume_size_bytes", "Size of the data device, log included.", prometheus.GaugeValue)
 	mVolFree       = newMetric("xfs3_volume_free_bytes", "Free space (after freeing what deleted objects held).", prometheus.GaugeValue)
@@ -144,9 +144,10 @@ func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	emit(mBuild, 1, c.version["version"], c.version["revision"], c.version["go_version"])
 	emit(mStarted, float64(c.started.UnixNano())/1e9)
 	emit(mHealthy, boolValue(c.store.Err() == nil))
-	inodes, ags := c.store.SickCounts()
-	emit(mSick, float64(inodes), "inode")
-	emit(mSick, float64(ags), "ag")
+	sick := c.store.SickCounts()
+	for _, kind := range store.SickKinds {
+		emit(mSick, float64(sick[kind]), kind)
+	}
 	c.collectGC(emit)
 	c.collectTrim(emit)
 	c.collectLifecycle(emit)

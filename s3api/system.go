@@ -103,7 +103,7 @@ func (s *server) healthLive(w http.ResponseWriter, r *http.Request, rq *request)
 // leave it 200, since what they do not hold still serves, and set
 // admin.HeaderHealth.
 func (s *server) healthReady(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if inodes, ags := s.store.SickCounts(); inodes+ags > 0 {
+	if len(s.store.SickCounts()) > 0 {
 		w.Header().Set(admin.HeaderHealth, store.HealthDegraded)
 	}
 	if err := s.store.Err(); err != nil {

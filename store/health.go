@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +35,7 @@ const (
 	PlaceVersions = "versions" // in the bucket's versions tree (Prefix: the key or prefix)
 	PlaceSystem   = "system"   // under /.xfs3 (Path), an upload's directory when Bucket is set
 	PlaceVolume   = "volume"   // the root directory, or an AG (space of every bucket)
+	PlaceQuota    = "quota"    // quota records of buckets (Buckets)
 	PlaceUnknown  = "unknown"
 )
 
@@ -52,6 +55,9 @@ type SickStructure struct {
 	// bucket's own), or the key of an object.
 	Prefix string
 	Path   string // from the volume's root, as a mount shows it; "" when unknown
+	// Buckets are the buckets whose quota records a sick quota file block
+	// holds (PlaceQuota): their writes are refused.
+	Buckets []string
 }
 
 // Describe names the structure for people: what it is and where.
@@ -68,6 +74,20 @@ func (s SickStructure) Describe() string {
 		what = fmt.Sprintf("the versions of %q in bucket %q", s.Prefix, s.Bucket)
 	case PlaceSystem:
 		what = "the system directory " + s.Path
+	case PlaceQuota:
+		what = fmt.Sprintf("the quota records of projects %d to %d", s.Projects[0], s.Projects[1])
+		switch len(s.Buckets) {
+		case 0:
+		case 1:
+			what += fmt.Sprintf(", of bucket %q", s.Buckets[0])
+		default:
+			quoted := make([]string, len(s.Buckets))
+			for i, b := range s.Buckets {
+				quoted[i] = strconv.Quote(b)
+			}
+			what += ", of buckets " + strings.Join(quoted, ", ")
+		}
+		return fmt.Sprintf("%s (quota file block %d, %s: %s)", what, s.QuotaBlock, s.Structure, s.Reason)
 	case PlaceVolume:
 		if s.Kind == "ag" {
 			return fmt.Sprintf("allocation group %d (%s: %s)", s.AG, s.Structure, s.Reason)
@@ -115,21 +135,25 @@ func (e *SickError) Message() string {
 
 // sickID is a sick structure's identity.
 type sickID struct {
-	ag  bool
-	num uint64
+	kind string
+	num  uint64
 }
 
 func idOf(s xfs.SickStructure) sickID {
-	if s.Kind == "ag" {
-		return sickID{true, uint64(s.AG)}
+	switch s.Kind {
+	case "ag":
+		return sickID{s.Kind, uint64(s.AG)}
+	case "quota":
+		return sickID{s.Kind, s.QuotaBlock}
 	}
-	return sickID{false, uint64(s.Ino)}
+	return sickID{"inode", uint64(s.Ino)}
 }
 
 // place is where a structure lies (the SickStructure fields past the
 // engine's).
 type place struct {
 	place, bucket, prefix, path string
+	buckets                     []string
 }
 
 // healthState is the store's record of sick structures.
@@ -213,17 +237,17 @@ func (s *Store) Health() Health {
 	return out
 }
 
-// SickCounts counts the sick structures by kind ("inode", "ag"),
-// without looking for their places: for metrics and probes.
-func (s *Store) SickCounts() (inodes, ags int) {
+// SickKinds are the kinds of sick structures, as SickCounts counts them.
+var SickKinds = [...]string{"ag", "inode", "quota"}
+
+// SickCounts counts the sick structures by kind (SickKinds), without
+// looking for their places: for metrics and probes.
+func (s *Store) SickCounts() map[string]int {
+	out := make(map[string]int, len(SickKinds))
 	for _, x := range s.v.Sick() {
-		if x.Kind == "ag" {
-			ags++
-		} else {
-			inodes++
-		}
+		out[x.Kind]++
 	}
-	return inodes, ags
+	return out
 }
 
 // locateLocked finds x's place, remembering what it found; h.mu is held.
@@ -232,12 +256,14 @@ func (s *store) locateLocked(x xfs.SickStructure) SickStructure {
 	id := idOf(x)
 	out := SickStructure{SickStructure: x}
 	if p, ok := h.places[id]; ok {
-		out.Place, out.Bucket, out.Prefix, out.Path = p.place, p.bucket, p.prefix, p.path
+		out.Place, out.Bucket, out.Prefix, out.Path, out.Buckets = p.place, p.bucket, p.prefix, p.path, p.buckets
 		return out
 	}
 	p := place{place: PlaceUnknown}
 	if x.Kind == "ag" {
 		p = place{place: PlaceVolume}
+	} else if x.Kind == "quota" {
+		p = s.placeOfQuota(x.Projects)
 	} else if hint, ok := h.hints[x.Ino]; ok {
 		p = hint
 	} else {
@@ -249,8 +275,27 @@ func (s *store) locateLocked(x xfs.SickStructure) SickStructure {
 		}
 		h.places[id] = p // an unknown one is looked for again
 	}
-	out.Place, out.Bucket, out.Prefix, out.Path = p.place, p.bucket, p.prefix, p.path
+	out.Place, out.Bucket, out.Prefix, out.Path, out.Buckets = p.place, p.bucket, p.prefix, p.path, p.buckets
 	return out
+}
+
+// placeOfQuota is the place of a quota file block holding the records of
+// projects ids[0] to ids[1]: the buckets of those projects.
+func (s *store) placeOfQuota(ids [2]uint32) place {
+	p := place{place: PlaceQuota}
+	bs, err := bucketDirs(s.v)
+	if err != nil {
+		return p
+	}
+	for _, b := range bs {
+		if b.project >= ids[0] && b.project <= ids[1] {
+			p.buckets = append(p.buckets, b.name)
+		}
+	}
+	if len(p.buckets) == 1 {
+		p.bucket = p.buckets[0]
+	}
+	return p
 }
 
 // maxDepth bounds the walk up ".." (a loop in damaged metadata).
@@ -394,6 +439,11 @@ func (s *store) noteSick(bucket, key string, errp *error) {
 	// The structure the error names, else one on the operation's path.
 	var best *SickStructure
 	for _, x := range sick {
+		if x.Kind == "quota" && bucket != "" && best == nil {
+			if l := s.locateLocked(x); slices.Contains(l.Buckets, bucket) {
+				best = &l
+			}
+		}
 		if x.Kind != "inode" {
 			continue
 		}
@@ -490,8 +540,8 @@ func (s *store) hintPath(bucket, key string, found format.Ino, sick []xfs.SickSt
 		// good as this one.
 		if old, ok := h.hints[ino]; !ok || old.path == "" && p.path != "" {
 			h.hints[ino] = p
-			if old, ok := h.places[sickID{false, uint64(ino)}]; ok && old.path == "" {
-				delete(h.places, sickID{false, uint64(ino)})
+			if old, ok := h.places[sickID{"inode", uint64(ino)}]; ok && old.path == "" {
+				delete(h.places, sickID{"inode", uint64(ino)})
 			}
 		}
 	}

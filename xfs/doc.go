@@ -98,8 +98,10 @@
 // # Damage
 //
 // A block that fails its verifier marks its inode (core or fork), else
-// its AG (headers, btrees), sick (health.go): no change touches it after
-// (ErrSick from txn.modify; alloc and ialloc never lock a sick AG),
+// its AG (headers, btrees), sick (health.go); a quota file block marks
+// the records it holds: no change touches it after (ErrSick from
+// txn.modify; alloc and ialloc never lock a sick AG; the quota manager
+// charges none of the block's projects),
 // other reads go on, and the marks live as long as the Volume, as the
 // kernel's do. Space.Scrub walks the metadata through the same reads.
 //

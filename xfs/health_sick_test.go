@@ -1,6 +1,7 @@
 package xfs_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
+	"github.com/xfs3/xfs3/xfs/quota"
 )
 
 // damageFirstBlock overwrites bytes of the first block of inode ino's
@@ -51,6 +53,39 @@ func dbExtents(t *testing.T, img string, ino format.Ino) []int64 {
 	return out
 }
 
+// dbFileBlock is the linear block number (AG × agblocks + block) of file
+// block fb of inode ino, as xfs_db's bmap maps it.
+func dbFileBlock(t *testing.T, img string, ino format.Ino, fb int64) int64 {
+	t.Helper()
+	var agblocks int64
+	fmt.Sscan(oracle.DBSuperblock(t, img)["agblocks"], &agblocks)
+	for _, line := range strings.Split(oracle.DB(t, img, fmt.Sprintf("inode %d", ino), "bmap"), "\n") {
+		var off, start, ag, agbno, count, flag int64
+		if _, err := fmt.Sscanf(line, "data offset %d startblock %d (%d/%d) count %d flag %d", &off, &start, &ag, &agbno, &count, &flag); err == nil && fb >= off && fb < off+count {
+			return ag*agblocks + agbno + fb - off
+		}
+	}
+	t.Fatalf("inode %d maps no file block %d", ino, fb)
+	return 0
+}
+
+// openReporting opens the damaged volume img (what says how) for
+// writing, and collects what OnSick hears.
+func openReporting(t *testing.T, img, what string) (*xfs.Volume, *[]xfs.SickStructure) {
+	t.Helper()
+	var mu sync.Mutex
+	reported := &[]xfs.SickStructure{}
+	v, err := xfs.Open(img, xfs.Options{OnSick: func(s xfs.SickStructure) {
+		mu.Lock()
+		*reported = append(*reported, s)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatalf("open with %s: %v", what, err)
+	}
+	return v, reported
+}
+
 // TestSickDirectory: a directory block that fails its CRC marks the
 // directory sick, once; every change that would touch the directory is
 // then refused with ErrSick and changes nothing, while the other
@@ -81,16 +116,7 @@ func TestSickDirectory(t *testing.T) {
 	}
 	damageFirstBlock(t, img, b1, bs, 200)
 
-	var mu sync.Mutex
-	var reported []xfs.SickStructure
-	v, err = xfs.Open(img, xfs.Options{OnSick: func(s xfs.SickStructure) {
-		mu.Lock()
-		reported = append(reported, s)
-		mu.Unlock()
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, reported := openReporting(t, img, "a damaged directory block")
 	defer func() { v.Close() }()
 	for i := 0; i < 2; i++ {
 		if _, err := v.Names().ReadDir(b1); !errors.Is(err, xfs.ErrCorrupt) {
@@ -101,8 +127,8 @@ func TestSickDirectory(t *testing.T) {
 	if len(sick) != 1 || sick[0].Kind != "inode" || sick[0].Ino != b1 {
 		t.Fatalf("sick: %+v, want directory %d", sick, b1)
 	}
-	if len(reported) != 1 || reported[0].Ino != b1 {
-		t.Fatalf("OnSick called with %+v, want once for %d", reported, b1)
+	if len(*reported) != 1 || (*reported)[0].Ino != b1 {
+		t.Fatalf("OnSick called with %+v, want once for %d", *reported, b1)
 	}
 	before, _ := v.Stat(b1)
 	if _, err := v.Names().Create(b1, "new", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrSick) {
@@ -191,14 +217,10 @@ func TestSickAGF(t *testing.T) {
 	}
 	f.Close()
 
-	var reported []xfs.SickStructure
-	v, err = xfs.Open(img, xfs.Options{OnSick: func(s xfs.SickStructure) { reported = append(reported, s) }})
-	if err != nil {
-		t.Fatalf("open with a damaged AGF: %v", err)
-	}
+	v, reported := openReporting(t, img, "a damaged AGF")
 	defer func() { v.Close() }()
-	if s := v.Sick(); len(s) != 1 || s[0].Kind != "ag" || s[0].AG != 2 || len(reported) != 1 {
-		t.Fatalf("sick: %+v (reported %+v), want AG 2", s, reported)
+	if s := v.Sick(); len(s) != 1 || s[0].Kind != "ag" || s[0].AG != 2 || len(*reported) != 1 {
+		t.Fatalf("sick: %+v (reported %+v), want AG 2", s, *reported)
 	}
 	st, err := v.Space().Statfs()
 	if err != nil || st.SickAGs != 1 {
@@ -233,5 +255,136 @@ func TestSickAGF(t *testing.T) {
 	}
 	if s := v.Sick(); len(s) != 0 {
 		t.Fatalf("sick after xfs_repair: %+v", s)
+	}
+}
+
+// TestSickQuotaBlock: a quota file block that fails its CRC marks the
+// records it holds sick at open, and the open goes on: changes charged
+// to those projects are refused with ErrSick and change nothing, the
+// projects of other blocks are charged as before, the scrub lists the
+// block, the engine never writes it, and xfs_repair mends the volume.
+func TestSickQuotaBlock(t *testing.T) {
+	oracle.Require(t, oracle.ToolDB, oracle.ToolRepair)
+	img := filepath.Join(t.TempDir(), "dquot.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := v.Geometry()
+	bs := g.BlockSize
+	perBlock := uint32(quota.PerBlock(&g))
+	// Project 1's record is in quota file block 0, project perBlock+1's
+	// in block 1: the one damaged.
+	fine, hurt := uint32(1), perBlock+1
+	dirs := map[uint32]format.Ino{}
+	for _, id := range []uint32{fine, hurt} {
+		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("p%d", id), xfs.Attrs{Mode: 0o755})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Quotas().SetProject(d, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Quotas().SetLimits(id, quota.Limits{InoHard: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Names().Create(d, "before", xfs.Attrs{Mode: 0o644}); err != nil {
+			t.Fatal(err)
+		}
+		dirs[id] = d
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	qino := format.Ino(0)
+	fmt.Sscan(oracle.DBSuperblock(t, img)["pquotino"], &qino)
+	block1 := dbFileBlock(t, img, qino, 1)
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	damagedAt := block1*int64(bs) + 300
+	if _, err := f.WriteAt([]byte("damaged!"), damagedAt); err != nil {
+		t.Fatal(err)
+	}
+	damaged := make([]byte, bs)
+	f.ReadAt(damaged, block1*int64(bs))
+	f.Close()
+
+	v, reported := openReporting(t, img, "a damaged quota block")
+	defer func() { v.Close() }()
+	sick := v.Sick()
+	if len(sick) != 1 || sick[0].Kind != "quota" || sick[0].QuotaBlock != 1 || sick[0].Ino != qino ||
+		sick[0].Projects != [2]uint32{perBlock, 2*perBlock - 1} || len(*reported) != 1 {
+		t.Fatalf("sick %+v (reported %+v), want quota file block 1", sick, *reported)
+	}
+	for range 2 {
+		if _, err := v.Names().Create(dirs[hurt], "new", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrSick) {
+			t.Fatalf("create charged to project %d: %v, want ErrSick", hurt, err)
+		}
+		if err := v.Quotas().Check(hurt, 1, 1); !errors.Is(err, xfs.ErrSick) {
+			t.Fatalf("quota check of project %d: %v, want ErrSick", hurt, err)
+		}
+	}
+	if _, err := v.Names().Lookup(dirs[hurt], "new"); !errors.Is(err, xfs.ErrNotFound) {
+		t.Fatalf("the refused create left a name: %v", err)
+	}
+	if err := v.Quotas().SetLimits(hurt+1, quota.Limits{InoHard: 5}); !errors.Is(err, xfs.ErrSick) {
+		t.Fatalf("limits of another project in the block: %v, want ErrSick", err)
+	}
+	// Reads of the sick projects' files, and everything of the others.
+	if _, err := v.Names().Lookup(dirs[hurt], "before"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Names().Create(dirs[fine], "new", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatalf("create charged to project %d: %v", fine, err)
+	}
+	if q, err := v.Quotas().Get(fine); err != nil || q.Usage.Inodes != 3 {
+		t.Fatalf("project %d: %+v, %v; want 3 inodes", fine, q, err)
+	}
+	qs, err := v.Quotas().List()
+	if err != nil {
+		t.Fatalf("listing quotas with a sick block: %v", err)
+	}
+	for _, q := range qs {
+		if q.ID >= perBlock && q.ID < 2*perBlock {
+			t.Fatalf("the listing has project %d, whose record is damaged", q.ID)
+		}
+	}
+	b, err := v.Space().Scrub(t.Context(), xfs.ScrubCursor{}, 1<<20)
+	if err != nil || !b.Next.Done || b.Damaged != 1 || b.Damage[0].Kind != "quota" {
+		t.Fatalf("scrub: %+v, %v; want the quota block listed", b, err)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	now := make([]byte, bs)
+	if f, err := os.Open(img); err == nil {
+		f.ReadAt(now, block1*int64(bs))
+		f.Close()
+	}
+	if !bytes.Equal(now, damaged) {
+		t.Fatal("the engine wrote the damaged quota block")
+	}
+	if out, err := oracle.RepairOutput(img); err == nil {
+		t.Fatalf("xfs_repair -n found nothing wrong:\n%s", out)
+	}
+	oracle.RepairFix(t, img)
+	oracle.Repair(t, img)
+	v, err = xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := v.Sick(); len(s) != 0 {
+		t.Fatalf("sick after repair: %+v", s)
+	}
+	if _, err := v.Names().Create(dirs[hurt], "after-repair", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := v.Quotas().Get(hurt); err != nil || q.Usage.Inodes != 3 {
+		t.Fatalf("project %d after repair: %+v, %v; want 3 inodes, counted again", hurt, q, err)
 	}
 }

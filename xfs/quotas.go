@@ -66,7 +66,17 @@ func (v Quotas) loadQuota(dquotCache int) error {
 		return nil
 	}
 	m := quota.NewManager(&v.geo, v.sb.QFlags&quota.FlagProjectEnforce != 0)
-	if err := v.readDquots(m); err != nil {
+	// A damaged block marks its projects sick and the open goes on: the
+	// other projects are charged as ever.
+	err := v.eachDquotBlock(m.Ops(), func(fb uint64, b []byte, d format.Daddr, err error) error {
+		if err != nil {
+			v.markQuotaSick(m, fb, err)
+			return nil
+		}
+		addRecords(m, b, d)
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("project quota: %w", err)
 	}
 	m.SetLoader(v.dquotLoader(m), dquotCache)
@@ -98,13 +108,17 @@ func (v Quotas) loadDquot(m *quota.Manager, id uint32) (r quota.Record, d format
 	d = v.geo.FsbToDaddr(fsb)
 	b, err := v.readCommitted(d, v.geo.BlockSize, m.Ops())
 	if err != nil {
-		return r, 0, false, format.Located(err, fmt.Sprintf("quota file block %d", fb))
+		err = format.Located(err, fmt.Sprintf("quota file block %d", fb))
+		return r, 0, false, v.markQuotaSick(m, fb, err)
 	}
 	return quota.Decode(b[off:]), d, true, nil
 }
 
-// eachDquotBlock calls fn with every block of the quota file, verified.
-func (v Quotas) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr) error) error {
+// eachDquotBlock calls fn with every block of the quota file, verified,
+// with its file block and address. A block that fails verification is
+// given to fn with its error instead (b nil), and fn decides: return the
+// error to stop, nil to go on.
+func (v Quotas) eachDquotBlock(ops *trans.Ops, fn func(fb uint64, b []byte, d format.Daddr, err error) error) error {
 	ip, err := v.iget(v.sb.PQuotIno)
 	if err != nil {
 		return fmt.Errorf("quota inode: %w", err)
@@ -115,17 +129,39 @@ func (v Quotas) eachDquotBlock(ops *trans.Ops, fn func(b []byte, d format.Daddr)
 	}
 	for _, e := range ext {
 		for i := uint64(0); i < e.BlockCount; i++ {
+			fb := uint64(e.StartOff) + i
 			d := v.geo.FsbToDaddr(e.StartBlock + format.FsBlock(i))
 			b, err := v.readCommitted(d, v.geo.BlockSize, ops)
-			if err != nil {
-				return format.Located(err, fmt.Sprintf("quota file block %d", uint64(e.StartOff)+i))
+			if err != nil && !errors.Is(err, ErrCorrupt) {
+				return format.Located(err, fmt.Sprintf("quota file block %d", fb))
 			}
-			if err := fn(b, d); err != nil {
+			if err != nil {
+				b, err = nil, format.Located(err, fmt.Sprintf("quota file block %d", fb))
+			}
+			if err := fn(fb, b, d, err); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// verifiedDquotBlocks is eachDquotBlock for callers that need every
+// block sound: a damaged one stops the walk with its error.
+func (v Quotas) verifiedDquotBlocks(ops *trans.Ops, fn func(b []byte, d format.Daddr) error) error {
+	return v.eachDquotBlock(ops, func(_ uint64, b []byte, d format.Daddr, err error) error {
+		if err != nil {
+			return err
+		}
+		return fn(b, d)
+	})
+}
+
+// addRecords puts the records of quota file block b, at d, into m.
+func addRecords(m *quota.Manager, b []byte, d format.Daddr) {
+	for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
+		m.Add(quota.Decode(b[off:]), d)
+	}
 }
 
 // enableQuota gives a volume whose counts cannot be trusted a quota inode
@@ -248,7 +284,7 @@ func (v Quotas) quotacheck(m *quota.Manager) error {
 		ids[id] = true
 	}
 	old := quota.NewManager(g, false)
-	err := v.eachDquotBlock(old.Ops(), func(b []byte, d format.Daddr) error {
+	err := v.verifiedDquotBlocks(old.Ops(), func(b []byte, d format.Daddr) error {
 		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
 			ids[quota.Decode(b[off:]).ID] = true
 		}
@@ -519,7 +555,16 @@ func (v Quotas) List() ([]ProjectQuota, error) {
 // are in memory, else from their records.
 func (v Quotas) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
 	var out []ProjectQuota
-	err := v.eachDquotBlock(m.Ops(), func(b []byte, _ format.Daddr) error {
+	err := v.eachDquotBlock(m.Ops(), func(fb uint64, b []byte, _ format.Daddr, err error) error {
+		if err != nil {
+			// Left out: its projects' counts are unknown (and marked
+			// sick when m keeps the volume's counts).
+			if m != v.liveQuota() {
+				return err
+			}
+			v.markQuotaSick(m, fb, err)
+			return nil
+		}
 		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
 			r := quota.Decode(b[off:])
 			q := ProjectQuota{ID: r.ID,
@@ -542,12 +587,19 @@ func (v Quotas) projectQuotas(m *quota.Manager) ([]ProjectQuota, error) {
 
 // readDquots puts every record of the quota file into m.
 func (v Quotas) readDquots(m *quota.Manager) error {
-	return v.eachDquotBlock(m.Ops(), func(b []byte, d format.Daddr) error {
-		for off := 0; off+quota.RecordSize <= len(b); off += quota.RecordSize {
-			m.Add(quota.Decode(b[off:]), d)
-		}
+	return v.verifiedDquotBlocks(m.Ops(), func(b []byte, d format.Daddr) error {
+		addRecords(m, b, d)
 		return nil
 	})
+}
+
+// liveQuota is the manager that keeps a writable volume's counts; nil
+// when there is none.
+func (v Quotas) liveQuota() *quota.Manager {
+	if v.w == nil {
+		return nil
+	}
+	return v.w.quota
 }
 
 // readQuotas reads the records of a read-only volume.
@@ -571,7 +623,7 @@ func (v Quotas) Check(id uint32, blocks, inodes int64) error {
 	}
 	m := v.w.quota
 	if err := m.Reserve(id, blocks, inodes); err != nil {
-		if v.w.inactive == nil {
+		if !errors.Is(err, quota.ErrExceeded) || v.w.inactive == nil {
 			return err
 		}
 		v.w.inactive.Flush()

@@ -11,6 +11,7 @@ import (
 	"github.com/xfs3/xfs3/xfs/dir"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/ialloc"
+	"github.com/xfs3/xfs3/xfs/quota"
 	"github.com/xfs3/xfs3/xfs/refcount"
 	"github.com/xfs3/xfs3/xfs/trans"
 )
@@ -558,7 +559,34 @@ func (s *scrubber) inode(ino format.Ino) error {
 			return s.damage(format.Located(err, fmt.Sprintf("inode %d %v", ino, AttrFork)), ino, 0, 0)
 		}
 	}
+	if ino == v.sb.PQuotIno && validQuotaIno(v.sb) {
+		return s.quotaFile()
+	}
 	return nil
+}
+
+// quotaFile checks every block of the project quota file with the dquot
+// verifier; a damaged block marks its projects sick (markQuotaSick).
+func (s *scrubber) quotaFile() error {
+	q := s.m.quotas()
+	live := q.liveQuota()
+	ops := quota.NewManager(&s.m.geo, false).Ops()
+	if live != nil {
+		ops = live.Ops()
+	}
+	return q.eachDquotBlock(ops, func(fb uint64, _ []byte, _ format.Daddr, err error) error {
+		s.b.Blocks++
+		if err == nil {
+			return nil
+		}
+		s.m.markQuotaSick(live, fb, err)
+		s.m.health.mu.Lock()
+		st := s.m.health.quota[fb]
+		s.m.health.mu.Unlock()
+		s.b.Damage = append(s.b.Damage, st)
+		s.b.Damaged++
+		return nil
+	})
 }
 
 // forkMap checks fork f's extent map as loadExtents does, counting the

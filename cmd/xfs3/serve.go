@@ -358,20 +358,23 @@ func logScrubPass(log zerolog.Logger, p gc.ScrubPass) {
 		Int64("backoffs", p.Backoffs).Dur("backoff", p.Backoff).Dur("took", p.Ended.Sub(p.Started)).Msg("scrub pass")
 }
 
-// logCache logs a metadata cache's use of its budget and its counters.
 // logSick warns once of each structure newly marked sick: what and
 // where, and that changes to it wait for xfs_repair.
 func logSick(log zerolog.Logger, x store.SickStructure) {
 	ev := log.Warn().Str("kind", x.Kind).Str("place", x.Place).Str("bucket", x.Bucket).Str("prefix", x.Prefix).
 		Str("path", x.Path).Str("structure", x.Structure).Str("where", x.Where).Str("reason", x.Reason)
-	if x.Kind == "ag" {
+	switch x.Kind {
+	case "ag":
 		ev = ev.Uint32("ag", uint32(x.AG))
-	} else {
+	case "quota":
+		ev = ev.Uint64("quota_block", x.QuotaBlock).Uints32("projects", x.Projects[:]).Strs("buckets", x.Buckets)
+	default:
 		ev = ev.Uint64("ino", uint64(x.Ino))
 	}
 	ev.Msg("metadata failed verification: " + x.Describe() + " is marked sick; changes to it are refused until the stopped volume is repaired with xfs_repair")
 }
 
+// logCache logs a metadata cache's use of its budget and its counters.
 func logCache(log zerolog.Logger, msg string, c reclaim.Stats) {
 	log.Info().Int64("bytes", c.Bytes).Int64("budget", c.Budget).Int64("entries", c.Entries).
 		Uint64("hits", c.Hits).Uint64("misses", c.Misses).Uint64("evictions", c.Evictions).

@@ -25,15 +25,21 @@ type Health struct {
 	Sick  []SickStructure `json:"sick"`
 }
 
-// SickStructure is one sick structure: an inode (ino) or an AG (ag).
+// SickStructure is one sick structure: an inode (ino), an AG (ag) or a
+// block of the project quota file (quota_block, with the projects whose
+// records it holds).
 type SickStructure struct {
-	Kind string  `json:"kind"` // "inode" or "ag"
-	Ino  uint64  `json:"ino,omitempty"`
-	AG   *uint32 `json:"ag,omitempty"` // AG 0 is one too
+	Kind       string     `json:"kind"` // "inode", "ag" or "quota"
+	Ino        uint64     `json:"ino,omitempty"`
+	AG         *uint32    `json:"ag,omitempty"` // AG 0 is one too
+	QuotaBlock *uint64    `json:"quota_block,omitempty"`
+	Projects   *[2]uint32 `json:"projects,omitempty"` // first and last
 	// Place is what it is in the store (store.Place*): bucket, prefix,
-	// object, versions, system, volume or unknown.
+	// object, versions, system, volume, quota or unknown.
 	Place  string `json:"place"`
 	Bucket string `json:"bucket"` // "" when none or unknown
+	// Buckets are the buckets whose quota records a quota block holds.
+	Buckets []string `json:"buckets,omitempty"`
 	// Prefix is the key prefix of a directory, or the key of an object.
 	Prefix string `json:"prefix"`
 	Path   string `json:"path,omitempty"` // from the volume's root, as a mount shows it
@@ -51,9 +57,13 @@ func HealthOf(st *store.Store) Health {
 	for _, s := range h.Sick {
 		x := SickStructure{Kind: s.Kind, Ino: uint64(s.Ino), Place: s.Place, Bucket: s.Bucket, Prefix: s.Prefix,
 			Path: s.Path, Structure: s.Structure, Where: s.Where, Reason: s.Reason, Since: s.Since.UTC()}
-		if s.Kind == "ag" {
+		switch s.Kind {
+		case "ag":
 			ag := uint32(s.AG)
 			x.AG = &ag
+		case "quota":
+			fb, ids := s.QuotaBlock, s.Projects
+			x.QuotaBlock, x.Projects, x.Buckets = &fb, &ids, s.Buckets
 		}
 		out.Sick = append(out.Sick, x)
 	}

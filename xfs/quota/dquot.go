@@ -149,7 +149,12 @@ type Manager struct {
 	gen      atomic.Uint64 // moves under mu when a dquot goes or a record is re-read
 	evicting atomic.Bool
 	evicted  atomic.Int64
-	drifts   atomic.Int64 // counts that would have gone negative
+	// sick holds the quota file blocks that failed verification (file
+	// block → true); nsick counts them, so that lookups skip the map
+	// while there are none.
+	sick   sync.Map
+	nsick  atomic.Int32
+	drifts atomic.Int64 // counts that would have gone negative
 }
 
 // NewManager returns an empty manager; enforce says whether limits are
@@ -248,10 +253,33 @@ func (m *Manager) peek(id uint32) *Dquot {
 	}
 }
 
+// MarkSick records that quota file block fileBlock failed verification:
+// from now on every change to a project whose record it holds fails
+// with format.ErrSick (its counts cannot be kept), and those projects
+// are left out of listings.
+func (m *Manager) MarkSick(fileBlock uint64) {
+	if _, loaded := m.sick.LoadOrStore(fileBlock, true); !loaded {
+		m.nsick.Add(1)
+	}
+}
+
+// Sick reports whether project id's record lies in a block marked sick.
+func (m *Manager) Sick(id uint32) bool {
+	if m.nsick.Load() == 0 {
+		return false
+	}
+	fb, _ := Locate(m.g, id)
+	_, ok := m.sick.Load(fb)
+	return ok
+}
+
 // get returns project id's dquot with a reference taken, reading its
 // record back when it was evicted; nil when the project has no record.
 // The caller drops the reference with put.
 func (m *Manager) get(id uint32) (*Dquot, error) {
+	if m.Sick(id) {
+		return nil, fmt.Errorf("the quota record of project %d: %w", id, format.ErrSick)
+	}
 	for {
 		if d := m.peek(id); d != nil || m.load == nil {
 			return d, nil
