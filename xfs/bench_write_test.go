@@ -214,6 +214,42 @@ func BenchmarkUnlink(b *testing.B) { benchUnlinks(b, false) }
 // limit), as a bulk delete sends them.
 func BenchmarkUnlinkFiles(b *testing.B) { benchUnlinks(b, true) }
 
+// BenchmarkCreate times the engine's create alone: b.N empty files over
+// 100 directories, lazily committed as CreateDelete100k commits them,
+// ended by a Sync inside the timer. Its CPU profile is where a create's
+// cost is looked for:
+//
+//	go test -run '^$' -bench 'Create$' -benchtime 100000x -cpuprofile cpu.out ./xfs/
+func BenchmarkCreate(b *testing.B) {
+	v, collector := startBench(b)
+	dirs := make([]format.Ino, benchDirs)
+	for d := range dirs {
+		var err error
+		if dirs[d], err = v.Names().Mkdir(v.Root(), fmt.Sprintf("d%03d", d), xfs.Attrs{Mode: 0o755}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	names := make([]string, b.N)
+	for i := range names {
+		names[i] = fmt.Sprintf("object-%08d", i)
+	}
+	if err := v.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start, logBytes := processCPU(b), v.LogStats().Bytes
+	for i, name := range names {
+		if _, err := v.Names().Create(dirs[i%benchDirs], name, xfs.Attrs{Mode: 0o644}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := v.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	endBench(b, v, collector, start, logBytes)
+}
+
 func benchUnlinks(b *testing.B, bulk bool) {
 	v, collector := startBench(b)
 	var err error

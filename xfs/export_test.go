@@ -97,6 +97,10 @@ var CheckDirFreeBlocks = checkDirFreeBlocks
 // died right after each log write.
 func SkipWriteback(v *Volume) { v.cache.SkipWriteback() }
 
+// ForceLog makes every commit so far durable in the log, writing
+// nothing in place.
+func ForceLog(v *Volume) error { return v.cache.Force() }
+
 // Abandon drops v without writing anything more (no superblock, no
 // unmount record): a crash as far as the volume can tell. The log's
 // background write-back pass, if one runs, ends first: closing the

@@ -22,12 +22,19 @@ import (
 // commits reach only the log (nothing is written back in place, file data
 // is), then abandons it. It returns the image and what it must show.
 func logOnlyImage(t *testing.T, o mkfs.Options, seed int64, ops int) (string, oracle.Snapshot) {
+	return logOnlyImageWith(t, o, xfs.Options{}, seed, ops)
+}
+
+// logOnlyImageWith is logOnlyImage with the engine opened with vo. With
+// lazy commits, many transactions share each checkpoint; the log is
+// forced before the volume is abandoned, so it holds every change.
+func logOnlyImageWith(t *testing.T, o mkfs.Options, vo xfs.Options, seed int64, ops int) (string, oracle.Snapshot) {
 	img := filepath.Join(t.TempDir(), "log.img")
 	o.Size = 256 << 20
 	if _, err := mkfs.Format(img, o); err != nil {
 		t.Fatal(err)
 	}
-	v, err := xfs.Open(img, xfs.Options{})
+	v, err := xfs.Open(img, vo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +46,14 @@ func logOnlyImage(t *testing.T, o mkfs.Options, seed int64, ops int) (string, or
 	}
 	// No checkEngine: some read paths go to the device, which holds
 	// none of this.
+	if err := xfs.ForceLog(v); err != nil {
+		t.Fatal(err)
+	}
 	st := v.LogStats()
-	t.Logf("%d commits in %d records, %d log writes, %d flushes, %d bytes", st.Commits, st.Records, st.Writes, st.Flushes, st.Bytes)
+	t.Logf("%d commits in %d checkpoints, %d records, %d log writes, %d flushes, %d bytes", st.Commits, st.Checkpoints, st.Records, st.Writes, st.Flushes, st.Bytes)
+	if vo.LazyCommits && st.Checkpoints*2 > st.Commits {
+		t.Fatalf("lazy commits: %d commits in %d checkpoints, want many commits a checkpoint", st.Commits, st.Checkpoints)
+	}
 	if err := xfs.Abandon(v); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +75,22 @@ func TestKernelReplaysOurLog(t *testing.T) {
 			if out, err := oracle.RepairOutput(img); err == nil || !strings.Contains(out, "log") {
 				t.Fatalf("xfs_repair -n should see a dirty log:\n%s", out)
 			}
+			checkSnapshot(t, "the kernel's replay", want, kernelReplay(t, img))
+		})
+	}
+}
+
+// TestKernelReplaysOurCheckpoints is TestKernelReplaysOurLog with lazy
+// commits: many transactions a checkpoint, each block logged once in it
+// with the chunks they all changed, and blocks logged again across
+// checkpoints. The kernel replays it, xfs_repair is clean, and the
+// kernel shows what the engine showed.
+func TestKernelReplaysOurCheckpoints(t *testing.T) {
+	oracle.Require(t, oracle.ToolRepair, oracle.ToolMount)
+	for _, seed := range []int64{11, 12} {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			img, want := logOnlyImageWith(t, mkfs.Options{}, xfs.Options{LazyCommits: true}, seed, 600)
+			logprintClean(t, img)
 			checkSnapshot(t, "the kernel's replay", want, kernelReplay(t, img))
 		})
 	}

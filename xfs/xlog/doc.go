@@ -62,13 +62,16 @@
 // batch. PastTail tells the cache which logged blocks no recovery can
 // replay any more, so freeing them needs no cancel item.
 //
-// Each transaction is one checkpoint: START, TRAN header, buffer items
-// (changed 128-byte chunks; whole new blocks; directory and attribute
-// blocks whole once an epoch, see below), cancel items for freed blocks
-// that were logged, COMMIT. Inode cores reach the log inside their
-// inode blocks (dinode buffer items, which the kernel replays as plain
-// buffers), not as inode items. Dquot records are logged as dquot items
-// (DquotItem: the record's disk dquot), as the kernel logs them.
+// A batch's transactions are logged as few checkpoints as their items
+// allow (checkpoint.go): START, TRAN header, one buffer item per block
+// (the union of the 128-byte chunks its transactions changed, from the
+// newest image; whole new blocks; directory and attribute blocks whole
+// once an epoch, see below), one dquot item per record, COMMIT. A
+// transaction that cancels a freed block that was logged is a checkpoint
+// of its own. Inode cores reach the log inside their inode blocks
+// (dinode buffer items, which the kernel replays as plain buffers), not
+// as inode items. Dquot records are logged as dquot items (DquotItem:
+// the record's disk dquot), as the kernel logs them.
 //
 // Metadata LSNs are not advanced when blocks are written back, nor when
 // recovery replays them: a block whose write tore (new first sector with a

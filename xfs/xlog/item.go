@@ -18,15 +18,30 @@ type Item struct {
 	partial [][]byte
 	block   format.Daddr
 	kind    itemKind
+	// image is the whole block a buffer item (plain or image) was made
+	// from: a checkpoint that logs the block again merges its items into
+	// one, with the chunks of both taken from the newest image. key is a
+	// dquot item's record (its block and offset), where the newest item
+	// of a checkpoint stands for all.
+	image []byte
+	key   dquotKey
 }
 
 type itemKind uint8
 
 const (
-	plainItem itemKind = iota
+	otherItem itemKind = iota // never merged: a checkpoint boundary
+	plainItem
 	imageItem
 	cancelItem
+	dquotItem
 )
+
+// dquotKey names a dquot record: its block and byte offset in it.
+type dquotKey struct {
+	blkno   int64
+	boffset uint32
+}
 
 // BufItem logs the block data at daddr. When old (the block's previous
 // content, same length) is given, only the 128-byte chunks that differ are
@@ -40,10 +55,14 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 		old = nil
 	}
 	it, ok = bufItem(daddr, data, old, blft)
-	if !ok || !wholeImage(blft) {
-		return it, ok
+	if !ok {
+		return it, false
 	}
-	it.block, it.kind = daddr, imageItem
+	it.block, it.kind, it.image = daddr, plainItem, data
+	if !wholeImage(blft) {
+		return it, true
+	}
+	it.kind = imageItem
 	if old != nil {
 		it.partial = it.Regions
 		it.Regions = wholeBufItem(daddr, data, blft).Regions
@@ -57,25 +76,31 @@ func wholeBufItem(daddr format.Daddr, data []byte, blft uint16) Item {
 	return it
 }
 
+// chunkMap is the bitmap of a block's 128-byte chunks, one bit each;
+// the largest block's (64 KiB) fits on the stack.
+type chunkMap [(64<<10/format.BlfChunk + 31) / 32]uint32
+
 // bufItem logs the chunks of data that differ from old (all of them
 // without old).
 func bufItem(daddr format.Daddr, data, old []byte, blft uint16) (it Item, ok bool) {
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
-	// The bitmap of a 64 KiB block (the largest) fits on the stack.
-	var mapSpace [(64<<10/format.BlfChunk + 31) / 32]uint32
-	var dataMap []uint32
-	if words := (chunks + 31) / 32; words <= len(mapSpace) {
-		dataMap = mapSpace[:words]
-	} else {
-		dataMap = make([]uint32, words)
+	var m chunkMap
+	dataMap := m[:(chunks+31)/32]
+	for c := 0; c < chunks; c++ {
+		if old == nil || !chunkEqual(data, old, c) {
+			dataMap[c/32] |= 1 << (c % 32)
+		}
 	}
+	return bufItemOf(daddr, data, blft, dataMap)
+}
+
+// bufItemOf logs the chunks of data that dataMap marks; ok is false when
+// it marks none.
+func bufItemOf(daddr format.Daddr, data []byte, blft uint16, dataMap []uint32) (it Item, ok bool) {
+	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	runs := 0
 	for c := 0; c < chunks; c++ {
-		if old != nil && chunkEqual(data, old, c) {
-			continue
-		}
-		dataMap[c/32] |= 1 << (c % 32)
-		if c == 0 || dataMap[(c-1)/32]&(1<<((c-1)%32)) == 0 {
+		if dataMap[c/32]&(1<<(c%32)) != 0 && (c == 0 || dataMap[(c-1)/32]&(1<<((c-1)%32)) == 0) {
 			runs++
 		}
 	}
@@ -158,5 +183,5 @@ func CancelItem(daddr format.Daddr, n int) Item {
 func DquotItem(f *format.DqLogFormat, rec []byte) Item {
 	hdr := make([]byte, format.DqLogFormatSize)
 	f.Encode(hdr)
-	return Item{Regions: [][]byte{hdr, rec[:format.DiskDquotSize]}}
+	return Item{Regions: [][]byte{hdr, rec[:format.DiskDquotSize]}, kind: dquotItem, key: dquotKey{f.Blkno, f.Boffset}}
 }

@@ -152,8 +152,9 @@ type Writer struct {
 	// it goes to the device; recs describes its records. Both belong to
 	// the leader and are reused from batch to batch, so a commit costs no
 	// allocation proportional to the bytes it logs.
-	out  []byte
-	recs []record
+	out    []byte
+	recs   []record
+	merger merger // the leader's, like out
 
 	stats Stats
 }
@@ -179,6 +180,7 @@ type pending struct {
 // Stats counts the writer's work.
 type Stats struct {
 	Commits, Records, Writes, Flushes int64
+	Checkpoints                       int64 // commits are logged in (see checkpoints)
 	DurableWrites                     int64 // record writes durable on their own (no flush)
 	Bytes                             int64
 	DataFlushes                       int64 // flushes of file data ahead of a batch
@@ -1030,7 +1032,7 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		}
 	}
 	newRecord()
-	for _, p := range batch {
+	for _, cp := range w.merger.checkpoints(batch) {
 		w.tid++
 		if w.tid == 0 || w.tid == format.LogMkfsUnmountTid {
 			w.tid++
@@ -1038,16 +1040,20 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		tid := w.tid
 		addOp(tid, format.LogOpStartTrans, nil)
 		cur := recs[len(recs)-1]
-		p.lsn = format.MakeLSN(cur.cycle, cur.block)
+		lsn := format.MakeLSN(cur.cycle, cur.block)
+		for _, p := range cp.pendings {
+			p.lsn = lsn
+		}
 		var th [format.LogTransHeaderSize]byte
-		(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: tid, NumItems: uint32(len(p.items))}).Encode(th[:])
+		(&format.LogTransHeader{Magic: format.LogTransMagic, Type: format.LogTransCheckpoint, Tid: tid, NumItems: uint32(len(cp.items))}).Encode(th[:])
 		addOp(tid, 0, th[:])
-		for _, it := range p.items {
+		for _, it := range cp.items {
 			for _, r := range w.epochRegions(it) {
 				addOp(tid, 0, r)
 			}
 		}
 		addOp(tid, format.LogOpCommitTrans, nil)
+		w.stats.Checkpoints++
 	}
 	closeRecord()
 	w.out, w.recs = out, recs

@@ -1,0 +1,179 @@
+package xlog
+
+import (
+	"github.com/xfs3/xfs3/xfs/format"
+)
+
+// Checkpoints. A batch's transactions go to the log as few checkpoints
+// as their items allow, as the kernel's committed-item list gathers
+// them: consecutive transactions join one checkpoint, in which each
+// block is logged once, by the union of the chunks its transactions
+// changed taken from the newest of their images (which holds every
+// earlier change), and each dquot record once, by its newest value. A
+// hot block (an AGI, a btree leaf, a directory block) is then logged
+// once a batch rather than once a transaction. Recovery, ours and the
+// kernel's, replays a checkpoint whole or not at all, and no transaction
+// of a batch is acknowledged durable before the whole batch is written,
+// so a crash loses none that was. A transaction that cancels a block (or
+// logs an item of another kind) is a checkpoint of its own, so that a
+// block freed and taken again is logged in the order of those changes.
+
+// checkpoint is the transactions of a batch logged as one, and its items.
+type checkpoint struct {
+	pendings []*pending
+	items    []Item
+}
+
+// merger groups a batch into checkpoints. The leader owns it and reuses
+// its tables from batch to batch: a batch costs no allocation per
+// transaction for them.
+type merger struct {
+	cps     []checkpoint
+	all     []Item // the items of the checkpoint being merged, in order
+	next    []int  // next[i]: the next item of all's block, or -1
+	blocks  map[format.Daddr]int
+	order   []blockItems // by first appearance
+	records map[dquotKey]int
+	dquots  []Item
+	group   []Item
+	out     []Item // the merged items of the batch's checkpoints
+}
+
+// blockItems links the items of one block in a checkpoint: first and last
+// index in all (next links them), and how many.
+type blockItems struct{ first, last, n int }
+
+// checkpoints groups batch into checkpoints, in order. The result is
+// valid until the next call.
+func (m *merger) checkpoints(batch []*pending) []checkpoint {
+	m.cps, m.out = m.cps[:0], m.out[:0]
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			m.cps = append(m.cps, checkpoint{pendings: batch[start:end], items: m.merge(batch[start:end])})
+		}
+		start = end
+	}
+	for i, p := range batch {
+		if !mergeable(p) {
+			flush(i)
+			flush(i + 1)
+		}
+	}
+	flush(len(batch))
+	return m.cps
+}
+
+// mergeable reports whether p may share a checkpoint: it logs only
+// buffer and dquot items.
+func mergeable(p *pending) bool {
+	for _, it := range p.items {
+		switch it.kind {
+		case plainItem, imageItem, dquotItem:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// merge returns the items of a checkpoint of ps: the items of a single
+// transaction as they are; else one item per block, in the order the
+// blocks were first logged, then one per dquot record.
+func (m *merger) merge(ps []*pending) []Item {
+	if len(ps) == 1 {
+		return ps[0].items
+	}
+	if m.blocks == nil {
+		m.blocks, m.records = map[format.Daddr]int{}, map[dquotKey]int{}
+	}
+	clear(m.blocks)
+	clear(m.records)
+	m.all, m.next, m.order, m.dquots = m.all[:0], m.next[:0], m.order[:0], m.dquots[:0]
+	for _, p := range ps {
+		m.all = append(m.all, p.items...)
+	}
+	for i, it := range m.all {
+		m.next = append(m.next, -1)
+		if it.kind == dquotItem {
+			if at, ok := m.records[it.key]; ok {
+				m.dquots[at] = it // the newest value stands for all
+				continue
+			}
+			m.records[it.key] = len(m.dquots)
+			m.dquots = append(m.dquots, it)
+			continue
+		}
+		if at, ok := m.blocks[it.block]; ok {
+			b := &m.order[at]
+			m.next[b.last], b.last = i, i
+			b.n++
+			continue
+		}
+		m.blocks[it.block] = len(m.order)
+		m.order = append(m.order, blockItems{first: i, last: i, n: 1})
+	}
+	from := len(m.out)
+	for _, b := range m.order {
+		if b.n == 1 {
+			m.out = append(m.out, m.all[b.first])
+			continue
+		}
+		m.group = m.group[:0]
+		for i := b.first; i >= 0; i = m.next[i] {
+			m.group = append(m.group, m.all[i])
+		}
+		m.out = append(m.out, mergeBlock(m.group))
+	}
+	m.out = append(m.out, m.dquots...)
+	return m.out[from:len(m.out):len(m.out)]
+}
+
+// mergeBlock is the one item that logs what the items of one block, in
+// log order, logged: the chunks any of them changed, from the newest
+// image. An image item's changed-chunk form is kept only when every item
+// had one (the first logging of a block in an epoch is whole).
+func mergeBlock(group []Item) Item {
+	newest := group[len(group)-1]
+	chunks := (len(newest.image) + format.BlfChunk - 1) / format.BlfChunk
+	var m chunkMap
+	union := m[:(chunks+31)/32]
+	partial := true
+	for _, it := range group {
+		hdr := it.Regions[0]
+		if it.kind == imageItem {
+			if it.partial == nil {
+				partial = false
+			} else {
+				hdr = it.partial[0]
+			}
+		}
+		f, err := format.DecodeBufLogFormat(hdr)
+		if err != nil || len(it.image) != len(newest.image) || len(f.DataMap) > len(union) {
+			// Our own items always decode, and a block keeps its size
+			// while it is logged: log the newest image whole.
+			return wholeItem(newest)
+		}
+		for i, w := range f.DataMap {
+			union[i] |= w
+		}
+	}
+	blft, _, _ := format.BlockLogInfo(newest.image)
+	chunked, _ := bufItemOf(newest.block, newest.image, blft, union)
+	merged := Item{Regions: chunked.Regions, block: newest.block, kind: newest.kind, image: newest.image}
+	if newest.kind == imageItem {
+		merged.Regions = wholeBufItem(newest.block, newest.image, blft).Regions
+		if partial {
+			merged.partial = chunked.Regions
+		}
+	}
+	return merged
+}
+
+// wholeItem is it logged whole, as the same kind of item.
+func wholeItem(it Item) Item {
+	blft, _, _ := format.BlockLogInfo(it.image)
+	whole := wholeBufItem(it.block, it.image, blft)
+	whole.block, whole.kind, whole.image = it.block, it.kind, it.image
+	return whole
+}
