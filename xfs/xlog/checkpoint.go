@@ -1,6 +1,8 @@
 package xlog
 
 import (
+	"encoding/binary"
+
 	"github.com/xfs3/xfs3/xfs/format"
 )
 
@@ -148,14 +150,16 @@ func mergeBlock(group []Item) Item {
 				hdr = it.partial[0]
 			}
 		}
-		f, err := format.DecodeBufLogFormat(hdr)
-		if err != nil || len(it.image) != len(newest.image) || len(f.DataMap) > len(union) {
-			// Our own items always decode, and a block keeps its size
-			// while it is logged: log the newest image whole.
+		// The chunk map of an item bufItemOf made: MapSize words after
+		// the fixed header (format.BufLogFormat), read in place.
+		words := int(binary.LittleEndian.Uint32(hdr[16:]))
+		if len(it.image) != len(newest.image) || words > len(union) || len(hdr) < format.BlfHeaderSize+4*words {
+			// A block keeps its size while it is logged, and our items
+			// carry their whole map: log the newest image whole.
 			return wholeItem(newest)
 		}
-		for i, w := range f.DataMap {
-			union[i] |= w
+		for i := range words {
+			union[i] |= binary.LittleEndian.Uint32(hdr[format.BlfHeaderSize+4*i:])
 		}
 	}
 	blft, _, _ := format.BlockLogInfo(newest.image)
