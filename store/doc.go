@@ -120,9 +120,10 @@
 //
 // A structure the engine marks sick (xfs.SickStructure) refuses changes.
 // Health lists each with its place (bucket and prefix by ".." walks, or
-// the bucket and key of the operation that met it: noteSick); failing
+// the bucket and key of the operation that met it: noteSick; on a stopped
+// volume FindSick walks every directory for the rest); failing
 // operations return a *SickError naming it; Options.OnSick hears of
-// each once (health.go).
+// each once (health.go, health_walk.go).
 //
 // # Lifecycle
 //

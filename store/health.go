@@ -389,21 +389,30 @@ func (s *store) placeOfPath(names []string, inos []format.Ino) place {
 	} else if len(rest) > 0 {
 		p.place = PlacePrefix
 	}
-	for i, name := range rest {
-		ino := restInos[i]
+	p.prefix, _ = s.decodePath(rest, restInos)
+	return p
+}
+
+// decodePath decodes the names of directories below a bucket's (with the
+// inode each names) into the key prefix they hold; whole is false when a
+// name is not of the documented forms, and prefix then is the prefix up
+// to it.
+func (s *store) decodePath(names []string, inos []format.Ino) (prefix string, whole bool) {
+	for i, name := range names {
+		ino := inos[i]
 		c, beside, ok := decodeName(name, func() (string, bool) {
 			v, err := s.v.Xattrs().Get(ino, xattrName)
 			return string(v), err == nil
 		})
 		if !ok {
-			break // not of the documented forms: the prefix so far
+			return prefix, false
 		}
-		p.prefix += c
+		prefix += c
 		if !beside {
-			p.prefix += "/" // beside: a key's versions directory
+			prefix += "/" // beside: a key's versions directory
 		}
 	}
-	return p
+	return prefix, true
 }
 
 // noteSick runs at the end of a store operation on bucket and key (a

@@ -263,8 +263,16 @@ func TestSickAGF(t *testing.T) {
 // to those projects are refused with ErrSick and change nothing, the
 // projects of other blocks are charged as before, the scrub lists the
 // block, the engine never writes it, and xfs_repair mends the volume.
+// Project 0, in block 0, has no limits: while its record is sick its
+// changes go on uncharged.
 func TestSickQuotaBlock(t *testing.T) {
 	oracle.Require(t, oracle.ToolDB, oracle.ToolRepair)
+	for _, fb := range []uint64{1, 0} {
+		t.Run(fmt.Sprintf("block%d", fb), func(t *testing.T) { testSickQuotaBlock(t, fb) })
+	}
+}
+
+func testSickQuotaBlock(t *testing.T, fb uint64) {
 	img := filepath.Join(t.TempDir(), "dquot.img")
 	if _, err := mkfs.Format(img, mkfs.Options{Size: 128 << 20}); err != nil {
 		t.Fatal(err)
@@ -277,8 +285,11 @@ func TestSickQuotaBlock(t *testing.T) {
 	bs := g.BlockSize
 	perBlock := uint32(quota.PerBlock(&g))
 	// Project 1's record is in quota file block 0, project perBlock+1's
-	// in block 1: the one damaged.
+	// in block 1; hurt's is in block fb, the one damaged.
 	fine, hurt := uint32(1), perBlock+1
+	if fb == 0 {
+		fine, hurt = hurt, fine
+	}
 	dirs := map[uint32]format.Ino{}
 	for _, id := range []uint32{fine, hurt} {
 		d, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("p%d", id), xfs.Attrs{Mode: 0o755})
@@ -301,7 +312,7 @@ func TestSickQuotaBlock(t *testing.T) {
 	}
 	qino := format.Ino(0)
 	fmt.Sscan(oracle.DBSuperblock(t, img)["pquotino"], &qino)
-	block1 := dbFileBlock(t, img, qino, 1)
+	block1 := dbFileBlock(t, img, qino, int64(fb))
 	f, err := os.OpenFile(img, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -317,9 +328,14 @@ func TestSickQuotaBlock(t *testing.T) {
 	v, reported := openReporting(t, img, "a damaged quota block")
 	defer func() { v.Close() }()
 	sick := v.Sick()
-	if len(sick) != 1 || sick[0].Kind != "quota" || sick[0].QuotaBlock != 1 || sick[0].Ino != qino ||
-		sick[0].Projects != [2]uint32{perBlock, 2*perBlock - 1} || len(*reported) != 1 {
-		t.Fatalf("sick %+v (reported %+v), want quota file block 1", sick, *reported)
+	first := uint32(fb) * perBlock
+	if len(sick) != 1 || sick[0].Kind != "quota" || sick[0].QuotaBlock != fb || sick[0].Ino != qino ||
+		sick[0].Projects != [2]uint32{first, first + perBlock - 1} || len(*reported) != 1 {
+		t.Fatalf("sick %+v (reported %+v), want quota file block %d", sick, *reported, fb)
+	}
+	// Project 0's changes (the root's) go on, charged or not.
+	if _, err := v.Names().Create(v.Root(), "project-0-file", xfs.Attrs{Mode: 0o644}); err != nil {
+		t.Fatalf("create in the root: %v", err)
 	}
 	for range 2 {
 		if _, err := v.Names().Create(dirs[hurt], "new", xfs.Attrs{Mode: 0o644}); !errors.Is(err, xfs.ErrSick) {
@@ -350,7 +366,7 @@ func TestSickQuotaBlock(t *testing.T) {
 		t.Fatalf("listing quotas with a sick block: %v", err)
 	}
 	for _, q := range qs {
-		if q.ID >= perBlock && q.ID < 2*perBlock {
+		if q.ID >= first && q.ID < first+perBlock {
 			t.Fatalf("the listing has project %d, whose record is damaged", q.ID)
 		}
 	}
@@ -386,5 +402,47 @@ func TestSickQuotaBlock(t *testing.T) {
 	}
 	if q, err := v.Quotas().Get(hurt); err != nil || q.Usage.Inodes != 3 {
 		t.Fatalf("project %d after repair: %+v, %v; want 3 inodes, counted again", hurt, q, err)
+	}
+}
+
+// TestSickInodeTreesInTwoAGs: with the free-inode btree roots of two AGs
+// damaged, new directories (which the allocator spreads over the AGs)
+// are all made: each change that meets a damaged tree marks its AG sick
+// and runs again elsewhere, as many times as it meets one.
+func TestSickInodeTreesInTwoAGs(t *testing.T) {
+	oracle.Require(t, oracle.ToolDB)
+	img := filepath.Join(t.TempDir(), "finobt.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 256 << 20, AgCount: 4}); err != nil {
+		t.Fatal(err)
+	}
+	sb := oracle.DBSuperblock(t, img)
+	var agblocks, bs int64
+	fmt.Sscan(sb["agblocks"], &agblocks)
+	fmt.Sscan(sb["blocksize"], &bs)
+	f, err := os.OpenFile(img, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ag := range []int64{2, 3} {
+		var root int64
+		fmt.Sscan(oracle.ParseFields(oracle.DB(t, img, fmt.Sprintf("agi %d", ag), "print free_root"))["free_root"], &root)
+		if root == 0 {
+			t.Fatalf("AG %d has no free-inode btree root", ag)
+		}
+		if _, err := f.WriteAt([]byte("damaged!"), (ag*agblocks+root)*bs+100); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	v, reported := openReporting(t, img, "two damaged free-inode btrees")
+	defer func() { v.Close() }()
+	for i := range 16 {
+		if _, err := v.Names().Mkdir(v.Root(), fmt.Sprintf("d%02d", i), xfs.Attrs{Mode: 0o755}); err != nil {
+			t.Fatalf("mkdir %d: %v (sick: %+v)", i, err, v.Sick())
+		}
+	}
+	sick := v.Sick()
+	if len(sick) != 2 || sick[0].AG != 2 || sick[1].AG != 3 || len(*reported) != 2 {
+		t.Fatalf("sick %+v (reported %+v), want AGs 2 and 3", sick, *reported)
 	}
 }

@@ -284,10 +284,11 @@ func (v *mount) runTx(blocks int64, freeing bool, fn func(t *txn) error) error {
 	}
 	run := func() error { return v.retryBusy(inOrder) }
 	err := run()
-	if agFoundSick(err) {
+	for tries := 0; agFoundSick(err) && tries < int(v.geo.AgCount); tries++ {
 		// The change met damage in an AG it did not need to use (an
 		// allocation tried it first); that AG is sick now and out of
-		// the allocators' way, so the change may go elsewhere.
+		// the allocators' way, so the change may go elsewhere. Each
+		// try marks one more AG, so there are at most as many as AGs.
 		err = run()
 	}
 	// Deleted files may still hold the space (or the project quota) the

@@ -23,6 +23,8 @@ Commands that only read (they open the volume read-only):
   getfattr  dump extended attributes like 'getfattr -d -m -'
   lsattr    show inode flags (immutable, ...) like lsattr(1)
   df        show space and inode usage
+  check     scrub the metadata, run xfs_repair -n, and say what xfs_repair
+            would do to each damaged structure and its objects
 
 Commands that change the volume:
   put       copy host files and directories in, like cp -r
@@ -73,6 +75,7 @@ func init() {
 		"getfattr": {getfattrUsage, volGetfattr},
 		"lsattr":   {lsattrUsage, volLsattr},
 		"df":       {dfUsage, volDf},
+		"check":    {checkUsage, volCheck},
 		"put":      {putUsage, volPut},
 		"mkdir":    {mkdirUsage, volMkdir},
 		"rm":       {rmUsage, volRm},
@@ -102,6 +105,8 @@ func runVol(args []string, e *env) int {
 		return volHelp(rest, e)
 	case "quota":
 		return runQuotaTarget(volQuotaTarget, rest, e)
+	case "check":
+		return runVolCheck(rest, e) // exit status 2, not 1, on an error
 	}
 	c, ok := volCommands[name]
 	if !ok {

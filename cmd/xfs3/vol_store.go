@@ -150,6 +150,11 @@ type volumeStore struct {
 // over a scratch device on it. A dirty log (a crash) is replayed into
 // memory, so the store reads what a server would serve.
 func openVolumeStore(path string) (*volumeStore, error) {
+	return openVolumeStoreWith(path, xfs.Options{LazyCommits: true})
+}
+
+// openVolumeStoreWith is openVolumeStore with the engine's options.
+func openVolumeStoreWith(path string, o xfs.Options) (*volumeStore, error) {
 	if path == "" {
 		return nil, usagef("empty VOLUME path")
 	}
@@ -161,7 +166,7 @@ func openVolumeStore(path string) (*volumeStore, error) {
 		base.Close()
 		return nil, fmt.Errorf("%s: %w (these commands read a stopped volume: stop the server first)", path, dev.ErrInUse)
 	}
-	v, err := xfs.OpenDevice(newScratchDevice(base), xfs.Options{LazyCommits: true})
+	v, err := xfs.OpenDevice(newScratchDevice(base), o)
 	if err != nil {
 		base.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -255,8 +255,9 @@ func (m *Manager) peek(id uint32) *Dquot {
 
 // MarkSick records that quota file block fileBlock failed verification:
 // from now on every change to a project whose record it holds fails
-// with format.ErrSick (its counts cannot be kept), and those projects
-// are left out of listings.
+// with format.ErrSick (its counts cannot be kept), but for project 0's,
+// which has no limits and is left uncharged; those projects are left
+// out of listings, and project 0's default limits are not enforced.
 func (m *Manager) MarkSick(fileBlock uint64) {
 	if _, loaded := m.sick.LoadOrStore(fileBlock, true); !loaded {
 		m.nsick.Add(1)
@@ -278,6 +279,12 @@ func (m *Manager) Sick(id uint32) bool {
 // The caller drops the reference with put.
 func (m *Manager) get(id uint32) (*Dquot, error) {
 	if m.Sick(id) {
+		if id == 0 {
+			// Project 0 has no limits to enforce: its changes go on
+			// uncharged (its record is never written while sick, and
+			// the repair that mends it has the usage recounted).
+			return nil, nil
+		}
 		return nil, fmt.Errorf("the quota record of project %d: %w", id, format.ErrSick)
 	}
 	for {
