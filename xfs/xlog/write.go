@@ -823,6 +823,11 @@ var zeroPad [2 * format.BBSize]byte
 // writeBatchLocked lays the batch out from the head, makes room, writes
 // and flushes it. Called with busy set; drops the lock for I/O.
 func (w *Writer) writeBatchLocked(batch []*pending) error {
+	// Merging reads only the batch, which the leader owns, and the
+	// leader's merger: committers queue meanwhile.
+	w.mu.Unlock()
+	cps := w.merger.checkpoints(batch)
+	w.mu.Lock()
 	if w.blocks-w.block < 2 {
 		// A head one BB short of the end (left by another writer):
 		// records never wrap, so give that BB this cycle and go on at
@@ -845,7 +850,7 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	if w.newEpoch {
 		clear(w.wholeLogged)
 	}
-	recs, total, err := w.layout(batch)
+	recs, total, err := w.layout(cps)
 	if err != nil {
 		return err
 	}
@@ -961,9 +966,9 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 	return nil
 }
 
-// layout packs the batch's transactions into records from the head, in
-// w.out, and sets each one's LSN.
-func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
+// layout packs the batch's checkpoints into records from the head, in
+// w.out, and sets each transaction's LSN: its checkpoint's.
+func (w *Writer) layout(cps []checkpoint) ([]record, uint32, error) {
 	out, recs := w.out[:0], w.recs[:0]
 	cycle, block := w.cycle, w.block
 	capBytes := 0
@@ -1032,7 +1037,7 @@ func (w *Writer) layout(batch []*pending) ([]record, uint32, error) {
 		}
 	}
 	newRecord()
-	for _, cp := range w.merger.checkpoints(batch) {
+	for _, cp := range cps {
 		w.tid++
 		if w.tid == 0 || w.tid == format.LogMkfsUnmountTid {
 			w.tid++
