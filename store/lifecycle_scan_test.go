@@ -327,6 +327,7 @@ func runLifecycleCut(t *testing.T, base string, cutAt int) *lifecycleCutRun {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer s.Close() // its workers stop; after a cut the device takes no more writes
 	lifecycleCutWorkload(t, s, clock)
 	r := &lifecycleCutRun{f: f, before: map[string][]scanEntry{}, stay: map[string][]scanEntry{}}
 	cfg, _ := lifecycle.Parse([]byte(scanRules))

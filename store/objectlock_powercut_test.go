@@ -66,6 +66,7 @@ func runLockCut(t *testing.T, base string, cutAt int) *lockCutRun {
 	defer v.Close()
 	s, err := NewWith(v, Options{Clock: clock.now})
 	if err == nil {
+		defer s.Close() // its workers stop; after a cut the device takes no more writes
 		if err = s.CreateBucket("bkt"); err == nil {
 			err = s.Locks().Enable("bkt")
 		}

@@ -170,6 +170,7 @@ func runCutWorkload(t *testing.T, base string, seed int64, ops, cutAt int) *cutR
 	defer v.Close() // fails after a cut; the image is built from the device
 	s, err := New(v)
 	if err == nil {
+		defer s.Close() // its workers stop; after a cut the device takes no more writes
 		err = s.CreateBucket("cut")
 	}
 	if err != nil {

@@ -251,6 +251,7 @@ func quotaCutCase(t *testing.T, base string, seed int64, ops, cutAt int, kernel 
 	if err != nil {
 		t.Fatalf("store after recovery: %v", err)
 	}
+	defer s.Close()
 	got := cutModel{}
 	for _, b := range quotaCutBuckets {
 		for k, o := range readBucketState(t, s, b, b+"/") {
