@@ -118,12 +118,10 @@
 //
 // # Health
 //
-// A structure the engine marks sick (xfs.SickStructure) refuses changes.
-// Health lists each with its place (bucket and prefix by ".." walks, or
-// the bucket and key of the operation that met it: noteSick; on a stopped
-// volume FindSick walks every directory for the rest); failing
-// operations return a *SickError naming it; Options.OnSick hears of
-// each once (health.go, health_walk.go).
+// A sick structure (xfs.SickStructure) refuses changes. Health places
+// each (".." walks, the operation that met it, or FindSick's walk of
+// every directory); failing operations return a *SickError naming it;
+// Options.OnSick hears of each once (health.go, health_walk.go).
 //
 // # Lifecycle
 //
@@ -139,13 +137,11 @@
 //
 // # Scrub
 //
-// Scrub (scrub.go) is the gc.Scrubbable of gc.Scrubber: xfs.Space.Scrub
-// in bounded batches, then every object version read against its MD5
-// ETag, part and full-object checksums. A rotten version is recorded,
-// with its inode's number, generation and birth time (an overwrite or
-// delete voids the mark), in the system file scrub-rotten; getObject
-// refuses it (ErrObjectCorrupt). Its cursor is scrub-cursor, saved
-// quietly as the lifecycle cursor is.
+// Scrub (scrub.go), gc.Scrubber's source: xfs.Space.Scrub in batches,
+// then every object version read against its MD5 ETag and checksums. A
+// rotten version is kept in the system file scrub-rotten with its
+// inode's number, generation and birth time (so an overwrite voids it);
+// getObject refuses it (ErrObjectCorrupt). Cursor: scrub-cursor.
 //
 // # Configuration
 //

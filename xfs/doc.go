@@ -97,13 +97,10 @@
 //
 // # Damage
 //
-// A block that fails its verifier marks its inode (core or fork), else
-// its AG (headers, btrees), sick (health.go); a quota file block marks
-// the records it holds: no change touches it after (ErrSick from
-// txn.modify; alloc and ialloc never lock a sick AG; the quota manager
-// charges none of the block's projects),
-// other reads go on, and the marks live as long as the Volume, as the
-// kernel's do. Space.Scrub walks the metadata through the same reads.
+// A block that fails its verifier marks sick its inode, else its AG, or
+// a quota file block's projects (health.go). No change touches them
+// after (ErrSick), other reads go on, and the marks live as long as the
+// Volume, as the kernel's do. Space.Scrub walks the same reads.
 //
 // # Log recovery
 //
@@ -119,10 +116,9 @@
 // the open writes (why: see there). It takes the BUIs' inodes in
 // ascending number before the transaction and the AGFs of every extent
 // named in ascending AG order before any work (lock order rules 2 and
-// 4b). Logs holding other items the kernel may write (rmap, attr and
-// mapping-exchange intents, quota-off items, fork owner changes) are
-// refused before anything is written: mount the volume with the kernel
-// once.
+// 4b). Logs holding other kernel items (rmap, attr, mapping-exchange
+// intents, quota-off, fork owner changes) are refused before anything is
+// written.
 //
 // # Lock order
 //

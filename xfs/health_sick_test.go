@@ -86,6 +86,22 @@ func openReporting(t *testing.T, img, what string) (*xfs.Volume, *[]xfs.SickStru
 	return v, reported
 }
 
+// repairAndOpen checks that xfs_repair -n sees damage on the stopped
+// volume img, repairs it, checks that it is clean then, and opens it.
+func repairAndOpen(t *testing.T, img string) *xfs.Volume {
+	t.Helper()
+	if out, err := oracle.RepairOutput(img); err == nil {
+		t.Fatalf("xfs_repair -n found nothing wrong:\n%s", out)
+	}
+	oracle.RepairFix(t, img)
+	oracle.Repair(t, img)
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestSickDirectory: a directory block that fails its CRC marks the
 // directory sick, once; every change that would touch the directory is
 // then refused with ErrSick and changes nothing, while the other
@@ -160,15 +176,7 @@ func TestSickDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	// xfs_repair sees the damage, mends it, and the volume is whole again.
-	if out, err := oracle.RepairOutput(img); err == nil {
-		t.Fatalf("xfs_repair -n found nothing wrong:\n%s", out)
-	}
-	oracle.RepairFix(t, img)
-	oracle.Repair(t, img)
-	v, err = xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v = repairAndOpen(t, img)
 	// Repair rebuilds or junks the damaged directory (its entries go to
 	// lost+found); the rest is as it was.
 	if _, err := v.Names().ReadDir(v.Root()); err != nil {
@@ -385,15 +393,7 @@ func testSickQuotaBlock(t *testing.T, fb uint64) {
 	if !bytes.Equal(now, damaged) {
 		t.Fatal("the engine wrote the damaged quota block")
 	}
-	if out, err := oracle.RepairOutput(img); err == nil {
-		t.Fatalf("xfs_repair -n found nothing wrong:\n%s", out)
-	}
-	oracle.RepairFix(t, img)
-	oracle.Repair(t, img)
-	v, err = xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v = repairAndOpen(t, img)
 	if s := v.Sick(); len(s) != 0 {
 		t.Fatalf("sick after repair: %+v", s)
 	}
