@@ -244,7 +244,7 @@ func (rq *request) context(r *http.Request, s *server) iam.Context {
 			ctx.Set(iam.KeyUserID, rq.ident.AccessKey)
 		}
 	}
-	q := r.URL.Query()
+	q := rq.query
 	if strings.HasPrefix(rq.op, "ListObject") {
 		for key, param := range map[string]string{iam.KeyPrefix: "prefix", iam.KeyDelimiter: "delimiter", iam.KeyMaxKeys: "max-keys"} {
 			if q.Has(param) {

@@ -29,7 +29,7 @@ type bucketEntry struct {
 }
 
 func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request) error {
-	sel, err := parseBucketSelection(r.URL.Query())
+	sel, err := parseBucketSelection(rq.query)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (s *server) listBuckets(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	if region := r.URL.Query().Get("bucket-region"); region != "" {
+	if region := rq.query.Get("bucket-region"); region != "" {
 		buckets = slices.DeleteFunc(buckets, func(b store.BucketInfo) bool { return s.bucketRegion(b.Name) != region })
 	}
 	if buckets, err = s.visibleBuckets(r, rq, buckets); err != nil {

@@ -390,27 +390,11 @@ const (
 // preflightOp names preflights in the log and the metrics.
 const preflightOp = "PreflightCORS"
 
-// preflightHandler answers OPTIONS requests to a bucket or an object,
-// which browsers send unsigned before a cross-origin request: the
-// middleware hands them here instead of authenticating them, and no
-// policy applies (the request they announce is authorized when it
-// comes).
-func (s *server) preflightHandler() http.Handler {
-	om := s.opMetricsFor(preflightOp)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rq, ok := r.Context().Value(requestKey{}).(*request)
-		if !ok { // only reachable without the middleware
-			rq = &request{}
-			rq.id, rq.hostID = newRequestIDs()
-			rq.bucket, rq.key = splitPath(r.URL.Path)
-		}
-		rq.op, rq.metrics, rq.anonymous = preflightOp, om, true
-		s.preflight(w, r, rq)
-	})
-}
-
-// preflight decides a preflight in S3's order: an Origin, a bucket, a
-// configuration, a method, then a rule allowing all of them.
+// preflight answers an OPTIONS request, which browsers send unsigned
+// before a cross-origin request: no policy applies (the request it
+// announces is authorized when it comes). It decides in S3's order: an
+// Origin, a bucket, a configuration, a method, then a rule allowing all
+// of them.
 func (s *server) preflight(w http.ResponseWriter, r *http.Request, rq *request) {
 	origin := r.Header.Get("Origin")
 	method, hasMethod := r.Header.Get("Access-Control-Request-Method"), r.Header["Access-Control-Request-Method"] != nil

@@ -19,7 +19,7 @@
 //	   │       rule's headers before it is authenticated
 //	   ├─► /minio/... ─► systemRouter (system.go): probes, metrics, admin
 //	   ▼
-//	router (router.go, gorilla/mux, first match wins): operations chosen
+//	router (router.go, a table, first match wins): operations chosen
 //	   │       by a query parameter or header, then S3 subresources this
 //	   │       server does not serve (501), then the plain operations
 //	   ▼

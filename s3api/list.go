@@ -123,7 +123,7 @@ func entries(page store.ListResult, enc func(string) string, o *owner) ([]listEn
 }
 
 func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	lq, err := parseListQuery(q)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *reque
 }
 
 func (s *server) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	if v := q.Get("list-type"); v != "2" {
 		return errorf("InvalidArgument", "Invalid list-type %q.", v)
 	}

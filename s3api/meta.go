@@ -125,7 +125,8 @@ func metaHeaderValue(v string) string {
 
 // setObjectHeaders sends an object's metadata as GET and HEAD do. The
 // response-* query parameters override the standard headers.
-func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
+func setObjectHeaders(h http.Header, rq *request, info store.ObjectInfo) {
+	q := rq.query
 	m := info.Meta
 	ct := m.ContentType
 	if ct == "" {
@@ -144,7 +145,7 @@ func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
 			v = o
 		}
 		if v != "" {
-			h.Set(f.header, v)
+			rq.setHeader(h, f.header, v)
 		}
 	}
 	for k, v := range m.User {
@@ -157,11 +158,11 @@ func setObjectHeaders(h http.Header, info store.ObjectInfo, q url.Values) {
 		h.Set("X-Amz-Storage-Class", m.StorageClass)
 	}
 	setLockHeaders(h, m.Lock)
-	h.Set("Accept-Ranges", "bytes")
+	rq.setHeader(h, "Accept-Ranges", "bytes")
 }
 
 // setValidators sends ETag and Last-Modified, which 304 responses carry too.
-func setValidators(h http.Header, info store.ObjectInfo) {
-	h.Set("ETag", quoted(info.ETag))
-	h.Set("Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
+func setValidators(h http.Header, rq *request, info store.ObjectInfo) {
+	rq.setHeader(h, "ETag", quoted(info.ETag))
+	rq.setHeader(h, "Last-Modified", info.LastModified.UTC().Format(http.TimeFormat))
 }

@@ -73,7 +73,7 @@ func partNumber(q url.Values) (int, error) {
 }
 
 func (s *server) uploadPart(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	part, err := partNumber(q)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func partChecksum(body *verifyingReader, up store.UploadInfo) error {
 }
 
 func (s *server) uploadPartCopy(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	part, err := partNumber(q)
 	if err != nil {
 		return err
@@ -246,7 +246,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	id := r.URL.Query().Get("uploadId")
+	id := rq.query.Get("uploadId")
 	if typ := r.Header.Get(hdrChecksumType); typ != "" {
 		up, err := s.store.Uploads().Get(rq.bucket, rq.key, id)
 		if err != nil {
@@ -292,7 +292,7 @@ func (s *server) completeMultipartUpload(w http.ResponseWriter, r *http.Request,
 }
 
 func (s *server) abortMultipartUpload(w http.ResponseWriter, r *http.Request, rq *request) error {
-	if err := s.store.Uploads().Abort(rq.bucket, rq.key, r.URL.Query().Get("uploadId")); err != nil {
+	if err := s.store.Uploads().Abort(rq.bucket, rq.key, rq.query.Get("uploadId")); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -339,7 +339,7 @@ func intParam(q url.Values, name string, def int) (int, error) {
 }
 
 func (s *server) listParts(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	maxParts, err := intParam(q, "max-parts", 1000)
 	if err != nil {
 		return err
@@ -398,7 +398,7 @@ type xmlUpload struct {
 }
 
 func (s *server) listMultipartUploads(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	maxUploads, err := intParam(q, "max-uploads", 1000)
 	if err != nil {
 		return err

@@ -113,7 +113,7 @@ func (s *server) headObject(w http.ResponseWriter, r *http.Request, rq *request)
 // serveObject answers GET and HEAD: preconditions, then Range, then the
 // headers and (for GET) the streamed content.
 func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request, withBody bool) error {
-	part, err := requestedPart(r)
+	part, err := requestedPart(r, rq)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	if err != nil {
 		return err
 	}
-	setValidators(h, info)
+	setValidators(h, rq, info)
 	failed, notModified := requestConditions(r.Header).evaluate(info)
 	if failed {
 		return &s3Error{code: "PreconditionFailed"}
@@ -145,7 +145,7 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 	if partBytes != nil {
 		br, ranged = *partBytes, true
 	}
-	setObjectHeaders(h, info, r.URL.Query())
+	setObjectHeaders(h, rq, info)
 	s.setExpiration(h, rq, info)
 	if checksumMode(r.Header) && !ranged {
 		setChecksumHeaders(h, info.Meta.Checksums, true)
@@ -162,7 +162,7 @@ func (s *server) serveObject(w http.ResponseWriter, r *http.Request, rq *request
 		h.Set("Content-Range", br.contentRange(info.Size))
 		status = http.StatusPartialContent
 	}
-	h.Set("Content-Length", strconv.FormatInt(content.Size(), 10))
+	rq.setHeader(h, "Content-Length", strconv.FormatInt(content.Size(), 10))
 	w.WriteHeader(status)
 	if !withBody {
 		return nil
@@ -195,8 +195,8 @@ func (rr *readRecorder) Read(p []byte) (int, error) {
 }
 
 // requestedPart reads ?partNumber of a GET or HEAD (0 when absent).
-func requestedPart(r *http.Request) (int, error) {
-	v, ok := r.URL.Query()["partNumber"]
+func requestedPart(r *http.Request, rq *request) (int, error) {
+	v, ok := rq.query["partNumber"]
 	if !ok {
 		return 0, nil
 	}

@@ -2,13 +2,15 @@ package s3api
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net/http"
+	"net/textproto"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -27,7 +29,8 @@ type request struct {
 	id, hostID  string
 	op          string
 	bucket, key string
-	version     string // ?versionId of an operation on one version
+	version     string     // ?versionId of an operation on one version
+	query       url.Values // r.URL.Query(), parsed once; nil without a query
 	auth        *sigv4.Auth
 	// Who signed: root (Config.Credentials), a user or service account
 	// (ident), or nobody (anonymous). decision is the last policy
@@ -48,17 +51,59 @@ type request struct {
 	errCode      string
 	err          error      // the cause logged with errCode
 	metrics      *opMetrics // the operation's series; nil until one is chosen or with metrics off
+	header       headerBuf  // values of the response headers set by rq.setHeader
 }
+
+// setHeader sets a response header of the request (see headerBuf).
+func (rq *request) setHeader(h http.Header, key, value string) { rq.header.set(h, key, value) }
 
 type requestKey struct{}
 
+// serverHeader is every response's Server header (capped: see headerBuf).
+var serverHeader = []string{"xfs3"}[:1:1]
+
 // newRequestIDs returns a request ID (16 upper-case hex digits) and a host
-// ID (base64), both random, as S3 sends them in x-amz-request-id and
-// x-amz-id-2.
+// ID (base64 of 24 bytes), both random, as S3 sends them in
+// x-amz-request-id and x-amz-id-2. They name a request in logs and
+// reports and protect nothing, so a fast generator serves, and both
+// share one string.
 func newRequestIDs() (string, string) {
-	var b [32]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics rather than return an error)
-	return strings.ToUpper(hex.EncodeToString(b[:8])), base64.StdEncoding.EncodeToString(b[8:])
+	const idLen, hostLen = 16, 32
+	var raw [24]byte
+	for i := 0; i < len(raw); i += 8 {
+		binary.LittleEndian.PutUint64(raw[i:], mathrand.Uint64())
+	}
+	var b [idLen + hostLen]byte
+	n := mathrand.Uint64()
+	for i := idLen - 1; i >= 0; i-- {
+		b[i] = upperHex[n&15]
+		n >>= 4
+	}
+	base64.StdEncoding.Encode(b[idLen:], raw[:])
+	both := string(b[:])
+	return both[:idLen], both[idLen:]
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// headerBuf holds the values of the response headers a request sets
+// through it: http.Header.Set allocates a slice for every value, and a
+// small GET sets about ten. Each value gets a one-element slice of the
+// array, capped so that an Add to it cannot spill into the next.
+type headerBuf struct {
+	vals [12]string
+	n    int
+}
+
+// set is h.Set(key, value) without the allocation, while the array lasts.
+func (b *headerBuf) set(h http.Header, key, value string) {
+	if b.n == len(b.vals) {
+		h.Set(key, value)
+		return
+	}
+	b.vals[b.n] = value
+	h[textproto.CanonicalMIMEHeaderKey(key)] = b.vals[b.n : b.n+1 : b.n+1]
+	b.n++
 }
 
 // splitPath gives the bucket and key of a path-style URL path.
@@ -121,13 +166,16 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // has its body read, up to maxDrainOnError, before the answer: a client
 // still sending would otherwise see the connection close under it (over
 // TLS, an EOF instead of the S3 error).
-func (s *server) middleware(next, system http.Handler) http.Handler {
-	preflight := s.preflightHandler()
+func (s *server) middleware(routes *router, system http.Handler) http.Handler {
+	preflightMetrics := s.opMetricsFor(preflightOp)
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rq := &request{op: "Unknown"}
 		rq.id, rq.hostID = newRequestIDs()
 		rq.bucket, rq.key = splitPath(r.URL.Path)
+		if r.URL.RawQuery != "" {
+			rq.query = r.URL.Query()
+		}
 		w := &responseWriter{ResponseWriter: rw}
 		body := &countingBody{ReadCloser: r.Body}
 		if r.Body == nil {
@@ -136,12 +184,13 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 		// A shallow copy: the server inspects its own Request's Body after
 		// the handler (to skip "100 Continue" and close the connection when
 		// the body was never read), so that one must stay untouched.
-		r = r.WithContext(context.WithValue(r.Context(), requestKey{}, rq))
+		r2 := *r
+		r = &r2
 		r.Body = body
 		h := w.Header()
-		h.Set("X-Amz-Request-Id", rq.id)
-		h.Set("X-Amz-Id-2", rq.hostID)
-		h.Set("Server", "xfs3")
+		rq.setHeader(h, "X-Amz-Request-Id", rq.id)
+		rq.setHeader(h, "X-Amz-Id-2", rq.hostID)
+		h["Server"] = serverHeader
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -163,7 +212,8 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 		}()
 		if isSystemPath(r.URL.Path) {
 			rq.bucket, rq.key = "", ""
-			system.ServeHTTP(w, r) // authenticates what needs it
+			// The system router's handlers find rq in the context.
+			system.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, rq))) // authenticates what needs it
 			return
 		}
 		// CORS (cors.go): a browser's preflight is never signed and is
@@ -171,7 +221,8 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 		// an allowed origin gets the rule's headers now, so that its
 		// errors carry them too.
 		if r.Method == http.MethodOptions {
-			preflight.ServeHTTP(w, r)
+			rq.op, rq.metrics, rq.anonymous = preflightOp, preflightMetrics, true
+			s.preflight(w, r, rq)
 			return
 		}
 		s.addCORSHeaders(h, r, rq.bucket)
@@ -196,12 +247,13 @@ func (s *server) middleware(next, system http.Handler) http.Handler {
 		if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
 			rq.sendContinue = func() { rw.WriteHeader(http.StatusContinue) }
 		}
-		next.ServeHTTP(w, r)
+		rt := routes.match(r, rq.query)
+		s.serveOperation(w, r, rq, rt.name, rt.metrics, rt.handler)
 	})
 }
 
-// operation adapts a handlerFunc: it names the operation for the log and
-// turns a returned error into the error response.
+// operation adapts a handlerFunc of the system router, which finds the
+// request's state in the context (middleware puts it there).
 func (s *server) operation(name string, h handlerFunc) http.Handler {
 	om := s.opMetricsFor(name)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -211,29 +263,37 @@ func (s *server) operation(name string, h handlerFunc) http.Handler {
 			rq.id, rq.hostID = newRequestIDs()
 			rq.bucket, rq.key = splitPath(r.URL.Path)
 		}
-		rq.op = name
-		rq.metrics = om
-		if rq.auth == nil && name != "PostObject" && !isSystemPath(r.URL.Path) {
-			s.writeError(w, r, rq, sigv4.ErrMissingAuth)
+		s.serveOperation(w, r, rq, name, om, h)
+	})
+}
+
+// serveOperation names the operation for the log and the metrics,
+// refuses what its headers or the signer's policies do not allow, and
+// turns an error the handler returns into the error response.
+func (s *server) serveOperation(w http.ResponseWriter, r *http.Request, rq *request, name string, om *opMetrics, h handlerFunc) {
+	rq.op = name
+	rq.metrics = om
+	system := isSystemPath(r.URL.Path)
+	if rq.auth == nil && name != "PostObject" && !system {
+		s.writeError(w, r, rq, sigv4.ErrMissingAuth)
+		return
+	}
+	if !system {
+		err := s.checkRequest(r, rq)
+		if err == nil && !authorizedInHandler(name) {
+			err = s.authorize(r, rq)
+		}
+		if err != nil {
+			s.writeError(w, r, rq, err)
 			return
 		}
-		if !isSystemPath(r.URL.Path) {
-			err := s.checkRequest(r, rq)
-			if err == nil && !authorizedInHandler(name) {
-				err = s.authorize(r, rq)
-			}
-			if err != nil {
-				s.writeError(w, r, rq, err)
-				return
-			}
-		}
-		if !isSystemPath(r.URL.Path) { // admin handlers authenticate themselves: Go sends their 100 on the first read
-			rq.continueBody()
-		}
-		if err := h(w, r, rq); err != nil {
-			s.writeError(w, r, rq, err)
-		}
-	})
+		// Admin handlers authenticate themselves: Go sends their 100 on
+		// the first read.
+		rq.continueBody()
+	}
+	if err := h(w, r, rq); err != nil {
+		s.writeError(w, r, rq, err)
+	}
 }
 
 // maxDrainOnError bounds the body read and dropped before an error

@@ -2,9 +2,8 @@ package s3api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
-
-	"github.com/gorilla/mux"
 )
 
 // handlerFunc serves one S3 operation. A returned error becomes the XML
@@ -44,14 +43,6 @@ func levelOf(path string) (l level, ok bool) {
 	return object, true
 }
 
-// atLevel matches requests whose path addresses l.
-func atLevel(l level) mux.MatcherFunc {
-	return func(r *http.Request, _ *mux.RouteMatch) bool {
-		got, ok := levelOf(r.URL.Path)
-		return ok && got == l
-	}
-}
-
 // route is one line of the route table: a method, a path level, the query
 // parameters (and optionally a header) that must be present.
 type route struct {
@@ -63,7 +54,7 @@ type route struct {
 	handler handlerFunc
 }
 
-// routes is the route table. gorilla/mux takes the first match, so
+// routes is the route table. The router takes the first match, so
 // operations selected by a query parameter or header come before the
 // plain ones on the same path, and unsupported subresources before the
 // plain ones too.
@@ -154,41 +145,81 @@ var unsupported = []string{
 	"renameObject", "session", "metadataTable", "metadataConfiguration",
 }
 
-func (s *server) router() http.Handler {
-	r := mux.NewRouter()
-	r.SkipClean(true) // keys are not file paths: never redirect "a//b"
-	add := func(rt route) {
-		r.Methods(rt.method).MatcherFunc(atLevel(rt.level)).
-			MatcherFunc(requires(rt.query, rt.header)).
-			Handler(s.operation(rt.name, rt.handler)).Name(rt.name)
-	}
-	for _, rt := range s.routes() {
-		add(rt)
-	}
-	r.MatcherFunc(namesSubresource).Handler(s.operation("Unsupported", s.notImplemented)).Name("Unsupported")
-	for _, rt := range s.plainRoutes() {
-		add(rt)
-	}
-	r.NotFoundHandler = s.operation("Unknown", s.methodNotAllowed)
-	r.MethodNotAllowedHandler = s.operation("Unknown", s.methodNotAllowed)
-	return r
+// router picks the operation of an S3 request: the first line of the
+// route table whose method, level, query parameters and header match,
+// else Unsupported when the query names a subresource this server does
+// not serve, else the first matching plain route, else Unknown (answered
+// MethodNotAllowed). The query is parsed once per request, not once per
+// line tried, and nothing is allocated to pass the choice on.
+type router struct {
+	first, plain []routed
+	unsupported  routed
+	unknown      routed
 }
 
-// requires matches requests carrying every query parameter named and, if
-// header is set, that header.
-func requires(query []string, header string) mux.MatcherFunc {
-	return func(r *http.Request, _ *mux.RouteMatch) bool {
-		if len(query) > 0 && r.URL.RawQuery == "" {
+// routed is a route with what serving it needs.
+type routed struct {
+	route
+	metrics *opMetrics
+}
+
+func (s *server) router() *router {
+	compile := func(rts []route) []routed {
+		out := make([]routed, len(rts))
+		for i, rt := range rts {
+			out[i] = routed{rt, s.opMetricsFor(rt.name)}
+		}
+		return out
+	}
+	one := func(name string, h handlerFunc) routed {
+		return routed{route{name: name, handler: h}, s.opMetricsFor(name)}
+	}
+	return &router{
+		first:       compile(s.routes()),
+		plain:       compile(s.plainRoutes()),
+		unsupported: one("Unsupported", s.notImplemented),
+		unknown:     one("Unknown", s.methodNotAllowed),
+	}
+}
+
+// match returns the route that serves r, whose query is q.
+func (rt *router) match(r *http.Request, q url.Values) *routed {
+	l, ok := levelOf(r.URL.Path)
+	if ok {
+		if m := matchIn(rt.first, r, l, q); m != nil {
+			return m
+		}
+	}
+	if namesSubresource(q) {
+		return &rt.unsupported
+	}
+	if ok {
+		if m := matchIn(rt.plain, r, l, q); m != nil {
+			return m
+		}
+	}
+	return &rt.unknown
+}
+
+func matchIn(routes []routed, r *http.Request, l level, q url.Values) *routed {
+	for i := range routes {
+		rt := &routes[i]
+		if rt.method == r.Method && rt.level == l && rt.requiredIn(r, q) {
+			return rt
+		}
+	}
+	return nil
+}
+
+// requiredIn reports whether the request carries every query parameter
+// the route names and, if it names one, its header.
+func (rt *route) requiredIn(r *http.Request, q url.Values) bool {
+	for _, k := range rt.query {
+		if !q.Has(k) {
 			return false
 		}
-		q := r.URL.Query()
-		for _, k := range query {
-			if !q.Has(k) {
-				return false
-			}
-		}
-		return header == "" || r.Header.Get(header) != ""
 	}
+	return rt.header == "" || r.Header.Get(rt.header) != ""
 }
 
 // authorizedInHandler are the operations whose handler authorizes them
@@ -202,11 +233,9 @@ func authorizedInHandler(op string) bool {
 	return false
 }
 
-func namesSubresource(r *http.Request, _ *mux.RouteMatch) bool {
-	if r.URL.RawQuery == "" {
-		return false
-	}
-	q := r.URL.Query()
+// namesSubresource reports whether the query names a subresource this
+// server does not serve.
+func namesSubresource(q url.Values) bool {
 	for _, k := range unsupported {
 		if q.Has(k) {
 			return true

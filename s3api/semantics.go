@@ -211,7 +211,7 @@ var versionedOps = []string{"GetObject", "HeadObject", "DeleteObject",
 // checkVersionQuery checks the versionId of a request for one of
 // versionedOps and keeps it in rq.version.
 func checkVersionQuery(r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	if !q.Has("versionId") || !slices.Contains(versionedOps, rq.op) {
 		return nil
 	}

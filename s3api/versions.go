@@ -56,7 +56,7 @@ func checkVersionMarker(keyMarker, versionMarker string) error {
 }
 
 func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *request) error {
-	q := r.URL.Query()
+	q := rq.query
 	lq, err := parseListQuery(q)
 	if err != nil {
 		return err

@@ -84,21 +84,21 @@ func isAlnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' 
 
 // isIPv4 reports four dot-separated groups of 1 to 3 digits.
 func isIPv4(s string) bool {
-	parts := strings.Split(s, ".")
-	if len(parts) != 4 {
-		return false
-	}
-	for _, p := range parts {
-		if len(p) == 0 || len(p) > 3 {
-			return false
-		}
-		for i := 0; i < len(p); i++ {
-			if p[i] < '0' || p[i] > '9' {
+	parts, digits := 1, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '.':
+			if digits == 0 {
 				return false
 			}
+			parts, digits = parts+1, 0
+		case c >= '0' && c <= '9' && digits < 3:
+			digits++
+		default:
+			return false
 		}
 	}
-	return true
+	return parts == 4 && digits > 0
 }
 
 // keyPath is a checked key split at every "/": dirs are the components

@@ -778,7 +778,6 @@ func (s *store) head(bucket, key, id string) (info ObjectInfo, h *xfs.Handle, is
 	if err != nil {
 		return ObjectInfo{}, nil, false, err
 	}
-	notFound := fmt.Errorf("key %q: %w", key, ErrNoSuchKey)
 	dir := path.last()
 	h, st, err := s.openLeaf(kp, dir)
 	if err != nil {
@@ -792,6 +791,7 @@ func (s *store) head(bucket, key, id string) (info ObjectInfo, h *xfs.Handle, is
 		}
 		return info, h, true, nil
 	}
+	notFound := fmt.Errorf("key %q: %w", key, ErrNoSuchKey)
 	if state != "" {
 		// A delete marker may be the key's latest version.
 		notFound = s.latestMarker(bucketIno, kp, notFound)

@@ -80,7 +80,27 @@ type ChunkedReader struct {
 	chunkSig  string // signature announced by the current chunk header
 	total     int64  // payload bytes delivered
 	trailer   http.Header
-	err       error // sticky: io.EOF once done, or the failure
+	err       error  // sticky: io.EOF once done, or the failure
+	sts       []byte // the string to sign of the last chunk checked
+}
+
+// appendChunkStringToSign appends the string a chunk's or a trailer's
+// signature signs: "algorithm \n time \n scope \n previous signature
+// \n [hash of nothing \n] hex(sum)".
+func appendChunkStringToSign(dst []byte, algorithm string, cfg ChunkedConfig, prevSig, emptyHash string, sum []byte) []byte {
+	dst = append(dst, algorithm...)
+	dst = append(dst, '\n')
+	dst = cfg.Time.UTC().AppendFormat(dst, timeFormat)
+	dst = append(dst, '\n')
+	dst = appendScope(dst, cfg.Scope)
+	dst = append(dst, '\n')
+	dst = append(dst, prevSig...)
+	dst = append(dst, '\n')
+	if emptyHash != "" {
+		dst = append(dst, emptyHash...)
+		dst = append(dst, '\n')
+	}
+	return hex.AppendEncode(dst, sum)
 }
 
 // NewChunkedReader decodes r as described by c.
@@ -204,9 +224,9 @@ func (c *ChunkedReader) readHeader() error {
 func (c *ChunkedReader) endChunk() error {
 	c.inChunk = false
 	if c.cfg.Signed {
-		sts := chunkPayloadAlgorithm + "\n" + c.cfg.Time.UTC().Format(timeFormat) + "\n" +
-			c.cfg.Scope.String() + "\n" + c.prevSig + "\n" + emptySHA256 + "\n" + hex.EncodeToString(c.h.Sum(nil))
-		if !equalSig(sign(c.cfg.SigningKey, sts), c.chunkSig) {
+		var sum [sha256.Size]byte
+		c.sts = appendChunkStringToSign(c.sts[:0], chunkPayloadAlgorithm, c.cfg, c.prevSig, emptySHA256, c.h.Sum(sum[:0]))
+		if !signatureIs(c.cfg.SigningKey, c.sts, c.chunkSig) {
 			return fmt.Errorf("%w: chunk ending at payload byte %d", ErrSignatureMismatch, c.total)
 		}
 		c.prevSig = c.chunkSig
@@ -319,9 +339,8 @@ func (c *ChunkedReader) readTrailer() error {
 		return malformed("signed trailer without %s", trailerSigName)
 	}
 	sum := sha256.Sum256(canon)
-	sts := chunkTrailerAlgorithm + "\n" + c.cfg.Time.UTC().Format(timeFormat) + "\n" +
-		c.cfg.Scope.String() + "\n" + c.prevSig + "\n" + hex.EncodeToString(sum[:])
-	if !equalSig(sign(c.cfg.SigningKey, sts), sig) {
+	c.sts = appendChunkStringToSign(c.sts[:0], chunkTrailerAlgorithm, c.cfg, c.prevSig, "", sum[:])
+	if !signatureIs(c.cfg.SigningKey, c.sts, sig) {
 		return fmt.Errorf("%w: trailer", ErrSignatureMismatch)
 	}
 	return nil

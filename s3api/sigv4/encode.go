@@ -18,28 +18,25 @@ func unreserved(c byte) bool {
 // uriEncode percent-encodes every byte of s except the unreserved ones and,
 // when keepSlash, '/'. Hex digits are upper case, as AWS requires.
 func uriEncode(s string, keepSlash bool) string {
-	n := 0
 	for i := 0; i < len(s); i++ {
 		if !unreserved(s[i]) && !(keepSlash && s[i] == '/') {
-			n++
+			return string(appendURIEncoded(make([]byte, 0, len(s)+8), s, keepSlash))
 		}
 	}
-	if n == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 2*n)
+	return s
+}
+
+// appendURIEncoded appends uriEncode(s, keepSlash) to dst.
+func appendURIEncoded(dst []byte, s string, keepSlash bool) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if unreserved(c) || keepSlash && c == '/' {
-			b.WriteByte(c)
+			dst = append(dst, c)
 			continue
 		}
-		b.WriteByte('%')
-		b.WriteByte(upperhex[c>>4])
-		b.WriteByte(upperhex[c&15])
+		dst = append(dst, '%', upperhex[c>>4], upperhex[c&15])
 	}
-	return b.String()
+	return dst
 }
 
 // canonicalURI is the S3 form of the path: the decoded path encoded once,
@@ -117,25 +114,30 @@ func canonicalQueryOrder(pairs []queryPair, skip func(string) bool, byValue bool
 // trimAll trims a header value and collapses runs of spaces to one, as
 // the canonical headers require.
 func trimAll(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.Contains(s, "  ") && !strings.ContainsAny(s, "\t") {
-		return s
+	t := strings.TrimSpace(s)
+	if !strings.Contains(t, "  ") && !strings.Contains(t, "\t") {
+		return t
 	}
-	var b strings.Builder
+	return string(appendTrimmed(nil, s))
+}
+
+// appendTrimmed appends trimAll(s) to dst.
+func appendTrimmed(dst []byte, s string) []byte {
+	s = strings.TrimSpace(s)
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == ' ' || c == '\t' {
 			if !space {
-				b.WriteByte(' ')
+				dst = append(dst, ' ')
 			}
 			space = true
 			continue
 		}
 		space = false
-		b.WriteByte(c)
+		dst = append(dst, c)
 	}
-	return b.String()
+	return dst
 }
 
 // repeatedUnsorted reports whether some repeated key's values were not

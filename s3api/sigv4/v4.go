@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -39,7 +42,17 @@ type Scope struct {
 
 // String returns "date/region/service/aws4_request".
 func (s Scope) String() string {
-	return s.Date + "/" + s.Region + "/" + s.Service + "/" + scopeTerminator
+	return string(appendScope(nil, s))
+}
+
+func appendScope(dst []byte, s Scope) []byte {
+	dst = append(dst, s.Date...)
+	dst = append(dst, '/')
+	dst = append(dst, s.Region...)
+	dst = append(dst, '/')
+	dst = append(dst, s.Service...)
+	dst = append(dst, '/')
+	return append(dst, scopeTerminator...)
 }
 
 // Credential is the parsed Credential= element: an access key and a scope.
@@ -175,32 +188,41 @@ func ParseAuthorization(v string) (AuthHeader, error) {
 	return a, nil
 }
 
-// headerValues returns the values of a signed header. Go moves Host out of
-// r.Header, and Content-Length into r.ContentLength when it parses a
-// request, so both are read back from there.
-func headerValues(r *http.Request, name string) []string {
+// appendHeaderValues appends the canonical value of a signed header:
+// its values trimmed and joined with ','. Go moves Host out of r.Header,
+// Content-Length into r.ContentLength and Transfer-Encoding into
+// r.TransferEncoding when it parses a request, so those are read back
+// from there. ok is false when the header is absent.
+func appendHeaderValues(dst []byte, r *http.Request, name string) (_ []byte, ok bool) {
 	switch name {
 	case "host":
 		if r.Host != "" {
-			return []string{r.Host}
+			return appendTrimmed(dst, r.Host), true
 		}
 		if r.URL != nil && r.URL.Host != "" {
-			return []string{r.URL.Host}
+			return appendTrimmed(dst, r.URL.Host), true
 		}
 	case "content-length":
-		if vs := r.Header.Values("Content-Length"); len(vs) > 0 {
-			return vs
+		if len(r.Header.Values("Content-Length")) > 0 {
+			break
 		}
 		if r.ContentLength > 0 || r.ContentLength == 0 && r.Body != nil && r.Body != http.NoBody {
-			return []string{fmt.Sprint(r.ContentLength)}
+			return strconv.AppendInt(dst, r.ContentLength, 10), true
 		}
-		return nil
+		return dst, false
 	case "transfer-encoding":
 		if len(r.TransferEncoding) > 0 {
-			return []string{strings.Join(r.TransferEncoding, ",")}
+			return append(dst, strings.Join(r.TransferEncoding, ",")...), true
 		}
 	}
-	return r.Header.Values(name)
+	vs := r.Header.Values(name)
+	for i, v := range vs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendTrimmed(dst, v)
+	}
+	return dst, len(vs) > 0
 }
 
 // CanonicalRequest builds the V4 canonical request:
@@ -210,47 +232,63 @@ func headerValues(r *http.Request, name string) []string {
 // skipQuery names a query key left out (X-Amz-Signature for presigned
 // requests), or is empty.
 func CanonicalRequest(r *http.Request, signedHeaders []string, payloadHash, skipQuery string) (string, error) {
-	return canonicalRequest(r, signedHeaders, payloadHash, skipQuery, true)
+	b, err := appendCanonicalRequest(nil, r, signedHeaders, payloadHash, skipQuery, true)
+	return string(b), err
 }
 
-func canonicalRequest(r *http.Request, signedHeaders []string, payloadHash, skipQuery string, byValue bool) (string, error) {
-	pairs, err := parseQuery(r.URL.RawQuery)
-	if err != nil {
-		return "", malformed("query: %v", err)
+// appendCanonicalRequest appends the canonical request to dst; byValue
+// is canonicalQueryOrder's.
+func appendCanonicalRequest(dst []byte, r *http.Request, signedHeaders []string, payloadHash, skipQuery string, byValue bool) ([]byte, error) {
+	dst = append(dst, r.Method...)
+	dst = append(dst, '\n')
+	if r.URL.Path == "" {
+		dst = append(dst, '/')
+	} else {
+		dst = appendURIEncoded(dst, r.URL.Path, true)
 	}
-	var b strings.Builder
-	b.WriteString(r.Method)
-	b.WriteByte('\n')
-	b.WriteString(canonicalURI(r.URL))
-	b.WriteByte('\n')
-	b.WriteString(canonicalQueryOrder(pairs, func(k string) bool { return k == skipQuery }, byValue))
-	b.WriteByte('\n')
+	dst = append(dst, '\n')
+	if r.URL.RawQuery != "" {
+		pairs, err := parseQuery(r.URL.RawQuery)
+		if err != nil {
+			return nil, malformed("query: %v", err)
+		}
+		dst = append(dst, canonicalQueryOrder(pairs, func(k string) bool { return k == skipQuery }, byValue)...)
+	}
+	dst = append(dst, '\n')
 	for _, h := range signedHeaders {
-		vs := headerValues(r, h)
-		if vs == nil {
-			return "", fmt.Errorf("%w: signed header %q is absent", ErrSignatureMismatch, h)
+		dst = append(dst, h...)
+		dst = append(dst, ':')
+		var ok bool
+		if dst, ok = appendHeaderValues(dst, r, h); !ok {
+			return nil, fmt.Errorf("%w: signed header %q is absent", ErrSignatureMismatch, h)
 		}
-		b.WriteString(h)
-		b.WriteByte(':')
-		for i, v := range vs {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(trimAll(v))
-		}
-		b.WriteByte('\n')
+		dst = append(dst, '\n')
 	}
-	b.WriteByte('\n')
-	b.WriteString(strings.Join(signedHeaders, ";"))
-	b.WriteByte('\n')
-	b.WriteString(payloadHash)
-	return b.String(), nil
+	dst = append(dst, '\n')
+	for i, h := range signedHeaders {
+		if i > 0 {
+			dst = append(dst, ';')
+		}
+		dst = append(dst, h...)
+	}
+	dst = append(dst, '\n')
+	return append(dst, payloadHash...), nil
 }
 
 // StringToSign is "AWS4-HMAC-SHA256 \n time \n scope \n hex(sha256(canonical))".
 func StringToSign(t time.Time, scope Scope, canonical string) string {
-	sum := sha256.Sum256([]byte(canonical))
-	return Algorithm + "\n" + t.UTC().Format(timeFormat) + "\n" + scope.String() + "\n" + hex.EncodeToString(sum[:])
+	return string(appendStringToSign(nil, Algorithm, t, scope, sha256.Sum256([]byte(canonical))))
+}
+
+// appendStringToSign appends "algorithm \n time \n scope \n hex(sum)".
+func appendStringToSign(dst []byte, algorithm string, t time.Time, scope Scope, sum [sha256.Size]byte) []byte {
+	dst = append(dst, algorithm...)
+	dst = append(dst, '\n')
+	dst = t.UTC().AppendFormat(dst, timeFormat)
+	dst = append(dst, '\n')
+	dst = appendScope(dst, scope)
+	dst = append(dst, '\n')
+	return hex.AppendEncode(dst, sum[:])
 }
 
 func hmacSHA256(key []byte, data string) []byte {
@@ -268,17 +306,29 @@ func SigningKey(secret string, scope Scope) []byte {
 	return hmacSHA256(k, scopeTerminator)
 }
 
+// canonBufs are the buffers checkV4 builds a canonical request and its
+// string to sign in: a request's are a few hundred bytes, made and
+// dropped on every request.
+var canonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // checkV4 compares sig with the signature of r, computed with the AWS
 // query order and, when repeated keys were sent unsorted, with the order
 // as sent.
 func checkV4(r *http.Request, key []byte, t time.Time, scope Scope, signedHeaders []string, payloadHash, skipQuery, sig string) error {
+	buf := canonBufs.Get().(*[]byte)
+	defer canonBufs.Put(buf)
 	for _, byValue := range []bool{true, false} {
-		canon, err := canonicalRequest(r, signedHeaders, payloadHash, skipQuery, byValue)
+		canon, err := appendCanonicalRequest((*buf)[:0], r, signedHeaders, payloadHash, skipQuery, byValue)
 		if err != nil {
 			return err
 		}
-		if equalSig(sign(key, StringToSign(t, scope, canon)), sig) {
+		both := appendStringToSign(canon, Algorithm, t, scope, sha256.Sum256(canon))
+		*buf = both[:0] // keep the larger buffer if it grew
+		if signatureIs(key, both[len(canon):], sig) {
 			return nil
+		}
+		if r.URL.RawQuery == "" {
+			break
 		}
 		if pairs, _ := parseQuery(r.URL.RawQuery); !repeatedUnsorted(pairs) {
 			break
@@ -290,6 +340,62 @@ func checkV4(r *http.Request, key []byte, t time.Time, scope Scope, signedHeader
 // sign returns hex(HMAC(key, s)).
 func sign(key []byte, s string) string {
 	return hex.EncodeToString(hmacSHA256(key, s))
+}
+
+// signatureIs reports, in constant time, whether sig is hex(HMAC(key,
+// msg)).
+func signatureIs(key, msg []byte, sig string) bool {
+	m := macs.Get().(*mac)
+	defer macs.Put(m)
+	var sum [sha256.Size]byte
+	m.sum(sum[:0], key, msg)
+	var want [2 * sha256.Size]byte
+	hex.Encode(want[:], sum[:])
+	if len(sig) != len(want) {
+		return false
+	}
+	var diff byte
+	for i := range want {
+		diff |= want[i] ^ sig[i]
+	}
+	return diff == 0
+}
+
+// mac computes HMAC-SHA256 with a digest and pad kept between uses
+// (pooled in macs), for keys of at most a block: signing keys are 32
+// bytes.
+type mac struct {
+	h     hash.Hash
+	pad   [sha256.BlockSize]byte
+	inner [sha256.Size]byte
+}
+
+var macs = sync.Pool{New: func() any { return &mac{h: sha256.New()} }}
+
+// sum appends HMAC(key, msg) to dst (RFC 2104).
+func (m *mac) sum(dst, key, msg []byte) []byte {
+	if len(key) > sha256.BlockSize {
+		panic("sigv4: mac key longer than a block")
+	}
+	m.keyPad(key, 0x36)
+	m.h.Reset()
+	m.h.Write(m.pad[:])
+	m.h.Write(msg)
+	inner := m.h.Sum(m.inner[:0])
+	m.keyPad(key, 0x5c)
+	m.h.Reset()
+	m.h.Write(m.pad[:])
+	m.h.Write(inner)
+	return m.h.Sum(dst)
+}
+
+func (m *mac) keyPad(key []byte, x byte) {
+	for i := range m.pad {
+		m.pad[i] = x
+	}
+	for i, k := range key {
+		m.pad[i] ^= k
+	}
 }
 
 // equalSig compares two signatures in constant time.

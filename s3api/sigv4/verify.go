@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,7 +174,10 @@ func (v *Verifier) secret(ak string) (string, error) {
 // URL and Host only, never the body: wrap the body with Auth.Body.
 func (v *Verifier) Verify(r *http.Request) (*Auth, error) {
 	authz := r.Header.Get("Authorization")
-	q := r.URL.Query()
+	var q url.Values // nil, and so empty, without a query
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
 	if authz != "" && (q.Has("X-Amz-Credential") || q.Has("AWSAccessKeyId")) {
 		return nil, fmt.Errorf("%w: only one auth mechanism allowed: an Authorization header or a presigned query", ErrInvalidArgument)
 	}
@@ -196,7 +200,7 @@ func (v *Verifier) Verify(r *http.Request) (*Auth, error) {
 // valid one S3 answers 403 AccessDenied, as for V2 (ErrInvalidDate).
 func requestTime(r *http.Request) (time.Time, error) {
 	if s := r.Header.Get(headerDate); s != "" {
-		t, err := time.Parse(timeFormat, s)
+		t, err := parseAmzTime(s)
 		if err != nil {
 			return time.Time{}, fmt.Errorf("%w: X-Amz-Date %q", ErrInvalidDate, s)
 		}
@@ -210,6 +214,36 @@ func requestTime(r *http.Request) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("%w: no X-Amz-Date or Date header", ErrInvalidDate)
+}
+
+// parseAmzTime parses an X-Amz-Date ("20060102T150405Z") as
+// time.Parse(timeFormat, s) does, digit by digit when it has that exact
+// shape: this runs on every request.
+func parseAmzTime(s string) (time.Time, error) {
+	if len(s) != len(timeFormat) || s[8] != 'T' || s[15] != 'Z' {
+		return time.Parse(timeFormat, s)
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(4, 2), num(6, 2)
+	hour, minute, second := num(9, 2), num(11, 2), num(13, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > 31 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || second < 0 || second > 59 {
+		return time.Parse(timeFormat, s) // its error, or its reading of an odd date
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
+	if t.Day() != day { // 31 April, 29 February of a common year
+		return time.Parse(timeFormat, s)
+	}
+	return t, nil
 }
 
 func (v *Verifier) checkSkew(t time.Time) error {
@@ -252,7 +286,8 @@ func (v *Verifier) verifyV4Header(r *http.Request, authz string) (*Auth, error) 
 	if err != nil {
 		return nil, err
 	}
-	if t.UTC().Format(dateFormat) != a.Credential.Date {
+	var day [len(dateFormat)]byte
+	if string(t.UTC().AppendFormat(day[:0], dateFormat)) != a.Credential.Date {
 		return nil, malformed("credential date %s is not the request date", a.Credential.Date)
 	}
 	if err := v.checkScope(a.Credential.Scope); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand"
 	"net/http"
 	"net/url"
 	"strings"
@@ -167,6 +168,33 @@ func BenchmarkVerifyV4Header(b *testing.B) {
 	for b.Loop() {
 		if _, err := v.Verify(r); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestParseAmzTimeAgreesWithTimeParse: the fast X-Amz-Date parser gives
+// time.Parse's time and accepts and refuses what it does, over valid
+// dates, edge dates and damaged strings.
+func TestParseAmzTimeAgreesWithTimeParse(t *testing.T) {
+	cases := []string{
+		"20261206T231015Z", "20240229T000000Z", "20230229T000000Z", "20260431T120000Z",
+		"20261301T000000Z", "20261200T000000Z", "20261206T240000Z", "20261206T236000Z",
+		"20261206T235960Z", "2026120AT231015Z", "20261206 231015Z", "20261206T231015",
+		"", "00000101T000000Z", "99991231T235959Z", "+0261206T231015Z", "20261206t231015Z",
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		b := []byte("20261206T231015Z")
+		for n := rng.Intn(3); n > 0; n-- {
+			b[rng.Intn(len(b))] = "0123456789TZ-+ x"[rng.Intn(16)]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		got, gerr := parseAmzTime(s)
+		want, werr := time.Parse(timeFormat, s)
+		if (gerr == nil) != (werr == nil) || !got.Equal(want) {
+			t.Fatalf("parseAmzTime(%q) = %v, %v; time.Parse gives %v, %v", s, got, gerr, want, werr)
 		}
 	}
 }
