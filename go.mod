@@ -3,6 +3,7 @@ module github.com/xfs3/xfs3
 go 1.26.0
 
 require (
+	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
 	github.com/gorilla/mux v1.8.1
 	github.com/klauspost/compress v1.20.4
 	github.com/prometheus/client_golang v1.23.2

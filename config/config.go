@@ -101,6 +101,11 @@ type Config struct {
 	// (blocks and inodes); CacheSizeText is it as written ("128M").
 	CacheSize     int64  `json:"-"`
 	CacheSizeText string `json:"cache_size"`
+	// DebugListen, when set, is a loopback HOST:PORT where Go's profiling
+	// handlers (/debug/pprof/) are served, apart from the S3 listener.
+	// Empty (the default): none. Profiles reveal the server's internals
+	// and cost CPU while taken, so other addresses are refused.
+	DebugListen string `json:"debug_listen"`
 }
 
 // Who may scrape the metrics.
@@ -222,6 +227,7 @@ var envNames = map[string]string{
 	"log_flush":    "XFS3_LOG_FLUSH",
 	"metrics_auth": "XFS3_METRICS_AUTH",
 	"cache_size":   "XFS3_CACHE_SIZE",
+	"debug_listen": "XFS3_DEBUG_LISTEN",
 }
 
 // field returns a pointer to the string setting named like its JSON key.
@@ -267,6 +273,8 @@ func (c *Config) field(name string) *string {
 		return &c.MetricsAuth
 	case "cache_size":
 		return &c.CacheSizeText
+	case "debug_listen":
+		return &c.DebugListen
 	}
 	return nil
 }
@@ -335,6 +343,7 @@ func newFlagSet(c Config, usage io.Writer) (fs *flag.FlagSet, file *string, flag
 		"log_flush":    fs.String("log-flush", "", "longest a log line waits to be written in a batch, 0 for none (XFS3_LOG_FLUSH; default "+c.LogFlushText+")"),
 		"metrics_auth": fs.String("metrics-auth", "", "who may scrape /minio/metrics/v3: root, public or off (XFS3_METRICS_AUTH; default "+c.MetricsAuth+")"),
 		"cache_size":   fs.String("cache-size", "", "memory for cached metadata blocks and inodes (XFS3_CACHE_SIZE; default "+c.CacheSizeText+")"),
+		"debug_listen": fs.String("debug-listen", "", "loopback HOST:PORT serving Go's profiles at /debug/pprof/ (XFS3_DEBUG_LISTEN; default none)"),
 	}
 	return fs, file, flags
 }
@@ -444,8 +453,34 @@ func (c *Config) Validate() error {
 	} else {
 		c.CacheSize = n
 	}
+	if c.DebugListen != "" {
+		if err := CheckLoopback(c.DebugListen); err != nil {
+			bad("debug listen: %v", err)
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrInvalid, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// CheckLoopback accepts a HOST:PORT whose host is a loopback address
+// (127.0.0.0/8, ::1) or "localhost", the only places the profiling
+// listener may serve: profiles show the server's internals to whoever
+// can fetch them, and each one costs CPU while it is taken.
+func CheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT (%v)", addr, err)
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address (127.0.0.1, [::1] or localhost): profiles reveal the server's internals and cost CPU", addr)
 	}
 	return nil
 }

@@ -102,3 +102,33 @@ func TestInvalid(t *testing.T) {
 		t.Errorf("validation errors are not ErrInvalid: %v", err)
 	}
 }
+
+// TestDebugListen: the profiling listener is off by default, comes from
+// each layer like any setting, and takes loopback addresses only.
+func TestDebugListen(t *testing.T) {
+	c, err := Load(nil, env(nil), io.Discard)
+	if err != nil || c.DebugListen != "" {
+		t.Fatalf("default: %q, %v", c.DebugListen, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--debug-listen", "127.0.0.1:6061"}, nil, "127.0.0.1:6061"},
+		{nil, map[string]string{"XFS3_DEBUG_LISTEN": "localhost:0"}, "localhost:0"},
+		{[]string{"--debug-listen", "[::1]:6061"}, map[string]string{"XFS3_DEBUG_LISTEN": "127.0.0.1:1"}, "[::1]:6061"},
+		{[]string{"--debug-listen", "127.3.2.1:6061"}, nil, "127.3.2.1:6061"},
+	} {
+		c, err := Load(tc.args, env(tc.env), io.Discard)
+		if err != nil || c.DebugListen != tc.want {
+			t.Errorf("%q %v: got %q, %v; want %q", tc.args, tc.env, c.DebugListen, err, tc.want)
+		}
+	}
+	for _, addr := range []string{"0.0.0.0:6061", ":6061", "10.1.2.3:6061", "[::]:6061", "example.com:6061", "127.0.0.1", "127.0.0.1:"} {
+		_, err := Load([]string{"--debug-listen", addr}, env(nil), io.Discard)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "debug listen") {
+			t.Errorf("%q: got %v, want an invalid debug listen address", addr, err)
+		}
+	}
+}

@@ -33,6 +33,7 @@ one after the other, every phase with that many parallel clients:
   PUT     distinct keys RUN/SIZE-cN/SEQ, one single-part PUT each
   GET     those keys round robin, each body read to its end and its length
           checked
+  HEAD    those keys round robin, one HeadObject each, its size checked
   LIST    ListObjectsV2 over those keys in pages of 1000, first page to
           last and again; an operation is a page, and each full pass
           checks the key count
@@ -72,6 +73,15 @@ Flags:
                         credentials.json (written by 'xfs3 serve') supplies
                         keys not given, and its page cache is dropped
                         before the big GET so that both GETs read the disk
+  --server-pid PID      the server's process, on this machine (Linux
+                        only): its CPU time is read before and after
+                        every phase, and so is this process's own; the
+                        table gets srv-µs/op and gen-µs/op
+  --server-profile URL  the server's profiling listener ('xfs3 serve
+                        --debug-listen'), e.g. http://127.0.0.1:6061: CPU
+                        profiles taken during each phase split srv-µs/op
+                        into edge-µs/op and store-µs/op; needs
+                        --server-pid
   --json                print one JSON document instead of the tables
 
 ops/s and MB/s (10^6 bytes) count successful operations over a phase's wall
@@ -79,8 +89,24 @@ time; p50, p99 and max are latencies of single operations (a GET ends
 when its last byte is read). Over http, PUT bodies are signed in 64 KiB
 chunks (SHA-256 on both sides): minio-go's default, which mc uses too.
 
+srv-µs/op is the server's CPU time over a phase (user and system, every
+thread, from /proc/PID/stat in clock ticks of 10 ms) over its successful
+operations; gen-µs/op is the same for this process, the load generator,
+counted apart. Whatever the server runs during a phase counts, background
+work included (freeing the space of the last DELETEs, trim). With
+--server-profile the profiles divide srv-µs/op: a sample is the store's
+(store-µs/op) when any function on its stack is in package store, gc, xfs
+or below xfs (the engine and its background workers), the edge's
+(edge-µs/op: HTTP, signatures, XML, s3api, the request log, the runtime)
+otherwise. A phase of known length gets one profile of its whole seconds
+less 250 ms; DELETE, and every phase under --ops, back-to-back profiles of
+a second, the one under way at the end dropped. A phase too short for a
+profile shows "-". The split is sampled; the time it divides is measured
+whole. The columns say nothing of the big object.
+
 A failed operation is counted under errors and does not stop the run; the
 first error of each phase is printed on stderr and the exit status is 1.
+So is a phase whose CPU time could not be read or profiled.
 A failed setup (endpoint unreachable, credentials refused) ends the run
 with one line on stderr and status 1.
 `
@@ -100,6 +126,10 @@ type benchOptions struct {
 	volume       string
 	json         bool
 	setupTimeout time.Duration
+	// serverPID is the server's process, whose CPU time is read around
+	// every phase (0: none); serverProfile is its profiling listener.
+	serverPID     int
+	serverProfile *url.URL
 }
 
 func runBench(args []string, e *env) int {
@@ -134,6 +164,8 @@ func benchCommand(ctx context.Context, args []string, e *env) error {
 		return errors.New("interrupted")
 	case failed > 0:
 		return fmt.Errorf("%d operations failed", failed)
+	case b.cpuFailed > 0:
+		return fmt.Errorf("%d phases' CPU not measured", b.cpuFailed)
 	}
 	return nil
 }
@@ -155,6 +187,8 @@ func parseBenchFlags(args []string, getenv func(string) string) (benchOptions, e
 	flags.StringVar(&o.rawDir, "raw-dir", "", "")
 	flags.StringVar(&o.volume, "volume", "", "")
 	flags.BoolVar(&o.json, "json", false, "")
+	flags.IntVar(&o.serverPID, "server-pid", 0, "")
+	serverProfile := flags.String("server-profile", "", "")
 	pos, err := parseFlags(flags, args)
 	if err != nil {
 		return o, err
@@ -191,6 +225,17 @@ func parseBenchFlags(args []string, getenv func(string) string) (benchOptions, e
 	}
 	if set["raw-dir"] && o.big == 0 {
 		return o, usagef("--raw-dir measures a file of the --big size; --big is 0")
+	}
+	if set["server-pid"] && o.serverPID <= 0 {
+		return o, usagef("--server-pid must be a process id above 0")
+	}
+	if *serverProfile != "" {
+		if o.serverPID == 0 {
+			return o, usagef("--server-profile splits the CPU time --server-pid measures: give both")
+		}
+		if o.serverProfile, err = parseEndpoint(*serverProfile); err != nil {
+			return o, usagef("--server-profile: %v (want the listener's base, e.g. http://127.0.0.1:6061)", err)
+		}
 	}
 	if o.bucket != "" && !validBucketName(o.bucket) {
 		return o, usagef("--bucket %q is not a valid bucket name", o.bucket)
@@ -304,6 +349,9 @@ type bencher struct {
 	bucket  string
 	run     string // key prefix of this run, ending in "/"
 	created bool   // the bucket is ours to remove
+	// cpuFailed counts the phases' CPU readings and profiles that
+	// failed (each reported on stderr).
+	cpuFailed int64
 }
 
 func newBencher(o benchOptions) (*bencher, error) {
@@ -349,6 +397,9 @@ func (b *bencher) setup(ctx context.Context) error {
 		} else if !fi.IsDir() {
 			return fmt.Errorf("raw directory %s is not a directory", b.o.rawDir)
 		}
+	}
+	if err := b.setupCPU(ctx); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, b.o.setupTimeout)
 	defer cancel()

@@ -16,7 +16,7 @@ import (
 )
 
 // fakeS3 is an in-memory S3 server with just what bench uses: buckets,
-// PUT (plain or aws-chunked), GET, DELETE and ListObjectsV2. It checks no
+// PUT (plain or aws-chunked), GET, HEAD, DELETE and ListObjectsV2. It checks no
 // signature; denyAll answers every request as a server refusing the
 // credentials would.
 type fakeS3 struct {
@@ -86,8 +86,12 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		objs[key] = data
 		w.Header().Set("ETag", `"fake"`)
-	case r.Method == http.MethodGet:
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
 		data, ok := objs[key]
+		if !ok && r.Method == http.MethodHead {
+			w.WriteHeader(http.StatusNotFound) // a HEAD answer has no body
+			return
+		}
 		if !ok {
 			s3Error(w, http.StatusNotFound, "NoSuchKey", "The specified key does not exist.")
 			return
@@ -95,7 +99,9 @@ func (f *fakeS3) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 		w.Header().Set("Last-Modified", time.Now().UTC().Format(http.TimeFormat))
 		w.Header().Set("ETag", `"fake"`)
-		w.Write(data)
+		if r.Method == http.MethodGet {
+			w.Write(data)
+		}
 	case r.Method == http.MethodDelete:
 		delete(objs, key)
 		w.WriteHeader(http.StatusNoContent)

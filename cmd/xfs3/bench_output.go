@@ -32,6 +32,24 @@ type phaseRow struct {
 	Maxms       float64 `json:"max_ms"`
 	Errors      int64   `json:"errors"`
 	FirstError  string  `json:"first_error,omitempty"`
+	phaseCPURow
+}
+
+// phaseCPURow is the CPU a phase cost, each field present only when
+// measured: the server's and this process's under --server-pid, the
+// split under --server-profile once a profile finished in the phase.
+// Per-operation values are in microseconds over the successful
+// operations; the shares sum to 1.
+type phaseCPURow struct {
+	ServerCPUSeconds *float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUUsPerOp *float64 `json:"server_cpu_us_per_op,omitempty"`
+	GenCPUSeconds    *float64 `json:"gen_cpu_s,omitempty"`
+	GenCPUUsPerOp    *float64 `json:"gen_cpu_us_per_op,omitempty"`
+	ProfiledSeconds  *float64 `json:"profiled_s,omitempty"` // wall time the profiles covered
+	StoreShare       *float64 `json:"store_share,omitempty"`
+	EdgeShare        *float64 `json:"edge_share,omitempty"`
+	StoreCPUUsPerOp  *float64 `json:"store_cpu_us_per_op,omitempty"`
+	EdgeCPUUsPerOp   *float64 `json:"edge_cpu_us_per_op,omitempty"`
 }
 
 // bigRow is a single-stream PUT or GET beside the raw file's speed.
@@ -48,11 +66,13 @@ type bigRow struct {
 type benchOutput struct {
 	e      *env
 	json   bool
+	cpu    bool // srv-µs/op and gen-µs/op columns
+	split  bool // edge-µs/op and store-µs/op columns
 	report benchReport
 }
 
 func newBenchOutput(e *env, o benchOptions) *benchOutput {
-	out := &benchOutput{e: e, json: o.json}
+	out := &benchOutput{e: e, json: o.json, cpu: o.serverPID != 0, split: o.serverProfile != nil}
 	out.report.Endpoint = o.endpoint.String()
 	if o.ops > 0 {
 		out.report.PhaseOps = o.ops
@@ -63,9 +83,25 @@ func newBenchOutput(e *env, o benchOptions) *benchOutput {
 }
 
 const (
-	tableHead = "%-7s %6s %5s %10s %9s %9s %9s %9s %7s\n"
+	tableHead = "%-7s %6s %5s %10s %9s %9s %9s %9s %7s"
+	cpuHead   = " %10s %10s %11s %10s" // srv, edge, store, gen
 	bigHead   = "%-7s %6s %9s %9s %10s %10s\n"
 )
+
+// row prints one line of the phase table: cells are tableHead's, and
+// then srv, edge, store and gen, of which those measured are printed.
+func (out *benchOutput) row(cells ...any) {
+	fmt.Fprintf(out.e.stdout, tableHead, cells[:9]...)
+	if out.cpu {
+		srv, edge, store, gen := cells[9], cells[10], cells[11], cells[12]
+		if out.split {
+			fmt.Fprintf(out.e.stdout, cpuHead, srv, edge, store, gen)
+		} else {
+			fmt.Fprintf(out.e.stdout, " %10s %10s", srv, gen)
+		}
+	}
+	fmt.Fprintln(out.e.stdout)
+}
 
 func (out *benchOutput) header(bucket string) {
 	out.report.Bucket = bucket
@@ -77,7 +113,7 @@ func (out *benchOutput) header(bucket string) {
 		per = fmt.Sprintf("%d operations per phase", out.report.PhaseOps)
 	}
 	fmt.Fprintf(out.e.stdout, "xfs3 bench: %s, bucket %s, %s\n\n", out.report.Endpoint, bucket, per)
-	fmt.Fprintf(out.e.stdout, tableHead, "op", "size", "conc", "ops/s", "MB/s", "p50", "p99", "max", "errors")
+	out.row("op", "size", "conc", "ops/s", "MB/s", "p50", "p99", "max", "errors", "srv-µs/op", "edge-µs/op", "store-µs/op", "gen-µs/op")
 	out.e.stdout.Flush()
 }
 
@@ -86,16 +122,26 @@ func (out *benchOutput) header(bucket string) {
 func (out *benchOutput) phase(op string, size int64, clients int, st phaseStats) {
 	row := newPhaseRow(op, size, clients, st)
 	out.report.Phases = append(out.report.Phases, row)
-	out.reportErrors(fmt.Sprintf("%s %s c%d", op, sizeLabel(size), clients), st)
+	what := fmt.Sprintf("%s %s c%d", op, sizeLabel(size), clients)
+	out.reportErrors(what, st)
+	if c := st.cpu; c != nil {
+		if c.serverErr != nil {
+			fmt.Fprintf(out.e.stderr, "xfs3: bench: %s: server CPU: %v\n", what, c.serverErr)
+		}
+		if c.profileErr != nil {
+			fmt.Fprintf(out.e.stderr, "xfs3: bench: %s: server profile: %v\n", what, c.profileErr)
+		}
+	}
 	if out.json {
 		return
 	}
 	mbps := mbText(row.MBPerSec)
 	if row.Bytes == 0 {
-		mbps = "-" // LIST and DELETE move no payload
+		mbps = "-" // HEAD, LIST and DELETE move no payload
 	}
-	fmt.Fprintf(out.e.stdout, tableHead, op, sizeLabel(size), fmt.Sprint(clients), rateText(row.OpsPerSec, row.Ops),
-		mbps, latencyText(st, 0.5), latencyText(st, 0.99), latencyText(st, 1), fmt.Sprint(row.Errors))
+	out.row(op, sizeLabel(size), fmt.Sprint(clients), rateText(row.OpsPerSec, row.Ops),
+		mbps, latencyText(st, 0.5), latencyText(st, 0.99), latencyText(st, 1), fmt.Sprint(row.Errors),
+		usText(row.ServerCPUUsPerOp), usText(row.EdgeCPUUsPerOp), usText(row.StoreCPUUsPerOp), usText(row.GenCPUUsPerOp))
 	out.e.stdout.Flush()
 }
 
@@ -180,7 +226,55 @@ func newPhaseRow(op string, size int64, clients int, st phaseStats) phaseRow {
 	if st.firstErr != nil {
 		r.FirstError = st.firstErr.Error()
 	}
+	r.phaseCPURow = newPhaseCPURow(st.cpu, st.ops)
 	return r
+}
+
+// newPhaseCPURow scales what c measured to ops operations; the split's
+// shares divide the server's measured time.
+func newPhaseCPURow(c *phaseCPU, ops int64) phaseCPURow {
+	var r phaseCPURow
+	if c == nil {
+		return r
+	}
+	perOp := func(d time.Duration) *float64 {
+		if ops == 0 {
+			return nil
+		}
+		return ptr(float64(d) / float64(time.Microsecond) / float64(ops))
+	}
+	r.GenCPUSeconds, r.GenCPUUsPerOp = ptr(c.generator.Seconds()), perOp(c.generator)
+	if c.serverErr != nil {
+		return r
+	}
+	r.ServerCPUSeconds, r.ServerCPUUsPerOp = ptr(c.server.Seconds()), perOp(c.server)
+	if c.split.total() <= 0 {
+		return r
+	}
+	share := c.split.storeShare()
+	r.ProfiledSeconds = ptr(c.profiled.Seconds())
+	r.StoreShare, r.EdgeShare = ptr(share), ptr(1-share)
+	if r.ServerCPUUsPerOp != nil {
+		r.StoreCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * share)
+		r.EdgeCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * (1 - share))
+	}
+	return r
+}
+
+func ptr(v float64) *float64 { return &v }
+
+// usText prints microseconds to three significant digits or more, "-"
+// when not measured.
+func usText(v *float64) string {
+	switch {
+	case v == nil:
+		return "-"
+	case *v < 10:
+		return fmt.Sprintf("%.2f", *v)
+	case *v < 100:
+		return fmt.Sprintf("%.1f", *v)
+	}
+	return fmt.Sprintf("%.0f", *v)
 }
 
 func mbPerSec(bytes int64, secs float64) float64 {

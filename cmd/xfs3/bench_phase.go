@@ -38,6 +38,7 @@ type phaseStats struct {
 	firstErr error
 	elapsed  time.Duration
 	lat      []time.Duration // of the successful operations, sorted
+	cpu      *phaseCPU       // nil without --server-pid
 }
 
 // runPhase runs op from clients goroutines until lim is reached or ctx is
@@ -123,18 +124,19 @@ func (b *bencher) runAll(ctx context.Context, out *benchOutput) (failed int64) {
 	return failed
 }
 
-// runSet runs PUT, GET, LIST, LIST/ and DELETE for one size and
+// runSet runs PUT, GET, HEAD, LIST, LIST/ and DELETE for one size and
 // concurrency, on keys of their own.
 func (b *bencher) runSet(ctx context.Context, out *benchOutput, size int64, clients int) (failed int64) {
 	prefix := fmt.Sprintf("%s%s-c%d/", b.run, sizeLabel(size), clients)
 	lim := phaseLimit{ops: b.o.ops, d: b.o.duration}
 	report := func(op string, st phaseStats) {
 		failed += st.errors
+		b.cpuFailed += st.cpu.failures()
 		out.phase(op, size, clients, st)
 	}
 
 	perClient := make([][]string, clients)
-	report("PUT", runPhase(ctx, clients, lim, b.putOp(prefix, size, perClient)))
+	report("PUT", b.measuredPhase(ctx, clients, lim, b.putOp(prefix, size, perClient)))
 	keys := slices.Concat(perClient...)
 	slices.Sort(keys)
 	if len(keys) == 0 || ctx.Err() != nil {
@@ -145,17 +147,18 @@ func (b *bencher) runSet(ctx context.Context, out *benchOutput, size int64, clie
 		f  opFunc
 	}{
 		{"GET", b.getOp(keys, size, clients)},
+		{"HEAD", b.headOp(keys, size)},
 		{"LIST", b.listOp(prefix, "", len(keys), clients)},
 		{"LIST/", b.listOp(prefix, "/", len(keys), clients)},
 	} {
-		report(ph.op, runPhase(ctx, clients, lim, ph.f))
+		report(ph.op, b.measuredPhase(ctx, clients, lim, ph.f))
 		if ctx.Err() != nil {
 			return failed
 		}
 	}
 	// Every key goes, however long it takes: the next set should start
 	// on a volume as empty as the first did.
-	report("DELETE", runPhase(ctx, clients, phaseLimit{ops: int64(len(keys))}, b.deleteOp(keys)))
+	report("DELETE", b.measuredPhase(ctx, clients, phaseLimit{ops: int64(len(keys))}, b.deleteOp(keys)))
 	return failed
 }
 
@@ -213,6 +216,22 @@ func (b *bencher) get(ctx context.Context, key string, size int64, buf []byte) (
 		return n, fmt.Errorf("GET %s: %d bytes, want %d", key, n, size)
 	}
 	return n, nil
+}
+
+// headOp asks for keys' metadata round robin; each answer must carry the
+// size the PUT wrote.
+func (b *bencher) headOp(keys []string, size int64) opFunc {
+	return func(ctx context.Context, _ int, i int64) (int64, error) {
+		key := keys[i%int64(len(keys))]
+		info, err := b.client.StatObject(ctx, b.bucket, key, minio.StatObjectOptions{})
+		if err != nil {
+			return 0, err
+		}
+		if info.Size != size {
+			return 0, fmt.Errorf("HEAD %s: size %d, want %d", key, info.Size, size)
+		}
+		return 0, nil
+	}
 }
 
 // listOp has every client page through prefix from start to end and again;

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,10 @@ func TestBenchFlags(t *testing.T) {
 		}},
 		{[]string{"--volume", "/data/v.xfs"}, func(o *benchOptions) { o.volume, o.rawDir = "/data/v.xfs", "/data" }},
 		{[]string{"--volume", "/data/v.xfs", "--raw-dir", "/fast"}, func(o *benchOptions) { o.volume, o.rawDir = "/data/v.xfs", "/fast" }},
+		{[]string{"--server-pid", "42"}, func(o *benchOptions) { o.serverPID = 42 }},
+		{[]string{"--server-pid", "42", "--server-profile", "127.0.0.1:6061"}, func(o *benchOptions) {
+			o.serverPID, o.serverProfile = 42, &url.URL{Scheme: "http", Host: "127.0.0.1:6061"}
+		}},
 	} {
 		want, err := parseBenchFlags(nil, getenv)
 		if err != nil {
@@ -81,6 +86,11 @@ func TestBenchFlagErrors(t *testing.T) {
 		{"--endpoint", "http://h/some/path"},
 		{"--big", "0", "--raw-dir", "/tmp"},
 		{"--bucket", "No_Such"},
+		{"--server-pid", "0"},
+		{"--server-pid", "-3"},
+		{"--server-profile", "http://127.0.0.1:6061"},
+		{"--server-pid", "42", "--server-profile", "http://127.0.0.1:6061/debug/pprof/"},
+		{"--server-pid", "42", "--server-profile", "ftp://127.0.0.1:6061"},
 		{"--nope"},
 	} {
 		_, err := parseBenchFlags(args, func(k string) string { return env[k] })
@@ -164,10 +174,22 @@ func TestPatternReader(t *testing.T) {
 // benchRow is one parsed line of the phase table.
 type benchRow struct{ op, size, conc, errors string }
 
-// benchRows returns the rows of the phase table in out.
+// benchColumns is the number of columns of the phase table without CPU
+// columns.
+const benchColumns = 9
+
+// benchRows returns the rows of the phase table in out, which has no CPU
+// columns.
 func benchRows(t *testing.T, out string) []benchRow {
 	t.Helper()
-	var rows []benchRow
+	rows, _ := benchRowsCPU(t, out, 0)
+	return rows
+}
+
+// benchRowsCPU returns the rows of the phase table in out and the cells
+// of its extra CPU columns, of which it must have extra.
+func benchRowsCPU(t *testing.T, out string, extra int) (rows []benchRow, cpu [][]string) {
+	t.Helper()
 	in := false
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
@@ -175,16 +197,20 @@ func benchRows(t *testing.T, out string) []benchRow {
 		case len(f) > 0 && f[0] == "op" && !in:
 			in = true
 		case len(f) == 0 && in:
-			return rows // the single-stream table follows
+			return rows, cpu // the single-stream table follows
 		case in:
-			if len(f) != 9 {
-				t.Fatalf("row %q has %d columns, want 9", line, len(f))
+			if len(f) != benchColumns+extra {
+				t.Fatalf("row %q has %d columns, want %d", line, len(f), benchColumns+extra)
 			}
 			rows = append(rows, benchRow{f[0], f[1], f[2], f[8]})
+			cpu = append(cpu, f[benchColumns:])
 		}
 	}
-	return rows
+	return rows, cpu
 }
+
+// benchOps are the phases of a set, in order.
+var benchOps = []string{"PUT", "GET", "HEAD", "LIST", "LIST/", "DELETE"}
 
 // wantBenchRows checks that rows are every phase for size and each
 // concurrency, in order, without errors.
@@ -192,7 +218,7 @@ func wantBenchRows(t *testing.T, rows []benchRow, size string, conc ...string) {
 	t.Helper()
 	var want []benchRow
 	for _, c := range conc {
-		for _, op := range []string{"PUT", "GET", "LIST", "LIST/", "DELETE"} {
+		for _, op := range benchOps {
 			want = append(want, benchRow{op, size, c, "0"})
 		}
 	}
@@ -245,10 +271,16 @@ func TestBenchFakeJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("%v:\n%s", err, r.stdout)
 	}
-	if rep.Bucket != "mine" || rep.PhaseOps != 25 || len(rep.Phases) != 5 || len(rep.Big) != 2 || rep.Raw != nil {
+	if rep.Bucket != "mine" || rep.PhaseOps != 25 || len(rep.Phases) != len(benchOps) || len(rep.Big) != 2 || rep.Raw != nil {
 		t.Errorf("report: %+v", rep)
 	}
-	for _, p := range rep.Phases {
+	for i, p := range rep.Phases {
+		if p.Op != benchOps[i] {
+			t.Errorf("phase %d is %s, want %s", i, p.Op, benchOps[i])
+		}
+		if p.phaseCPURow != (phaseCPURow{}) {
+			t.Errorf("phase %s: CPU reported without --server-pid: %+v", p.Op, p.phaseCPURow)
+		}
 		if p.Ops != 25 || p.Errors != 0 || p.Concurrency != 4 || p.Size != 10 || p.P50ms <= 0 || p.Maxms < p.P99ms {
 			t.Errorf("phase %+v", p)
 		}

@@ -98,6 +98,16 @@ in docs/operations.md).
                       (XFS3_METRICS_AUTH, "metrics_auth")
 Info: GET /minio/admin/v3/xfs3/info (signed) or 'xfs3 info'.
 
+Profiling:
+  --debug-listen ADDR serve Go's profiles (/debug/pprof/: profile, heap,
+                      goroutine, trace, ...) on a second listener at ADDR,
+                      for go tool pprof and 'xfs3 bench --server-profile';
+                      loopback addresses only (127.0.0.1:PORT, [::1]:PORT,
+                      localhost:PORT), because profiles reveal the
+                      server's internals and cost CPU while taken; port 0
+                      picks a free one (XFS3_DEBUG_LISTEN, "debug_listen";
+                      default none)
+
 Credentials: XFS3_ACCESS_KEY and XFS3_SECRET_KEY ("access_key",
 "secret_key"). When both are unset the server generates a pair on first
 start, prints it, and keeps it in credentials.json (mode 0600) beside the
@@ -242,6 +252,15 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 		closeStore()
 		return fmt.Errorf("listen: %w", err)
 	}
+	var debug *debugServer
+	if cfg.DebugListen != "" {
+		if debug, err = startDebug(cfg.DebugListen, log); err != nil {
+			ln.Close()
+			closeStore()
+			return err
+		}
+		defer debug.close()
+	}
 
 	if created {
 		fmt.Fprintf(e.stdout, "xfs3: created volume %s (%s, sparse)\n", cfg.Volume, cfg.SizeText)
@@ -258,6 +277,9 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 	scheme := "http"
 	if certs != nil {
 		scheme = "https"
+	}
+	if debug != nil {
+		fmt.Fprintf(e.stdout, "xfs3: profiling on %s (loopback only)\n", debug.url())
 	}
 	fmt.Fprintf(e.stdout, "xfs3: serving S3 on %s://%s\n", scheme, ln.Addr())
 	// The start's lines (version, volume, quotas) are out before the
