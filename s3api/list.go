@@ -5,13 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/xfs3/xfs3/store"
 )
 
 // listBucketResult is ListObjects' document; V2 uses its own fields (see
-// listBucketResultV2). Elements are in the order S3 sends them.
+// listBucketResultV2). Elements are in the order S3 sends them. These
+// types are the schema: responses are written by hand (listxml.go), and
+// TestListXMLDifferential holds that to xml.Marshal of these.
 type listBucketResult struct {
 	XMLName        struct{} `xml:"ListBucketResult"`
 	Xmlns          string   `xml:"xmlns,attr"`
@@ -106,22 +107,6 @@ func (s *server) list(bucketName string, lq listQuery, startAfter string) (store
 	})
 }
 
-// entries converts a page; owner nil leaves Owner out.
-func entries(page store.ListResult, enc func(string) string, o *owner) ([]listEntry, []commonPrefix) {
-	contents := make([]listEntry, 0, len(page.Objects))
-	for _, obj := range page.Objects {
-		contents = append(contents, listEntry{
-			Key: enc(obj.Key), LastModified: isoTime(obj.LastModified), ETag: quoted(obj.ETag),
-			Size: obj.Size, Owner: o, StorageClass: storageClassOf(obj.Meta),
-		})
-	}
-	prefixes := make([]commonPrefix, 0, len(page.CommonPrefixes))
-	for _, p := range page.CommonPrefixes {
-		prefixes = append(prefixes, commonPrefix{Prefix: enc(p)})
-	}
-	return contents, prefixes
-}
-
 func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *request) error {
 	q := rq.query
 	lq, err := parseListQuery(q)
@@ -133,25 +118,12 @@ func (s *server) listObjectsV1(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	enc := encoder(lq.urlEncoding)
 	o := ownerOf(rq)
-	out := listBucketResult{
-		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), Marker: enc(marker),
-		MaxKeys: lq.maxKeys, Delimiter: enc(lq.delimiter), IsTruncated: page.IsTruncated,
-	}
-	if lq.urlEncoding {
-		out.EncodingType = "url"
-	}
-	// S3 sends NextMarker only with a delimiter; without one clients use
-	// the last key.
-	if page.IsTruncated && lq.delimiter != "" {
-		out.NextMarker = enc(page.NextMarker)
-	}
-	out.Contents, out.CommonPrefixes = entries(page, enc, &o)
+	l := objectListing{bucket: rq.bucket, q: lq, marker: marker, owner: &o, page: page}
 	if lq.metadata {
-		s.addListedMeta(rq.bucket, page, out.Contents)
+		l.meta = s.listedMetas(rq.bucket, page)
 	}
-	writeXML(w, http.StatusOK, out)
+	writeXMLDoc(w, http.StatusOK, &l)
 	return nil
 }
 
@@ -181,31 +153,18 @@ func (s *server) listObjectsV2(w http.ResponseWriter, r *http.Request, rq *reque
 	if err != nil {
 		return err
 	}
-	enc := encoder(lq.urlEncoding)
-	out := listBucketResultV2{
-		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), StartAfter: enc(startAfter),
-		KeyCount: len(page.Objects) + len(page.CommonPrefixes), MaxKeys: lq.maxKeys,
-		Delimiter: enc(lq.delimiter), IsTruncated: page.IsTruncated,
-	}
+	l := objectListing{v2: true, bucket: rq.bucket, q: lq, marker: startAfter, page: page}
 	if hasToken {
-		out.ContinuationToken = token[0]
+		l.token = token[0]
 	}
-	if page.IsTruncated {
-		out.NextContinuationToken = encodeContinuationToken(page.NextMarker)
-	}
-	if lq.urlEncoding {
-		out.EncodingType = "url"
-	}
-	var o *owner
 	if q.Get("fetch-owner") == "true" {
-		ow := ownerOf(rq)
-		o = &ow
+		o := ownerOf(rq)
+		l.owner = &o
 	}
-	out.Contents, out.CommonPrefixes = entries(page, enc, o)
 	if lq.metadata {
-		s.addListedMeta(rq.bucket, page, out.Contents)
+		l.meta = s.listedMetas(rq.bucket, page)
 	}
-	writeXML(w, http.StatusOK, out)
+	writeXMLDoc(w, http.StatusOK, &l)
 	return nil
 }
 
@@ -234,18 +193,21 @@ func encoder(url bool) func(string) string {
 // %20, as S3 sends it) that keeps '/' readable; clients decode it with a
 // query unescape.
 func urlEncode(s string) string {
-	var b strings.Builder
+	return string(appendURLEncoded(make([]byte, 0, len(s)), s))
+}
+
+// appendURLEncoded appends urlEncode(s). Its output is letters, digits
+// and "-_.~/*%": text that XML needs no escaping for.
+func appendURLEncoded(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
 			c == '-', c == '_', c == '.', c == '~', c == '/', c == '*':
-			b.WriteByte(c)
+			b = append(b, c)
 		default:
-			b.WriteByte('%')
-			b.WriteByte("0123456789ABCDEF"[c>>4])
-			b.WriteByte("0123456789ABCDEF"[c&15])
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
 		}
 	}
-	return b.String()
+	return b
 }

@@ -81,16 +81,23 @@ func listedMetaOf(m store.Meta) *listedMeta {
 	return out
 }
 
-// addListedMeta fills the metadata and tags of a page's objects.
-func (s *server) addListedMeta(bucket string, page store.ListResult, contents []listEntry) {
+// objectMeta is what metadata=true adds to one object of a listing.
+type objectMeta struct {
+	meta *listedMeta // nil: the object is gone
+	tags string
+}
+
+// listedMetas reads the metadata and tags of a page's objects.
+func (s *server) listedMetas(bucket string, page store.ListResult) []objectMeta {
+	out := make([]objectMeta, len(page.Objects))
 	for i, obj := range page.Objects {
 		info, err := s.store.HeadObject(bucket, obj.Key)
 		if err != nil {
 			continue // gone since the listing read it
 		}
-		contents[i].UserMetadata = listedMetaOf(info.Meta)
-		contents[i].UserTags = encodeTagsQuery(info.Meta.Tags)
+		out[i] = objectMeta{meta: listedMetaOf(info.Meta), tags: encodeTagsQuery(info.Meta.Tags)}
 	}
+	return out
 }
 
 // encodeTagsQuery writes tags as x-amz-tagging does: k=v&k2=v2, each

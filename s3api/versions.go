@@ -9,7 +9,9 @@ import (
 
 // listVersionsResult is ListObjectVersions' document, elements in the
 // order S3 sends them. Versions and delete markers are one sequence in
-// key order, each key's newest first, as S3 interleaves them.
+// key order, each key's newest first, as S3 interleaves them. Like
+// listBucketResult, it is the schema of a document written by hand
+// (listxml.go).
 type listVersionsResult struct {
 	XMLName             struct{} `xml:"ListVersionsResult"`
 	Xmlns               string   `xml:"xmlns,attr"`
@@ -77,40 +79,9 @@ func (s *server) listObjectVersions(w http.ResponseWriter, r *http.Request, rq *
 	if err != nil {
 		return err
 	}
-	enc := encoder(lq.urlEncoding)
-	out := listVersionsResult{
-		Xmlns: xmlns, Name: rq.bucket, Prefix: enc(lq.prefix), KeyMarker: enc(keyMarker),
-		VersionIdMarker: versionMarker, MaxKeys: lq.maxKeys, Delimiter: enc(lq.delimiter),
-		IsTruncated: page.IsTruncated, Entries: versionEntries(page, enc, ownerOf(rq)),
-	}
-	if lq.urlEncoding {
-		out.EncodingType = "url"
-	}
-	if page.IsTruncated {
-		out.NextKeyMarker = enc(page.NextKeyMarker)
-		out.NextVersionIdMarker = page.NextVersionIDMarker
-	}
-	for _, p := range page.CommonPrefixes {
-		out.CommonPrefixes = append(out.CommonPrefixes, commonPrefix{Prefix: enc(p)})
-	}
-	writeXML(w, http.StatusOK, out)
+	writeXMLDoc(w, http.StatusOK, &versionListing{
+		bucket: rq.bucket, q: lq, keyMarker: keyMarker, versionMarker: versionMarker,
+		owner: ownerOf(rq), page: page,
+	})
 	return nil
-}
-
-func versionEntries(page store.VersionListResult, enc func(string) string, o owner) []versionEntry {
-	out := make([]versionEntry, 0, len(page.Versions))
-	for _, v := range page.Versions {
-		e := versionEntry{
-			XMLName: xml.Name{Local: "Version"}, Key: enc(v.Key), VersionId: v.VersionID,
-			IsLatest: v.IsLatest, LastModified: isoTime(v.LastModified), Owner: o,
-		}
-		if v.DeleteMarker {
-			e.XMLName.Local = "DeleteMarker"
-		} else {
-			size := v.Size
-			e.ETag, e.Size, e.StorageClass = quoted(v.ETag), &size, storageClassOf(v.Meta)
-		}
-		out = append(out, e)
-	}
-	return out
 }

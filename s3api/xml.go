@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -20,8 +21,11 @@ const xmlns = "http://s3.amazonaws.com/doc/2006-03-01/"
 // keys stays well under it).
 const maxXMLBody = 2 << 20
 
-// isoTime formats times in XML bodies as S3 does: UTC, milliseconds.
-func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// isoLayout is how times in XML bodies are written, as S3 does: UTC,
+// milliseconds.
+const isoLayout = "2006-01-02T15:04:05.000Z"
+
+func isoTime(t time.Time) string { return t.UTC().Format(isoLayout) }
 
 // quoted returns the ETag as S3 sends it, in double quotes.
 func quoted(etag string) string { return `"` + etag + `"` }
@@ -32,7 +36,36 @@ func writeXML(w http.ResponseWriter, status int, v any) {
 	if err != nil { // the response types always marshal
 		status, out = http.StatusInternalServerError, nil
 	}
-	body := append([]byte(xml.Header), out...)
+	sendXML(w, status, append([]byte(xml.Header), out...))
+}
+
+// xmlDoc is a document written by hand (listxml.go), without reflection.
+type xmlDoc interface {
+	appendXML(b []byte) []byte
+}
+
+// xmlBufs holds the buffers hand-written documents are built in.
+var xmlBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledXML bounds the buffers kept for reuse: a page of long,
+// URL-encoded keys can take megabytes, which one such request should not
+// keep pinned.
+const maxPooledXML = 1 << 20
+
+// writeXMLDoc sends doc as writeXML sends a value: the same header and
+// bytes, built in a pooled buffer.
+func writeXMLDoc(w http.ResponseWriter, status int, doc xmlDoc) {
+	bp := xmlBufs.Get().(*[]byte)
+	body := doc.appendXML(append((*bp)[:0], xml.Header...))
+	sendXML(w, status, body)
+	if cap(body) <= maxPooledXML {
+		*bp = body[:0]
+		xmlBufs.Put(bp)
+	}
+}
+
+// sendXML sends a whole XML body; Write does not keep it.
+func sendXML(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
