@@ -80,7 +80,7 @@ Flags:
   --server-profile URL  the server's profiling listener ('xfs3 serve
                         --debug-listen'), e.g. http://127.0.0.1:6061: CPU
                         profiles taken during each phase split srv-µs/op
-                        into edge-µs/op and store-µs/op; needs
+                        into edge-µs/op, store-µs/op and rt-µs/op; needs
                         --server-pid
   --json                print one JSON document instead of the tables
 
@@ -96,8 +96,10 @@ counted apart. Whatever the server runs during a phase counts, background
 work included (freeing the space of the last DELETEs, trim). With
 --server-profile the profiles divide srv-µs/op: a sample is the store's
 (store-µs/op) when any function on its stack is in package store, gc, xfs
-or below xfs (the engine and its background workers), the edge's
-(edge-µs/op: HTTP, signatures, XML, s3api, the request log, the runtime)
+or below xfs (the engine and its background workers); the runtime's
+(rt-µs/op) when every function is the Go runtime's (the collector's
+background workers, the sweeper, the scheduler: they serve both sides);
+the edge's (edge-µs/op: HTTP, signatures, XML, s3api, the request log)
 otherwise. A phase of known length gets one profile of its whole seconds
 less 250 ms; DELETE, and every phase under --ops, back-to-back profiles of
 a second, the one under way at the end dropped. A phase too short for a

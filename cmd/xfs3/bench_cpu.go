@@ -40,20 +40,23 @@ type phaseCPU struct {
 	profileErr error
 }
 
-// cpuSplit is CPU time divided between the store and the edge.
+// cpuSplit is CPU time divided between the store, the edge and the Go
+// runtime's own goroutines.
 type cpuSplit struct {
-	store, edge time.Duration
+	store, edge, runtime time.Duration
 }
 
-func (s cpuSplit) total() time.Duration { return s.store + s.edge }
+func (s cpuSplit) total() time.Duration { return s.store + s.edge + s.runtime }
 
-// storeShare is the store's part of the total, 0 when there is none.
-func (s cpuSplit) storeShare() float64 {
+// share is d's part of the total, 0 when there is none.
+func (s cpuSplit) share(d time.Duration) float64 {
 	if s.total() <= 0 {
 		return 0
 	}
-	return float64(s.store) / float64(s.total())
+	return float64(d) / float64(s.total())
 }
+
+func (s cpuSplit) storeShare() float64 { return s.share(s.store) }
 
 // The store side of a profile: functions of these packages anywhere on a
 // sample's stack make the sample the store's. Their background workers
@@ -90,8 +93,11 @@ func funcPackage(fn string) string {
 }
 
 // splitProfile divides a CPU profile's time: a sample is the store's when
-// any frame of its stack, inlined ones included, is in a store function,
-// and the edge's otherwise (a sample without a stack too).
+// any frame of its stack, inlined ones included, is in a store function;
+// the runtime's when every frame is the Go runtime's own (the collector's
+// background workers, the sweeper, the scheduler looking for work), which
+// serve store and edge alike: the collector's work grows with what both
+// allocate; and the edge's otherwise (a sample without a stack too).
 func splitProfile(p *profile.Profile) (cpuSplit, error) {
 	vi := -1
 	for i, st := range p.SampleType {
@@ -108,9 +114,12 @@ func splitProfile(p *profile.Profile) (cpuSplit, error) {
 			return cpuSplit{}, fmt.Errorf("a sample has %d values, want %d", len(smp.Value), len(p.SampleType))
 		}
 		d := time.Duration(smp.Value[vi])
-		if sampleInStore(smp) {
+		switch {
+		case sampleInStore(smp):
 			s.store += d
-		} else {
+		case sampleInRuntime(smp):
+			s.runtime += d
+		default:
 			s.edge += d
 		}
 	}
@@ -126,6 +135,29 @@ func sampleInStore(smp *profile.Sample) bool {
 		}
 	}
 	return false
+}
+
+// sampleInRuntime reports whether every frame of the sample's stack is
+// in the Go runtime; an allocation's assist to the collector, inside an
+// edge or store frame, stays with that frame.
+func sampleInRuntime(smp *profile.Sample) bool {
+	if len(smp.Location) == 0 {
+		return false
+	}
+	for _, loc := range smp.Location {
+		for _, ln := range loc.Line {
+			if ln.Function == nil {
+				return false
+			}
+			switch pkg := funcPackage(ln.Function.Name); {
+			case pkg == "runtime", strings.HasPrefix(pkg, "runtime/"), strings.HasPrefix(pkg, "internal/runtime/"),
+				pkg == "gcWriteBarrier", pkg == "aeshashbody", pkg == "memeqbody":
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // parseProcStat returns utime + stime, fields 14 and 15 of

@@ -102,9 +102,11 @@ func TestSplitProfile(t *testing.T) {
 		stackSample{[]string{"runtime.mallocgc", "github.com/xfs3/xfs3/gc.(*worker).run"}, 10 * ms},
 		// A store function inlined into s3api: one location, the store's.
 		stackSample{[]string{"github.com/xfs3/xfs3/store.objectPath|github.com/xfs3/xfs3/s3api.(*Server).getObject"}, 5 * ms},
-		// The runtime's own collector and a sample with no stack: the edge's.
-		stackSample{[]string{"runtime.gcBgMarkWorker"}, 15 * ms},
+		// The runtime's own collector: the runtime's; a sample with no
+		// stack, and an allocation's assist in the edge: the edge's.
+		stackSample{[]string{"runtime.gcDrain", "runtime.gcBgMarkWorker"}, 15 * ms},
 		stackSample{nil, 5 * ms},
+		stackSample{[]string{"runtime.gcAssistAlloc", "runtime.mallocgc", "github.com/xfs3/xfs3/s3api.newRequestIDs"}, 7 * ms},
 	)
 	var buf bytes.Buffer
 	if err := p.Write(&buf); err != nil { // gzip'd, as pprof serves it
@@ -118,10 +120,10 @@ func TestSplitProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (cpuSplit{store: 55 * ms, edge: 50 * ms}); s != want {
+	if want := (cpuSplit{store: 55 * ms, edge: 42 * ms, runtime: 15 * ms}); s != want {
 		t.Errorf("split %+v, want %+v", s, want)
 	}
-	if got := s.storeShare(); math.Abs(got-55.0/105) > 1e-12 {
+	if got := s.storeShare(); math.Abs(got-55.0/112) > 1e-12 {
 		t.Errorf("store share %v", got)
 	}
 	if (cpuSplit{}).storeShare() != 0 {
@@ -235,7 +237,7 @@ var url0 = url.URL{Scheme: "http", Host: "127.0.0.1:1"}
 func TestBenchCPUTable(t *testing.T) {
 	st := phaseStats{ops: 100, elapsed: time.Second, lat: []time.Duration{time.Millisecond}, cpu: &phaseCPU{
 		server: 20 * time.Millisecond, generator: 5 * time.Millisecond,
-		split: cpuSplit{store: 30 * time.Millisecond, edge: 10 * time.Millisecond}, profiled: time.Second,
+		split: cpuSplit{store: 30 * time.Millisecond, edge: 6 * time.Millisecond, runtime: 4 * time.Millisecond}, profiled: time.Second,
 	}}
 	short := st
 	short.cpu = &phaseCPU{server: 3 * time.Millisecond, generator: time.Millisecond}
@@ -245,7 +247,7 @@ func TestBenchCPUTable(t *testing.T) {
 		extra int
 		want  [][]string
 	}{
-		{"split", benchOptions{serverPID: 1, serverProfile: &url0}, 4, [][]string{{"200", "50.0", "150", "50.0"}, {"30.0", "-", "-", "10.0"}}},
+		{"split", benchOptions{serverPID: 1, serverProfile: &url0}, 5, [][]string{{"200", "30.0", "150", "20.0", "50.0"}, {"30.0", "-", "-", "-", "10.0"}}},
 		{"no split", benchOptions{serverPID: 1}, 2, [][]string{{"200", "50.0"}, {"30.0", "10.0"}}},
 	} {
 		var buf bytes.Buffer
@@ -260,8 +262,8 @@ func TestBenchCPUTable(t *testing.T) {
 			t.Errorf("%s: CPU cells %v, want %v\n%s", tc.name, cpu, tc.want, buf.String())
 		}
 		head := "errors  srv-µs/op"
-		if tc.extra == 4 {
-			head += " edge-µs/op store-µs/op  gen-µs/op\n"
+		if tc.extra == 5 {
+			head += " edge-µs/op store-µs/op rt-µs/op  gen-µs/op\n"
 		}
 		if !strings.Contains(buf.String(), head) {
 			t.Errorf("%s: no header %q:\n%s", tc.name, head, buf.String())

@@ -41,15 +41,17 @@ type phaseRow struct {
 // Per-operation values are in microseconds over the successful
 // operations; the shares sum to 1.
 type phaseCPURow struct {
-	ServerCPUSeconds *float64 `json:"server_cpu_s,omitempty"`
-	ServerCPUUsPerOp *float64 `json:"server_cpu_us_per_op,omitempty"`
-	GenCPUSeconds    *float64 `json:"gen_cpu_s,omitempty"`
-	GenCPUUsPerOp    *float64 `json:"gen_cpu_us_per_op,omitempty"`
-	ProfiledSeconds  *float64 `json:"profiled_s,omitempty"` // wall time the profiles covered
-	StoreShare       *float64 `json:"store_share,omitempty"`
-	EdgeShare        *float64 `json:"edge_share,omitempty"`
-	StoreCPUUsPerOp  *float64 `json:"store_cpu_us_per_op,omitempty"`
-	EdgeCPUUsPerOp   *float64 `json:"edge_cpu_us_per_op,omitempty"`
+	ServerCPUSeconds  *float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUUsPerOp  *float64 `json:"server_cpu_us_per_op,omitempty"`
+	GenCPUSeconds     *float64 `json:"gen_cpu_s,omitempty"`
+	GenCPUUsPerOp     *float64 `json:"gen_cpu_us_per_op,omitempty"`
+	ProfiledSeconds   *float64 `json:"profiled_s,omitempty"` // wall time the profiles covered
+	StoreShare        *float64 `json:"store_share,omitempty"`
+	EdgeShare         *float64 `json:"edge_share,omitempty"`
+	RuntimeShare      *float64 `json:"runtime_share,omitempty"` // the collector's and scheduler's own goroutines
+	StoreCPUUsPerOp   *float64 `json:"store_cpu_us_per_op,omitempty"`
+	EdgeCPUUsPerOp    *float64 `json:"edge_cpu_us_per_op,omitempty"`
+	RuntimeCPUUsPerOp *float64 `json:"runtime_cpu_us_per_op,omitempty"`
 }
 
 // bigRow is a single-stream PUT or GET beside the raw file's speed.
@@ -67,7 +69,7 @@ type benchOutput struct {
 	e      *env
 	json   bool
 	cpu    bool // srv-µs/op and gen-µs/op columns
-	split  bool // edge-µs/op and store-µs/op columns
+	split  bool // edge-µs/op, store-µs/op and rt-µs/op columns
 	report benchReport
 }
 
@@ -84,7 +86,7 @@ func newBenchOutput(e *env, o benchOptions) *benchOutput {
 
 const (
 	tableHead = "%-7s %6s %5s %10s %9s %9s %9s %9s %7s"
-	cpuHead   = " %10s %10s %11s %10s" // srv, edge, store, gen
+	cpuHead   = " %10s %10s %11s %8s %10s" // srv, edge, store, runtime, gen
 	bigHead   = "%-7s %6s %9s %9s %10s %10s\n"
 )
 
@@ -93,9 +95,9 @@ const (
 func (out *benchOutput) row(cells ...any) {
 	fmt.Fprintf(out.e.stdout, tableHead, cells[:9]...)
 	if out.cpu {
-		srv, edge, store, gen := cells[9], cells[10], cells[11], cells[12]
+		srv, edge, store, rt, gen := cells[9], cells[10], cells[11], cells[12], cells[13]
 		if out.split {
-			fmt.Fprintf(out.e.stdout, cpuHead, srv, edge, store, gen)
+			fmt.Fprintf(out.e.stdout, cpuHead, srv, edge, store, rt, gen)
 		} else {
 			fmt.Fprintf(out.e.stdout, " %10s %10s", srv, gen)
 		}
@@ -113,7 +115,7 @@ func (out *benchOutput) header(bucket string) {
 		per = fmt.Sprintf("%d operations per phase", out.report.PhaseOps)
 	}
 	fmt.Fprintf(out.e.stdout, "xfs3 bench: %s, bucket %s, %s\n\n", out.report.Endpoint, bucket, per)
-	out.row("op", "size", "conc", "ops/s", "MB/s", "p50", "p99", "max", "errors", "srv-µs/op", "edge-µs/op", "store-µs/op", "gen-µs/op")
+	out.row("op", "size", "conc", "ops/s", "MB/s", "p50", "p99", "max", "errors", "srv-µs/op", "edge-µs/op", "store-µs/op", "rt-µs/op", "gen-µs/op")
 	out.e.stdout.Flush()
 }
 
@@ -141,7 +143,7 @@ func (out *benchOutput) phase(op string, size int64, clients int, st phaseStats)
 	}
 	out.row(op, sizeLabel(size), fmt.Sprint(clients), rateText(row.OpsPerSec, row.Ops),
 		mbps, latencyText(st, 0.5), latencyText(st, 0.99), latencyText(st, 1), fmt.Sprint(row.Errors),
-		usText(row.ServerCPUUsPerOp), usText(row.EdgeCPUUsPerOp), usText(row.StoreCPUUsPerOp), usText(row.GenCPUUsPerOp))
+		usText(row.ServerCPUUsPerOp), usText(row.EdgeCPUUsPerOp), usText(row.StoreCPUUsPerOp), usText(row.RuntimeCPUUsPerOp), usText(row.GenCPUUsPerOp))
 	out.e.stdout.Flush()
 }
 
@@ -251,12 +253,14 @@ func newPhaseCPURow(c *phaseCPU, ops int64) phaseCPURow {
 	if c.split.total() <= 0 {
 		return r
 	}
-	share := c.split.storeShare()
+	store, rt := c.split.storeShare(), c.split.share(c.split.runtime)
+	edge := 1 - store - rt
 	r.ProfiledSeconds = ptr(c.profiled.Seconds())
-	r.StoreShare, r.EdgeShare = ptr(share), ptr(1-share)
+	r.StoreShare, r.EdgeShare, r.RuntimeShare = ptr(store), ptr(edge), ptr(rt)
 	if r.ServerCPUUsPerOp != nil {
-		r.StoreCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * share)
-		r.EdgeCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * (1 - share))
+		r.StoreCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * store)
+		r.EdgeCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * edge)
+		r.RuntimeCPUUsPerOp = ptr(*r.ServerCPUUsPerOp * rt)
 	}
 	return r
 }
