@@ -287,6 +287,7 @@ func (b *bencher) startProfiler(ctx context.Context, lim phaseLimit) *profiler {
 			}
 			p.split.store += s.store
 			p.split.edge += s.edge
+			p.split.runtime += s.runtime
 			p.profiled += time.Duration(secs) * time.Second
 		}
 	}()

@@ -282,7 +282,8 @@ func TestBenchFakeCPU(t *testing.T) {
 	_, s3url := newFakeS3(t, false)
 	fixed := syntheticCPUProfile(
 		stackSample{[]string{"github.com/xfs3/xfs3/store.(*Store).PutObject", "net/http.(*conn).serve"}, 30 * time.Millisecond},
-		stackSample{[]string{"net/http.(*conn).serve"}, 10 * time.Millisecond},
+		stackSample{[]string{"net/http.(*conn).serve"}, 6 * time.Millisecond},
+		stackSample{[]string{"runtime.bgsweep"}, 4 * time.Millisecond},
 	)
 	var profiles, busy atomic.Int32
 	mux := http.NewServeMux()
@@ -340,14 +341,15 @@ func TestBenchFakeCPU(t *testing.T) {
 			}
 			continue
 		}
-		if c.ProfiledSeconds == nil || c.StoreShare == nil || c.EdgeShare == nil || c.StoreCPUUsPerOp == nil || c.EdgeCPUUsPerOp == nil {
+		if c.ProfiledSeconds == nil || c.StoreShare == nil || c.EdgeShare == nil || c.RuntimeShare == nil ||
+			c.StoreCPUUsPerOp == nil || c.EdgeCPUUsPerOp == nil || c.RuntimeCPUUsPerOp == nil {
 			t.Errorf("%s: no split: %+v", p.Op, c)
 			continue
 		}
-		if *c.ProfiledSeconds != 1 || !near(*c.StoreShare, 0.75) || !near(*c.StoreShare+*c.EdgeShare, 1) ||
-			!near(*c.StoreCPUUsPerOp, 0.75**c.ServerCPUUsPerOp) || !near(*c.StoreCPUUsPerOp+*c.EdgeCPUUsPerOp, *c.ServerCPUUsPerOp) {
-			t.Errorf("%s: profiled %v s, shares %v + %v, µs/op store %v + edge %v of %v",
-				p.Op, *c.ProfiledSeconds, *c.StoreShare, *c.EdgeShare, *c.StoreCPUUsPerOp, *c.EdgeCPUUsPerOp, *c.ServerCPUUsPerOp)
+		if *c.ProfiledSeconds != 1 || !near(*c.StoreShare, 0.75) || !near(*c.RuntimeShare, 0.1) || !near(*c.StoreShare+*c.EdgeShare+*c.RuntimeShare, 1) ||
+			!near(*c.StoreCPUUsPerOp, 0.75**c.ServerCPUUsPerOp) || !near(*c.StoreCPUUsPerOp+*c.EdgeCPUUsPerOp+*c.RuntimeCPUUsPerOp, *c.ServerCPUUsPerOp) {
+			t.Errorf("%s: profiled %v s, shares %v + %v + %v, µs/op store %v + edge %v + runtime %v of %v",
+				p.Op, *c.ProfiledSeconds, *c.StoreShare, *c.EdgeShare, *c.RuntimeShare, *c.StoreCPUUsPerOp, *c.EdgeCPUUsPerOp, *c.RuntimeCPUUsPerOp, *c.ServerCPUUsPerOp)
 		}
 	}
 	// This process did the PUTs on both sides: it cannot have been idle.
