@@ -94,15 +94,18 @@ thread, from /proc/PID/stat in clock ticks of 10 ms) over its successful
 operations; gen-µs/op is the same for this process, the load generator,
 counted apart. Whatever the server runs during a phase counts, background
 work included (freeing the space of the last DELETEs, trim). With
---server-profile the profiles divide srv-µs/op: a sample is the store's
-(store-µs/op) when any function on its stack is in package store, gc, xfs
-or below xfs (the engine and its background workers); the runtime's
-(rt-µs/op) when every function is the Go runtime's (the collector's
-background workers, the sweeper, the scheduler: they serve both sides);
-the edge's (edge-µs/op: HTTP, signatures, XML, s3api, the request log)
-otherwise. A phase of known length gets one profile of its whole seconds
-less 250 ms; DELETE, and every phase under --ops, back-to-back profiles of
-a second, the one under way at the end dropped. A phase too short for a
+--server-profile the profiles divide srv-µs/op by who asked for the
+work each sample caught: the innermost function of xfs3 on its stack
+decides, the store's (store-µs/op) in package store (but store/checksum),
+gc, xfs or below (the engine and its background workers), the edge's
+(edge-µs/op: HTTP, signatures, checksums, XML, s3api, the request log)
+otherwise, so an upload's body read is the edge's though the store pulls
+it. A sample with no function of xfs3 is the runtime's (rt-µs/op) when
+every frame is the Go runtime's (the collector's workers, the sweeper,
+the scheduler: they serve both sides), the edge's otherwise. A phase of
+known length gets one profile of its whole seconds less 250 ms; DELETE,
+and every phase under --ops, back-to-back profiles of a second, the one
+under way at the end dropped. A phase too short for a
 profile shows "-". The split is sampled; the time it divides is measured
 whole. The columns say nothing of the big object.
 

@@ -58,24 +58,23 @@ func (s cpuSplit) share(d time.Duration) float64 {
 
 func (s cpuSplit) storeShare() float64 { return s.share(s.store) }
 
-// The store side of a profile: functions of these packages anywhere on a
-// sample's stack make the sample the store's. Their background workers
-// (inode gc, trim, lifecycle, scrub, the XFS log's writer) run in their own
-// frames, so they count as store too; the request log's writer is this
-// command's, and counts as edge with net/http, s3api and the runtime.
-// store's own subpackages (S3 checksums, lifecycle rules) count as store
-// only when store called them.
+// The store side of a profile: these packages, everything below them
+// but store/checksum, and their background workers (inode gc, trim,
+// lifecycle, scrub, the XFS log's writer). store/checksum computes the
+// checksums a client asks of an upload as s3api reads it: the edge's,
+// with net/http, s3api and the request log's writer (this command's).
 const (
 	storePkg  = "github.com/xfs3/xfs3/store"
 	gcPkg     = "github.com/xfs3/xfs3/gc"
-	enginePkg = "github.com/xfs3/xfs3/xfs" // and every package under it
+	enginePkg = "github.com/xfs3/xfs3/xfs"
 )
 
 // isStoreFunc reports whether the function named fn, as profiles name
 // them ("github.com/xfs3/xfs3/store.(*Store).Put.func1"), is the store's.
 func isStoreFunc(fn string) bool {
 	pkg := funcPackage(fn)
-	return pkg == storePkg || pkg == gcPkg || pkg == enginePkg || strings.HasPrefix(pkg, enginePkg+"/")
+	under := func(root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+	return under(storePkg) && pkg != storePkg+"/checksum" || under(gcPkg) || under(enginePkg)
 }
 
 // funcPackage is the import path of the function named fn: up to the
@@ -92,12 +91,17 @@ func funcPackage(fn string) string {
 	return fn
 }
 
-// splitProfile divides a CPU profile's time: a sample is the store's when
-// any frame of its stack, inlined ones included, is in a store function;
-// the runtime's when every frame is the Go runtime's own (the collector's
-// background workers, the sweeper, the scheduler looking for work), which
-// serve store and edge alike: the collector's work grows with what both
-// allocate; and the edge's otherwise (a sample without a stack too).
+// splitProfile divides a CPU profile's time by who asked for the work a
+// sample caught: the innermost function of this module on its stack
+// (inlined ones included) decides, the store's when it is in package
+// store, gc, xfs or below xfs, the edge's otherwise. So an upload's body
+// read and its signature check are the edge's even though the store's
+// writer pulls them, and the MD5 the store takes of the same bytes is
+// the store's. A sample with no function of this module is the
+// runtime's when every frame is the Go runtime's own (the collector's
+// background workers, the sweeper, the scheduler looking for work),
+// which serve store and edge alike, and the edge's otherwise (net/http
+// reading a request, a sample without a stack).
 func splitProfile(p *profile.Profile) (cpuSplit, error) {
 	vi := -1
 	for i, st := range p.SampleType {
@@ -114,10 +118,11 @@ func splitProfile(p *profile.Profile) (cpuSplit, error) {
 			return cpuSplit{}, fmt.Errorf("a sample has %d values, want %d", len(smp.Value), len(p.SampleType))
 		}
 		d := time.Duration(smp.Value[vi])
+		store, ours := sampleInStore(smp)
 		switch {
-		case sampleInStore(smp):
+		case store:
 			s.store += d
-		case sampleInRuntime(smp):
+		case !ours && sampleInRuntime(smp):
 			s.runtime += d
 		default:
 			s.edge += d
@@ -126,16 +131,22 @@ func splitProfile(p *profile.Profile) (cpuSplit, error) {
 	return s, nil
 }
 
-func sampleInStore(smp *profile.Sample) bool {
-	for _, loc := range smp.Location {
-		for _, ln := range loc.Line {
-			if ln.Function != nil && isStoreFunc(ln.Function.Name) {
-				return true
+// sampleInStore reports whether the innermost function of this module
+// on the sample's stack is the store's; the bool is false when there is
+// none.
+func sampleInStore(smp *profile.Sample) (store, found bool) {
+	for _, loc := range smp.Location { // innermost first
+		for _, ln := range loc.Line { // inlined: innermost first
+			if ln.Function != nil && strings.HasPrefix(ln.Function.Name, modulePrefix) {
+				return isStoreFunc(ln.Function.Name), true
 			}
 		}
 	}
-	return false
+	return false, false
 }
+
+// modulePrefix starts the names of this module's functions.
+const modulePrefix = "github.com/xfs3/xfs3/"
 
 // sampleInRuntime reports whether every frame of the sample's stack is
 // in the Go runtime; an allocation's assist to the collector, inside an
