@@ -467,22 +467,25 @@ func (s *store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 	} else {
 		body = io.LimitReader(r, limit+1)
 	}
-	h := md5.New()
-	p := chunkPool.Get().(*[]byte)
-	defer chunkPool.Put(p)
-	buf := *p
+	h := newHashPipe()
+	defer h.stop()
 	var off int64
 	for {
+		buf := h.buffer()
 		n, rerr := readFull(body, buf)
 		if rerr != nil && rerr != io.EOF {
 			return "", 0, readError(rerr)
 		}
 		if n > 0 {
-			h.Write(buf[:n])
+			// The hash of this chunk runs while it is written and
+			// the next one is read.
+			h.hash(buf[:n])
 			if _, err := s.v.Files().WriteAt(ino, buf[:n], off); err != nil {
 				return "", 0, err
 			}
 			off += int64(n)
+		} else {
+			h.unused(buf)
 		}
 		if rerr == io.EOF {
 			break
@@ -498,7 +501,75 @@ func (s *store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 			return "", 0, readError(err)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), off, nil
+	return hex.EncodeToString(h.sum()), off, nil
+}
+
+// hashPipe takes the MD5 of a large body on a goroutine of its own, a
+// chunk behind the reader: the digest (at about 640 MB/s a core here)
+// cost as much CPU as reading, checking and writing the body together,
+// and a single upload then ran at the speed of one core. Two chunk
+// buffers take turns: one is hashed (and written) while the other is
+// filled.
+type hashPipe struct {
+	chunks chan []byte // to the hasher, in body order
+	free   chan *[]byte
+	done   chan []byte // the digest, once chunks is closed
+	bufs   [2]*[]byte
+	digest []byte
+}
+
+func newHashPipe() *hashPipe {
+	h := &hashPipe{chunks: make(chan []byte, 2), free: make(chan *[]byte, 2), done: make(chan []byte, 1)}
+	for i := range h.bufs {
+		h.bufs[i] = chunkPool.Get().(*[]byte)
+		h.free <- h.bufs[i]
+	}
+	go func() {
+		d := md5.New()
+		for c := range h.chunks {
+			d.Write(c)
+			h.free <- h.bufs[bufIndex(h.bufs, c)]
+		}
+		h.done <- d.Sum(nil)
+	}()
+	return h
+}
+
+// bufIndex is the buffer of bufs that chunk c starts.
+func bufIndex(bufs [2]*[]byte, c []byte) int {
+	if len(c) > 0 && &c[0] == &(*bufs[1])[0] {
+		return 1
+	}
+	return 0
+}
+
+// buffer waits for a free chunk buffer.
+func (h *hashPipe) buffer() []byte { return *<-h.free }
+
+// hash queues a chunk read into a buffer from buffer; the buffer is free
+// again once it is hashed, so the caller must be done with it before
+// asking for a buffer twice more.
+func (h *hashPipe) hash(c []byte) { h.chunks <- c }
+
+// unused gives back a buffer that got no bytes.
+func (h *hashPipe) unused(b []byte) { h.free <- h.bufs[bufIndex(h.bufs, b[:1])] }
+
+// sum ends the body and returns its MD5.
+func (h *hashPipe) sum() []byte {
+	if h.digest == nil {
+		close(h.chunks)
+		h.digest = <-h.done
+	}
+	return h.digest
+}
+
+// stop ends the hasher, if sum has not, and returns the buffers to the
+// pool once it no longer reads them.
+func (h *hashPipe) stop() {
+	h.sum()
+	for _, b := range h.bufs {
+		chunkPool.Put(b)
+	}
 }
 
 // maxEmptyReads bounds reads that return neither bytes nor an error.
