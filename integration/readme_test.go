@@ -299,7 +299,7 @@ func newReadmeSession(t *testing.T) *readmeSession {
 
 // freeLoopbackAddr returns a loopback address whose port was free a
 // moment ago.
-func freeLoopbackAddr(t *testing.T) string {
+func freeLoopbackAddr(t testing.TB) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
