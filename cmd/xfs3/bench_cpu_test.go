@@ -151,7 +151,18 @@ func TestSplitRealProfile(t *testing.T) {
 	if err := pprof.StartCPUProfile(&buf); err != nil {
 		t.Skipf("CPU profiling is taken: %v", err)
 	}
-	spinUntil(time.Now().Add(300 * time.Millisecond))
+	// 300 ms of CPU, however long the machine takes to give it.
+	self0, err := selfCPU()
+	if err != nil {
+		pprof.StopCPUProfile()
+		t.Skipf("the process's CPU time: %v", err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		spinUntil(time.Now().Add(10 * time.Millisecond))
+		if self, err := selfCPU(); err != nil || self-self0 >= 300*time.Millisecond {
+			break
+		}
+	}
 	pprof.StopCPUProfile()
 	p, err := profile.ParseData(buf.Bytes())
 	if err != nil {
@@ -209,26 +220,39 @@ func TestProcessCPU(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
+	// Spin until getrusage has counted 200 ms of CPU (wall time says
+	// nothing on a loaded machine), then /proc must agree with it: both
+	// count the whole process, each to a clock tick.
 	before, err := processCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	self0, _ := selfCPU()
-	spinUntil(time.Now().Add(200 * time.Millisecond))
+	self0, err := selfCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self1 := self0
+	for deadline := time.Now().Add(20 * time.Second); self1-self0 < 200*time.Millisecond; {
+		if time.Now().After(deadline) {
+			t.Fatalf("getrusage counted %v of CPU in 20 s of spinning", self1-self0)
+		}
+		spinUntil(time.Now().Add(10 * time.Millisecond))
+		if self1, err = selfCPU(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	after, err := processCPU(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	self1, err := selfCPU()
+	self2, err := selfCPU()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A clock tick of slack each way.
-	if d := after - before; d < 150*time.Millisecond {
-		t.Errorf("/proc says %v for 200 ms of spinning", d)
-	}
-	if d := self1 - self0; d < 190*time.Millisecond {
-		t.Errorf("getrusage says %v for 200 ms of spinning", d)
+	// /proc was read between the two getrusage readings; three ticks of
+	// slack each way.
+	if d := after - before; d < self1-self0-30*time.Millisecond || d > self2-self0+30*time.Millisecond {
+		t.Errorf("/proc says %v where getrusage says %v to %v", d, self1-self0, self2-self0)
 	}
 	if _, err := processCPU(1 << 30); err == nil {
 		t.Error("a process that cannot exist has a CPU time")
@@ -353,7 +377,11 @@ func TestBenchFakeCPU(t *testing.T) {
 			t.Errorf("%s: no split: %+v", p.Op, c)
 			continue
 		}
-		if *c.ProfiledSeconds != 1 || !near(*c.StoreShare, 0.75) || !near(*c.RuntimeShare, 0.1) || !near(*c.StoreShare+*c.EdgeShare+*c.RuntimeShare, 1) ||
+		// A phase of known length gets one profile of a second; DELETE,
+		// which lasts as long as its keys, one a second it ran (more
+		// than one on a slow machine).
+		wantProfiled := *c.ProfiledSeconds == 1 || p.Op == "DELETE" && *c.ProfiledSeconds >= 1 && *c.ProfiledSeconds == math.Trunc(*c.ProfiledSeconds)
+		if !wantProfiled || !near(*c.StoreShare, 0.75) || !near(*c.RuntimeShare, 0.1) || !near(*c.StoreShare+*c.EdgeShare+*c.RuntimeShare, 1) ||
 			!near(*c.StoreCPUUsPerOp, 0.75**c.ServerCPUUsPerOp) || !near(*c.StoreCPUUsPerOp+*c.EdgeCPUUsPerOp+*c.RuntimeCPUUsPerOp, *c.ServerCPUUsPerOp) {
 			t.Errorf("%s: profiled %v s, shares %v + %v + %v, µs/op store %v + edge %v + runtime %v of %v",
 				p.Op, *c.ProfiledSeconds, *c.StoreShare, *c.EdgeShare, *c.RuntimeShare, *c.StoreCPUUsPerOp, *c.EdgeCPUUsPerOp, *c.RuntimeCPUUsPerOp, *c.ServerCPUUsPerOp)
