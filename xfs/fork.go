@@ -11,10 +11,12 @@ import (
 
 // readFork is a fork.Reader over a committed inode version, for lookups and
 // listings outside transactions. Blocks come from the metadata buffer
-// cache (on a writable volume, the committed ones).
+// cache (on a writable volume, the committed ones), under lease when the
+// reader keeps nothing of them past its call (see trans.Lease).
 type readFork struct {
-	v  *mount
-	ip *inode
+	v     *mount
+	ip    *inode
+	lease *trans.Lease
 }
 
 // attrReadFork is the same for the attribute fork.
@@ -39,7 +41,7 @@ func (r readFork) Inline() []byte {
 }
 
 func (r readFork) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
-	return r.v.readForkRun(r.ip, DataFork, off, count, ops)
+	return r.v.readForkRun(r.ip, DataFork, off, count, ops, r.lease)
 }
 
 func (r readFork) Mapped() ([][2]format.FileOff, error) { return r.v.mappedRanges(r.ip, DataFork) }
@@ -54,7 +56,7 @@ func (r attrReadFork) Size() int64    { return 0 }
 func (r attrReadFork) Inline() []byte { return r.ip.fork(AttrFork) }
 
 func (r attrReadFork) Read(off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
-	return r.v.readForkRun(r.ip, AttrFork, off, count, ops)
+	return r.v.readForkRun(r.ip, AttrFork, off, count, ops, r.lease)
 }
 
 func (r attrReadFork) Mapped() ([][2]format.FileOff, error) {
@@ -75,15 +77,22 @@ func (v *mount) mappedRanges(ip *inode, f Fork) ([][2]format.FileOff, error) {
 	return mergeRanges(ext), nil
 }
 
-// readForkRun reads count blocks of a committed fork and verifies them.
-func (v *mount) readForkRun(ip *inode, f Fork, off format.FileOff, count int, ops *trans.Ops) ([]byte, format.Daddr, error) {
+// readForkRun reads count blocks of a committed fork and verifies them,
+// under lease if l is not nil.
+func (v *mount) readForkRun(ip *inode, f Fork, off format.FileOff, count int, ops *trans.Ops, l *trans.Lease) ([]byte, format.Daddr, error) {
 	ext, err := v.extents(ip, f)
 	if err != nil {
 		return nil, 0, err
 	}
 	if fsb, run, ok, _ := mapBlock(ext, off); ok && run >= uint64(count) {
 		d := v.geo.FsbToDaddr(fsb)
-		b, err := v.cache.Read(d, count*v.geo.BlockSize, ops)
+		var b []byte
+		var err error
+		if l != nil {
+			b, err = v.cache.ReadLeased(l, d, count*v.geo.BlockSize, ops)
+		} else {
+			b, err = v.cache.Read(d, count*v.geo.BlockSize, ops)
+		}
 		if err != nil {
 			return nil, 0, v.markSick(format.Located(err, fmt.Sprintf("inode %d %v block %d", ip.ino, f, off)), ip.ino)
 		}

@@ -2,7 +2,6 @@ package xfs
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -213,11 +212,10 @@ func (v *mount) readInode(ino format.Ino) (*inode, error) {
 	}
 	ag, agino := g.InoToAg(ino)
 	bno, slot := g.AgInoToAgBlock(agino)
-	b, err := v.readCommitted(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps)
-	if err != nil {
+	raw := make([]byte, g.InodeSize)
+	if err := v.cache.ReadCopy(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps, slot*g.InodeSize, raw); err != nil {
 		return nil, fmt.Errorf("read inode %d: %w", ino, err)
 	}
-	raw := slices.Clone(b[slot*g.InodeSize : (slot+1)*g.InodeSize])
 	core, err := format.VerifyInode(&v.geo, ino, raw)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
@@ -293,14 +291,12 @@ func (t *txn) freeInode(ino format.Ino) (*inode, error) {
 	ag, agino := g.InoToAg(ino)
 	bno, slot := g.AgInoToAgBlock(agino)
 	d := g.AgbToDaddr(ag, bno)
-	b, held := t.Held(d)
-	if !held {
-		var err error
-		if b, err = t.v.cache.Read(d, g.BlockSize, ialloc.BufOps); err != nil {
-			return nil, err
-		}
+	raw := make([]byte, g.InodeSize)
+	if b, held := t.Held(d); held {
+		copy(raw, b[slot*g.InodeSize:])
+	} else if err := t.v.cache.ReadCopy(d, g.BlockSize, ialloc.BufOps, slot*g.InodeSize, raw); err != nil {
+		return nil, err
 	}
-	raw := append([]byte(nil), b[slot*g.InodeSize:(slot+1)*g.InodeSize]...)
 	core, err := format.VerifyInode(g, ino, raw)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))

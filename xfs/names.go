@@ -74,7 +74,7 @@ func (v Namespace) ReadDir(ino format.Ino) ([]DirEntry, error) {
 // directory's lock.
 func (v Namespace) readDirLocked(ip *inode) ([]DirEntry, error) {
 	var out []DirEntry
-	err := dir.List(readFork{v.mount, ip}, func(name []byte, e format.Ino, ftype uint8) error {
+	err := dir.List(readFork{v: v.mount, ip: ip}, func(name []byte, e format.Ino, ftype uint8) error {
 		if !v.geo.ValidIno(e) {
 			return format.Corrupt("directory entry", "", "%q points at invalid inode %d", name, e)
 		}
@@ -93,7 +93,9 @@ func (v Namespace) IsEmptyDir(ino format.Ino) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	empty, err := dir.IsEmpty(readFork{v.mount, ip})
+	var l trans.Lease
+	defer l.Release()
+	empty, err := dir.IsEmpty(readFork{v.mount, ip, &l})
 	return empty, format.Located(err, fmt.Sprintf("inode %d", ino))
 }
 
@@ -117,7 +119,7 @@ func (v Namespace) Lookup(dirIno format.Ino, name string) (format.Ino, error) {
 	if strings.ContainsAny(name, "/\x00") {
 		return 0, fmt.Errorf("%q: %w", name, ErrNotFound)
 	}
-	ino, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(name))
+	ino, err := v.lookupIn(ip, name)
 	if err != nil {
 		return 0, format.Located(err, fmt.Sprintf("inode %d", dirIno))
 	}
@@ -534,11 +536,20 @@ func (v Namespace) lookupLocked(dirIno format.Ino, name string) (format.Ino, err
 	if err != nil {
 		return 0, err
 	}
-	ino, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(name))
+	ino, err := v.lookupIn(ip, name)
 	if err != nil {
 		return 0, fmt.Errorf("%q: %w", name, err)
 	}
 	return ino, nil
+}
+
+// lookupIn looks name up in directory ip, a committed version. Its blocks
+// are read under lease: a lookup keeps nothing of them.
+func (v *mount) lookupIn(ip *inode, name string) (format.Ino, error) {
+	var l trans.Lease
+	defer l.Release()
+	ino, _, err := dir.Lookup(readFork{v, ip, &l}, []byte(name))
+	return ino, err
 }
 
 // removeTx drops the entry and a link; gone reports that the inode lost
@@ -774,7 +785,7 @@ func (v Namespace) checkNotAncestor(src, dst format.Ino) error {
 		if err != nil {
 			return err
 		}
-		parent, _, err := dir.Lookup(readFork{v.mount, ip}, []byte(".."))
+		parent, err := v.lookupIn(ip, "..")
 		if err != nil {
 			return err
 		}

@@ -106,6 +106,6 @@ func (v Namespace) readEntryInode(i int, ino format.Ino, e *EntryInode, fn func(
 	if ip.core.Nlink == 0 || ip.core.Mode == 0 {
 		return nil
 	}
-	e.ip, e.attrs = ip, attrReadFork{readFork{v.mount, ip}}
+	e.ip, e.attrs = ip, attrReadFork{readFork{v: v.mount, ip: ip}}
 	return fn(i, e)
 }

@@ -329,11 +329,11 @@ func (v *mount) readInodeCore(ino format.Ino) (*format.Dinode, error) {
 	g := &v.geo
 	ag, agino := g.InoToAg(ino)
 	bno, slot := g.AgInoToAgBlock(agino)
-	b, err := v.readCommitted(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps)
-	if err != nil {
+	raw := make([]byte, g.InodeSize)
+	if err := v.cache.ReadCopy(g.AgbToDaddr(ag, bno), g.BlockSize, ialloc.BufOps, slot*g.InodeSize, raw); err != nil {
 		return nil, err
 	}
-	core, err := format.VerifyInode(g, ino, b[slot*g.InodeSize:(slot+1)*g.InodeSize])
+	core, err := format.VerifyInode(g, ino, raw)
 	if err != nil {
 		return nil, format.Located(err, fmt.Sprintf("inode %d", ino))
 	}

@@ -549,13 +549,13 @@ func (s *scrubber) inode(ino format.Ino) error {
 	}
 	if ip.isDir() {
 		s.b.Blocks += s.mappedBlocks(ip, DataFork)
-		if err := dir.Check(readFork{v, ip}); err != nil {
+		if err := dir.Check(readFork{v: v, ip: ip}); err != nil {
 			return s.damage(format.Located(err, fmt.Sprintf("inode %d", ino)), ino, 0, 0)
 		}
 	}
 	if ip.core.ForkOff != 0 {
 		s.b.Blocks += s.mappedBlocks(ip, AttrFork)
-		if err := attr.Check(attrReadFork{readFork{v, ip}}); err != nil {
+		if err := attr.Check(attrReadFork{readFork{v: v, ip: ip}}); err != nil {
 			return s.damage(format.Located(err, fmt.Sprintf("inode %d %v", ino, AttrFork)), ino, 0, 0)
 		}
 	}

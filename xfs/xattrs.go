@@ -74,7 +74,7 @@ func (v Xattrs) List(ino format.Ino) ([]Xattr, error) {
 		out = append(out, Xattr{Namespace: ns, Name: string(name), Value: bytes.Clone(value)})
 		return nil
 	}}
-	if err := listXattrs(attrReadFork{readFork{v.mount, ip}}, x.visit); err != nil {
+	if err := listXattrs(attrReadFork{readFork{v: v.mount, ip: ip}}, x.visit); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -122,7 +122,7 @@ func (v Xattrs) Get(ino format.Ino, full string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	val, err := attr.Get(attrReadFork{readFork{v.mount, ip}}, flags, []byte(name))
+	val, err := attr.Get(attrReadFork{readFork{v: v.mount, ip: ip}}, flags, []byte(name))
 	if err == attr.ErrNoData {
 		return nil, errNoXattr
 	} else if err != nil {

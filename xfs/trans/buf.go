@@ -70,8 +70,13 @@ func (b *Buf) Bytes() []byte { return b.data.Load().b }
 // to be: the ops that verified it when it was read, or finished it at
 // commit. A reader of another kind verifies it again (checkKind).
 type version struct {
-	b    []byte // never modified
+	b    []byte // never modified while it is a version
 	kind atomic.Pointer[Ops]
+	// shared: a reader without the block's lock took it; published: its
+	// commit made it current. Both decide whether it may be recycled
+	// once retired (see recycle.go).
+	shared, published atomic.Bool
+	borrowed          atomic.Int32 // readers reading it under a Lease
 }
 
 func newVersion(b []byte, kind *Ops) *version {

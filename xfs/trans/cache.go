@@ -52,6 +52,8 @@ type Cache struct {
 
 	// pass gathers the writes of the write-back pass under way.
 	pass wbPass
+	// blocks holds retired block copies for transactions to reuse.
+	blocks blockPool
 
 	pushMu   sync.Mutex    // guards pushDone
 	pushDone chan struct{} // closed when the Push under way ends; nil if none
@@ -209,6 +211,7 @@ func (c *Cache) detachLocked(s *cacheShard, b *Buf) {
 type writeBack struct {
 	b    *Buf
 	data []byte
+	v    *version // data's version, recycled once retired
 }
 
 // pin keeps the blocks of a queued commit in the cache until they are
@@ -465,7 +468,7 @@ func (c *Cache) Read(daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
 		return nil, err
 	}
 	defer c.release(b)
-	if v := b.data.Load(); v != nil {
+	if v := b.committed(); v != nil {
 		if err := checkKind(b, v, ops); err != nil {
 			return nil, err
 		}
@@ -482,7 +485,7 @@ func (c *Cache) load(b *Buf, ops *Ops) ([]byte, error) {
 	if ops == nil {
 		ops = b.ops.Load()
 	}
-	data := make([]byte, b.size)
+	data := c.blocks.get(b.size)
 	if err := c.ReadAt(data, format.DaddrToByte(b.daddr)); err != nil {
 		return nil, fmt.Errorf("read daddr %d: %w", b.daddr, err)
 	}
@@ -494,7 +497,7 @@ func (c *Cache) load(b *Buf, ops *Ops) ([]byte, error) {
 	if b.data.CompareAndSwap(nil, newVersion(data, ops)) {
 		return data, nil
 	}
-	v := b.data.Load()
+	v := b.committed()
 	if err := checkKind(b, v, ops); err != nil {
 		return nil, err
 	}

@@ -8,13 +8,20 @@
 //	              order is fixed) ──> publish in the cache ──> unlock
 //	Force ──> log leader: one log write, one flush ──> durable ──>
 //	          write-back backlog ──> (past its limit, or Sync) blocks
-//	          written in place, newest durable version only ──> unpinned
+//	          written in place, newest durable version only ──> unpinned;
+//	          replaced versions no reader took go back to the pool
 //	Tx.Cancel ──> drop the copies; nothing ever happened
 //
 // A transaction locks every buffer it touches until it commits or cancels,
 // so callers must take buffers in the engine's lock order (lock order: see
 // package xfs doc). Committed buffer contents are immutable slices swapped in
 // atomically, so lock-free readers always see a whole committed block.
+// A version a commit replaced is recycled as the next transaction's copy
+// once its write-back is done, unless a lock-free reader took it
+// (Cache.Read marks it; Cache.ReadCopy only counts itself in while it
+// copies): recycle.go has the proof. So a transaction's caller must not
+// keep a block's bytes past Commit or Cancel, and a reader that only
+// copies a part out (an inode) should use ReadCopy.
 // A block is verified when it is read from the device, and again only for
 // a reader that asks for another kind of block (Ops.Name) than the one its
 // content was verified or finished as: one copy serves every reader, and

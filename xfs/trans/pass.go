@@ -158,6 +158,9 @@ func (c *Cache) passEnd() error {
 					c.unwritten.forget(d.wb, d.own)
 				}
 				c.unpin(d.wb)
+				if err == nil {
+					c.recycle(d.wb)
+				}
 			}
 			if d.release != nil {
 				c.release(d.release)

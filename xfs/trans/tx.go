@@ -1,7 +1,6 @@
 package trans
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -92,6 +91,8 @@ type txBuf struct {
 	// a write to a view when the transaction ends.
 	view    bool
 	viewSum uint32
+	// ver is the version data becomes at commit.
+	ver *version
 }
 
 // checkViews makes every transaction of a test binary check, when it
@@ -100,6 +101,10 @@ type txBuf struct {
 var checkViews = testing.Testing()
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// testAfterQueue, set by tests, runs in Commit between the transaction's
+// place in the log and the publication of its blocks.
+var testAfterQueue func(*Cache)
 
 // Begin starts a transaction. It fails once the cache is shut down.
 func (c *Cache) Begin() (*Tx, error) {
@@ -186,7 +191,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 		}
 		if tb.view && mode != holdView {
 			tx.checkView(tb)
-			tb.data, tb.view = bytes.Clone(tb.data), false
+			tb.data, tb.view = tx.c.blocks.clone(tb.data), false
 		}
 		if ops != nil {
 			// A block this transaction freed can come back in it as
@@ -233,9 +238,10 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 			tb.viewSum = crc32.Checksum(tb.data, castagnoli)
 		}
 	case holdRead:
-		tb.data = append([]byte(nil), b.Bytes()...)
+		tb.data = tx.c.blocks.clone(b.Bytes())
 	default:
-		tb.data = make([]byte, size)
+		tb.data = tx.c.blocks.get(size)
+		clear(tb.data)
 		tb.dirty = true
 	}
 	if ops != nil {
@@ -413,9 +419,11 @@ func (tx *Tx) Commit() error {
 	tx.done = true
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			if ops := tb.b.ops.Load(); ops != nil && ops.Finish != nil {
+			ops := tb.b.ops.Load()
+			if ops != nil && ops.Finish != nil {
 				ops.Finish(tb.data)
 			}
+			tb.ver = newVersion(tb.data, ops)
 		}
 	}
 	var err error
@@ -432,9 +440,13 @@ func (tx *Tx) Commit() error {
 		tx.unlockAll(false)
 		return tx.c.shutdownErr()
 	}
+	if testAfterQueue != nil {
+		testAfterQueue(tx.c)
+	}
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			tb.b.data.Store(newVersion(tb.data, tb.b.ops.Load()))
+			tb.b.data.Store(tb.ver)
+			tb.ver.published.Store(true)
 		}
 	}
 	// Hooks run while the buffers are still locked, so that whatever they
@@ -475,7 +487,7 @@ func (tx *Tx) queue() error {
 	wb := make([]writeBack, 0, len(items))
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			wb = append(wb, writeBack{tb.b, tb.data})
+			wb = append(wb, writeBack{tb.b, tb.data, tb.ver})
 		}
 	}
 	c.pin(wb)
