@@ -38,9 +38,13 @@ type wbPass struct {
 
 	// scratch joins a run of adjacent blocks for one write on a device
 	// without vectored writes, iovecs lists them for one with; only the
-	// pass's End uses them, and keeps them for the next pass.
+	// pass's End uses them (and retired), and keeps them for the next
+	// pass.
 	scratch []byte
 	iovecs  [][]byte
+	// retired collects the copies the pass's commits retired, given back
+	// to the pool together.
+	retired [][]byte
 }
 
 type gatheredKey struct {
@@ -159,13 +163,16 @@ func (c *Cache) passEnd() error {
 				}
 				c.unpin(d.wb)
 				if err == nil {
-					c.recycle(d.wb)
+					p.retired = retiredOf(d.wb, p.retired)
 				}
 			}
 			if d.release != nil {
 				c.release(d.release)
 			}
 		}
+		c.blocks.putAll(p.retired)
+		clear(p.retired)
+		p.retired = p.retired[:0]
 	}
 }
 

@@ -200,33 +200,50 @@ func (p *blockPool) clone(src []byte) []byte {
 	return b
 }
 
-// put gives back b, which nothing else refers to. In test binaries it is
-// poisoned first, so that a reader the proof above missed decodes
-// garbage and fails its checks instead of passing by luck.
-func (p *blockPool) put(b []byte) {
-	c := poolClassOf(len(b))
-	if c < 0 || cap(b) != len(b) {
-		return
-	}
-	if checkViews {
-		for i := range b {
-			b[i] = 0xDB
+// putAll gives back bufs, which nothing else refers to, taking each
+// class's lock once. In test binaries they are poisoned first, so that a
+// reader the proof above missed decodes garbage and fails its checks
+// instead of passing by luck.
+func (p *blockPool) putAll(bufs [][]byte) {
+	for c := range p.classes {
+		pc := &p.classes[c]
+		locked := false
+		for _, b := range bufs {
+			if poolClassOf(len(b)) != c || cap(b) != len(b) {
+				continue
+			}
+			if checkViews {
+				copy(b, poison[:])
+			}
+			if !locked {
+				pc.mu.Lock()
+				locked = true
+			}
+			if (len(pc.free)+1)*len(b) <= poolClassBytes {
+				pc.free = append(pc.free, b)
+			}
 		}
-	}
-	pc := &p.classes[c]
-	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	if (len(pc.free)+1)*len(b) <= poolClassBytes {
-		pc.free = append(pc.free, b)
+		if locked {
+			pc.mu.Unlock()
+		}
 	}
 }
 
-// recycle gives back the versions of a commit's write-backs that are
+// poison is what a recycled copy holds in test binaries until reused.
+var poison = func() (p [1 << (poolMinShift + poolClasses - 1)]byte) {
+	for i := range p {
+		p[i] = 0xDB
+	}
+	return p
+}()
+
+// retiredOf appends to bufs the copies of a commit's write-backs that are
 // retired, once passEnd has written and forgotten them.
-func (c *Cache) recycle(wb []writeBack) {
+func retiredOf(wb []writeBack, bufs [][]byte) [][]byte {
 	for _, e := range wb {
 		if e.v != nil && e.b.retired(e.v) {
-			c.blocks.put(e.v.b)
+			bufs = append(bufs, e.v.b)
 		}
 	}
+	return bufs
 }

@@ -203,7 +203,7 @@ func TestPoolClassOf(t *testing.T) {
 	}
 	var p blockPool
 	b := p.get(4096)
-	p.put(b)
+	p.putAll([][]byte{b})
 	if c := p.get(4096); &c[0] != &b[0] {
 		t.Fatal("a pooled copy was not reused")
 	}
@@ -211,7 +211,7 @@ func TestPoolClassOf(t *testing.T) {
 		t.Fatal("a pooled copy was handed out twice")
 	}
 	for range 2 * poolClassBytes / 512 {
-		p.put(make([]byte, 512))
+		p.putAll([][]byte{make([]byte, 512)})
 	}
 	if n := p.pooled(); n != poolClassBytes/512 {
 		t.Fatalf("%d copies of 512 bytes pooled, want the bound %d", n, poolClassBytes/512)
