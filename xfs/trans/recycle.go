@@ -19,7 +19,7 @@ import (
 //   - readers under a Lease (Cache.ReadLeased, ReadCopy): until Release;
 //   - a transaction holding the block (its lock): only the current one;
 //   - the log, through the commit's items: until the commit's batch is
-//     written, which is before the commit is durable;
+//     written (the writer drops them then), before it is durable;
 //   - the write-back: the commit's pinned entry, the pass's gathered
 //     write and the unwritten map (ReadAt), until passEnd has written it
 //     and forgotten it;

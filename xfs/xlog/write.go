@@ -503,6 +503,10 @@ func (w *Writer) leadLocked() error {
 	w.durable = last
 	w.cond.Broadcast()
 	for _, p := range batch {
+		// The items are written: their bytes (blocks' committed
+		// versions) are the cache's again, to recycle once written in
+		// place.
+		p.items = nil
 		if p.writeBack == nil {
 			w.markWrittenLocked(p.lsn)
 			continue
