@@ -77,6 +77,9 @@ type version struct {
 	// once retired (see recycle.go).
 	shared, published atomic.Bool
 	borrowed          atomic.Int32 // readers reading it under a Lease
+	// written: its commit's write-back is done (passEnd); recycled: it
+	// went back to the pool, which happens once.
+	written, recycled atomic.Bool
 }
 
 func newVersion(b []byte, kind *Ops) *version {

@@ -212,6 +212,7 @@ type writeBack struct {
 	b    *Buf
 	data []byte
 	v    *version // data's version, recycled once retired
+	prev *version // the version v replaced, recycled then if it was not
 }
 
 // pin keeps the blocks of a queued commit in the cache until they are

@@ -28,7 +28,10 @@ import (
 // So a version created by a commit may be recycled at its passEnd, after
 // its write and its forget, if it was published (a write-back may run
 // before its commit has published it), is no longer the block's current
-// one and no lock-free reader ever took it. Readers take a version through
+// one and no lock-free reader ever took it; one still current then is
+// recycled at the passEnd of the commit that replaced it, by the same
+// tests. Only versions whose write-back is done are recycled: one read
+// from disk never is. Readers take a version through
 // Buf.committed, which marks it shared and then checks it is still
 // current; the recycler checks it is no longer current and then that it
 // is not shared. Go's atomics are sequentially consistent, so of a
@@ -237,12 +240,20 @@ var poison = func() (p [1 << (poolMinShift + poolClasses - 1)]byte) {
 	return p
 }()
 
-// retiredOf appends to bufs the copies of a commit's write-backs that are
-// retired, once passEnd has written and forgotten them.
+// retiredOf appends to bufs the copies a commit's write-backs let go,
+// once passEnd has written and forgotten them: its own versions if they
+// are retired already, and the versions they replaced, which were still
+// current at their own passEnd.
 func retiredOf(wb []writeBack, bufs [][]byte) [][]byte {
 	for _, e := range wb {
-		if e.v != nil && e.b.retired(e.v) {
-			bufs = append(bufs, e.v.b)
+		if e.v == nil {
+			continue
+		}
+		e.v.written.Store(true)
+		for _, v := range [2]*version{e.v, e.prev} {
+			if v != nil && v.written.Load() && e.b.retired(v) && v.recycled.CompareAndSwap(false, true) {
+				bufs = append(bufs, v.b)
+			}
 		}
 	}
 	return bufs

@@ -294,3 +294,30 @@ func TestLease(t *testing.T) {
 		t.Fatalf("%d copies pooled, want 1", got)
 	}
 }
+
+// TestReplacedAfterWriteBack: a version still current when its write-back
+// ended comes back at the write-back of the commit that replaced it, once.
+func TestReplacedAfterWriteBack(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	bump(t, c, 10)
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.blocks.pooled(); n != 0 {
+		t.Fatalf("%d copies pooled while the only version is current", n)
+	}
+	bump(t, c, 10)
+	bump(t, c, 10)
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The first version (current at its write-back) and the second
+	// (replaced before its own) come back; the third is current.
+	if n := c.blocks.pooled(); n != 2 {
+		t.Fatalf("%d copies pooled, want 2", n)
+	}
+	b, err := c.Read(10, 512, stamped)
+	if err != nil || binary.LittleEndian.Uint32(b[8:]) != 3 {
+		t.Fatalf("block reads %v, counter %d after three commits", err, binary.LittleEndian.Uint32(b[8:]))
+	}
+}

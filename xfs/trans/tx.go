@@ -91,8 +91,9 @@ type txBuf struct {
 	// a write to a view when the transaction ends.
 	view    bool
 	viewSum uint32
-	// ver is the version data becomes at commit.
-	ver *version
+	// ver is the version data becomes at commit, prev the one it
+	// replaces.
+	ver, prev *version
 }
 
 // checkViews makes every transaction of a test binary check, when it
@@ -423,7 +424,7 @@ func (tx *Tx) Commit() error {
 			if ops != nil && ops.Finish != nil {
 				ops.Finish(tb.data)
 			}
-			tb.ver = newVersion(tb.data, ops)
+			tb.ver, tb.prev = newVersion(tb.data, ops), tb.b.data.Load()
 		}
 	}
 	var err error
@@ -487,7 +488,7 @@ func (tx *Tx) queue() error {
 	wb := make([]writeBack, 0, len(items))
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			wb = append(wb, writeBack{tb.b, tb.data, tb.ver})
+			wb = append(wb, writeBack{tb.b, tb.data, tb.ver, tb.prev})
 		}
 	}
 	c.pin(wb)
