@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -61,12 +62,14 @@ func (l *Lease) Release() {
 // ReadLeased is Read for a reader under lease l: the block's bytes stay
 // valid until l.Release, and its version may be recycled after that.
 func (c *Cache) ReadLeased(l *Lease, daddr format.Daddr, size int, ops *Ops) ([]byte, error) {
-	return c.borrowed(daddr, size, ops, func(v *version) {
+	b, v, err := c.borrowed(daddr, size, ops)
+	if v != nil {
 		if l.held == nil {
 			l.held = l.inline[:0]
 		}
 		l.held = append(l.held, v)
-	})
+	}
+	return b, err
 }
 
 // ReadCopy copies len(dst) bytes at off of a block's committed content
@@ -77,10 +80,9 @@ func (c *Cache) ReadCopy(daddr format.Daddr, size int, ops *Ops, off int, dst []
 	if off < 0 || off+len(dst) > size {
 		return fmt.Errorf("trans: copy of %d bytes at %d from a %d-byte block", len(dst), off, size)
 	}
-	var held *version
-	b, err := c.borrowed(daddr, size, ops, func(v *version) { held = v })
-	if held != nil {
-		defer held.borrowed.Add(-1)
+	b, v, err := c.borrowed(daddr, size, ops)
+	if v != nil {
+		defer v.borrowed.Add(-1)
 	}
 	if err != nil {
 		return err
@@ -89,23 +91,24 @@ func (c *Cache) ReadCopy(daddr format.Daddr, size int, ops *Ops, off int, dst []
 	return nil
 }
 
-// borrowed returns a block's committed content, borrowed from its version
-// (handed to keep, which gives it back later) or read from disk.
-func (c *Cache) borrowed(daddr format.Daddr, size int, ops *Ops, keep func(*version)) ([]byte, error) {
+// borrowed returns a block's committed content: borrowed from its version
+// v, which the caller gives back with v.borrowed.Add(-1) (also on error),
+// or read from disk (v nil: a version read from disk is never recycled).
+func (c *Cache) borrowed(daddr format.Daddr, size int, ops *Ops) ([]byte, *version, error) {
 	b, _, err := c.lookup(daddr, size, ops)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.release(b)
 	v := b.borrow()
 	if v == nil {
-		return c.load(b, ops) // a version read from disk is never recycled
+		data, err := c.load(b, ops)
+		return data, nil, err
 	}
-	keep(v)
 	if err := checkKind(b, v, ops); err != nil {
-		return nil, err
+		return nil, v, err
 	}
-	return v.b, nil
+	return v.b, v, nil
 }
 
 // committed returns b's current version for a reader that holds no lock
@@ -215,7 +218,7 @@ func (p *blockPool) putAll(bufs [][]byte) {
 			if poolClassOf(len(b)) != c || cap(b) != len(b) {
 				continue
 			}
-			if checkViews {
+			if poisonRecycled {
 				copy(b, poison[:])
 			}
 			if !locked {
@@ -231,6 +234,9 @@ func (p *blockPool) putAll(bufs [][]byte) {
 		}
 	}
 }
+
+// poisonRecycled overwrites recycled copies with poison in test binaries.
+var poisonRecycled = testing.Testing()
 
 // poison is what a recycled copy holds in test binaries until reused.
 var poison = func() (p [1 << (poolMinShift + poolClasses - 1)]byte) {

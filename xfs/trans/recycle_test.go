@@ -35,6 +35,36 @@ func bump(t *testing.T, c *Cache, d format.Daddr) {
 	})
 }
 
+// syncAll is c.Sync, which runs every write-back.
+func syncAll(t *testing.T, c *Cache) {
+	t.Helper()
+	if err := c.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantPooled checks how many copies the pool holds.
+func wantPooled(t *testing.T, c *Cache, want int, when string) {
+	t.Helper()
+	if n := c.blocks.pooled(); n != want {
+		t.Fatalf("%d copies pooled %s, want %d", n, when, want)
+	}
+}
+
+// wantCount checks the counter of block d's current version (bumped n
+// times) and returns the version.
+func wantCount(t *testing.T, c *Cache, d format.Daddr, n uint32) []byte {
+	t.Helper()
+	b, err := c.Read(d, 512, stamped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.LittleEndian.Uint32(b[8:]); got != n {
+		t.Fatalf("block %d counts %d, want %d: a copy was recycled while current or unpublished", d, got, n)
+	}
+	return b
+}
+
 // TestRetiredVersionsAreRecycled: the copies of a block that later commits
 // replaced come back to the pool once their write-backs ran, and the
 // block's current version and its place on disk are the newest.
@@ -44,25 +74,16 @@ func TestRetiredVersionsAreRecycled(t *testing.T) {
 	for range 20 {
 		bump(t, c, 10)
 	}
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if n := c.blocks.pooled(); n != 19 {
-		t.Fatalf("%d copies pooled after 20 commits of one block, want 19 (all but the current)", n)
-	}
-	got, err := c.Read(10, 512, stamped)
-	if err != nil || binary.LittleEndian.Uint32(got[8:]) != 20 {
-		t.Fatalf("current version counts %d (%v), want 20", binary.LittleEndian.Uint32(got[8:]), err)
-	}
+	syncAll(t, c)
+	wantPooled(t, c, 19, "after 20 commits of one block (all but the current)")
+	got := wantCount(t, c, 10, 20)
 	if !bytes.Equal(d.b[10*512:11*512], got) {
 		t.Fatal("the block on disk is not its current version")
 	}
 	// Reads from the disk and transactions take their copies from the
 	// pool: block 11's read and its copy take two.
 	bump(t, c, 11)
-	if n := c.blocks.pooled(); n != 17 {
-		t.Fatalf("%d copies pooled after a miss and a copy, want 17", n)
-	}
+	wantPooled(t, c, 17, "after a miss and a copy")
 }
 
 // TestReaderKeepsItsVersion: a version a reader took without a lock is
@@ -85,17 +106,13 @@ func TestReaderKeepsItsVersion(t *testing.T) {
 		bump(t, c, 10)
 		bump(t, c, 11)
 	}
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	syncAll(t, c)
 	if !bytes.Equal(kept, want) {
 		t.Fatal("a version a reader holds was recycled")
 	}
 	// Of block 10's 11 versions the first is the reader's and the last
 	// current; all 11 of block 11 but the current come back.
-	if n := c.blocks.pooled(); n != 9+10 {
-		t.Fatalf("%d copies pooled, want %d", n, 9+10)
-	}
+	wantPooled(t, c, 9+10, "after ten more commits of each block")
 }
 
 // TestReadersBesideRecycling: readers that hold versions and readers that
@@ -231,9 +248,7 @@ func TestCopyInProgressKeepsVersion(t *testing.T) {
 	v := b.borrow() // a copier between its handshake and its copy
 	want := bytes.Clone(v.b)
 	bump(t, c, 10)
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	syncAll(t, c)
 	if !bytes.Equal(v.b, want) {
 		t.Fatal("a version was recycled while a reader copied from it")
 	}
@@ -254,10 +269,7 @@ func TestWriteBackBeforePublish(t *testing.T) {
 	}
 	bump(t, c, 10)
 	testAfterQueue = nil
-	b, err := c.Read(10, 512, stamped)
-	if err != nil || binary.LittleEndian.Uint32(b[8:]) != 2 {
-		t.Fatalf("block reads %v, counter %d after two commits: its copy was recycled before it was published", err, binary.LittleEndian.Uint32(b[8:]))
-	}
+	wantCount(t, c, 10, 2)
 }
 
 // TestLease: versions read under a lease stay whole until Release, and
@@ -276,23 +288,17 @@ func TestLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	done.Release()
-	if n := c.blocks.pooled(); n != 0 {
-		t.Fatalf("%d copies pooled before any write-back", n)
-	}
+	wantPooled(t, c, 0, "before any write-back")
 	bump(t, c, 10)
 	bump(t, c, 11)
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	syncAll(t, c)
 	if !bytes.Equal(kept, want) {
 		t.Fatal("a version on lease was recycled")
 	}
 	held.Release()
 	// Of the two versions the bumps replaced, only the one whose lease
 	// was over comes back.
-	if got := c.blocks.pooled(); got != 1 {
-		t.Fatalf("%d copies pooled, want 1", got)
-	}
+	wantPooled(t, c, 1, "after the leases")
 }
 
 // TestReplacedAfterWriteBack: a version still current when its write-back
@@ -300,24 +306,13 @@ func TestLease(t *testing.T) {
 func TestReplacedAfterWriteBack(t *testing.T) {
 	c, _ := newLoggedCache(t)
 	bump(t, c, 10)
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if n := c.blocks.pooled(); n != 0 {
-		t.Fatalf("%d copies pooled while the only version is current", n)
-	}
+	syncAll(t, c)
+	wantPooled(t, c, 0, "while the only version is current")
 	bump(t, c, 10)
 	bump(t, c, 10)
-	if err := c.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	syncAll(t, c)
 	// The first version (current at its write-back) and the second
 	// (replaced before its own) come back; the third is current.
-	if n := c.blocks.pooled(); n != 2 {
-		t.Fatalf("%d copies pooled, want 2", n)
-	}
-	b, err := c.Read(10, 512, stamped)
-	if err != nil || binary.LittleEndian.Uint32(b[8:]) != 3 {
-		t.Fatalf("block reads %v, counter %d after three commits", err, binary.LittleEndian.Uint32(b[8:]))
-	}
+	wantPooled(t, c, 2, "after three commits")
+	wantCount(t, c, 10, 3)
 }
