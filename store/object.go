@@ -133,18 +133,14 @@ func (s *store) putSmall(bucket string, kp keyPath, key string, r io.Reader, siz
 	return ObjectInfo{Key: key, Size: size, LastModified: p.mtime, ETag: etag, Meta: meta, VersionID: p.versionID()}, nil
 }
 
-// placeStaged places a small object through a staging file.
+// placeStaged places a small object through a staging file, made with
+// its body in one transaction.
 func (s *store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Precondition) (placed, error) {
-	st, err := s.newStaging(obj.project)
+	st, err := s.newStagingWith(obj.project, obj.data)
 	if err != nil {
 		return placed{}, err
 	}
 	defer st.discard()
-	if len(obj.data) > 0 {
-		if _, err := s.v.Files().WriteAt(st.ino, obj.data, 0); err != nil {
-			return placed{}, err
-		}
-	}
 	st.xattrs = obj.xattrs
 	return s.place(bucket, kp, st, cond)
 }
@@ -216,15 +212,19 @@ type staging struct {
 	moved  bool
 }
 
-// newStaging makes a staging file charged to the project of the bucket
-// it is for, so that its blocks count against that bucket's quota as they
-// are written.
-func (s *store) newStaging(project uint32) (*staging, error) {
+// newStaging makes an empty staging file charged to the project of the
+// bucket it is for, so that its blocks count against that bucket's quota
+// as they are written.
+func (s *store) newStaging(project uint32) (*staging, error) { return s.newStagingWith(project, nil) }
+
+// newStagingWith is newStaging with the file made holding data (at most
+// xfs.MaxCreateData bytes), in the same transaction.
+func (s *store) newStagingWith(project uint32, data []byte) (*staging, error) {
 	name := randomName()
 	a := fileAttrs
 	a.ProjID = project
 	dir := s.stagingDir(name)
-	ino, err := s.v.Names().Create(dir, name, a)
+	ino, err := s.v.Names().CreateFile(dir, name, a, data, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -21,32 +21,44 @@ var putClients = []int{1, 8, 32}
 
 // BenchmarkPut4K measures durable 4 KiB PUTs through the store alone (every
 // returned PUT is on stable storage), spread over ten directories of one
-// bucket, with the device flushes, log bytes and transactions per PUT. BenchmarkKernelCreateFsync4K is the kernel doing the same work
-// (create, write 4 KiB, fsync) on a loop mount of the same kind of volume;
-// run both in one command to compare:
+// bucket, with the device flushes, log bytes and transactions per PUT:
+// new keys, and overwrites of 1000 existing ones (a new body through a
+// staging file and a rename). BenchmarkKernelCreateFsync4K is the kernel
+// doing the new keys' work (create, write 4 KiB, fsync) on a loop mount
+// of the same kind of volume; run both in one command to compare:
 //
 //	go test -run '^$' -bench '4K$' -benchtime 2000x ./store/
 func BenchmarkPut4K(b *testing.B) {
-	for _, clients := range putClients {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			s, _ := newStoreOfSize(b, 4<<30)
-			if err := s.CreateBucket("bench"); err != nil {
-				b.Fatal(err)
-			}
-			data := bytes.Repeat([]byte("x"), 4096)
-			for d := 0; d < 10; d++ { // the directories exist, as in a bucket in use
-				if _, err := s.PutObject("bench", fmt.Sprintf("d%d/first", d), bytes.NewReader(data), int64(len(data)), Meta{}); err != nil {
+	const overwritten = 1000
+	for _, kind := range []string{"new", "overwrite"} {
+		for _, clients := range putClients {
+			b.Run(fmt.Sprintf("%s/clients=%d", kind, clients), func(b *testing.B) {
+				s, _ := newStoreOfSize(b, 4<<30)
+				if err := s.CreateBucket("bench"); err != nil {
 					b.Fatal(err)
 				}
-			}
-			before := s.Volume().LogStats()
-			runClients(b, clients, put4K(s, "bench"))
-			after := s.Volume().LogStats()
-			n := float64(b.N)
-			b.ReportMetric(float64(after.Flushes-before.Flushes)/n, "flushes/op")
-			b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "logB/op")
-			b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/op")
-		})
+				// The directories exist, as in a bucket in use, and so
+				// do the keys to overwrite.
+				put := put4K(s, "bench")
+				for i := range int64(overwritten) {
+					if err := put(i); err != nil {
+						b.Fatal(err)
+					}
+				}
+				op := func(i int64) error { return put(overwritten + i) }
+				if kind == "overwrite" {
+					op = func(i int64) error { return put(i % overwritten) }
+				}
+				before := s.Volume().LogStats()
+				runClients(b, clients, op)
+				after := s.Volume().LogStats()
+				n := float64(b.N)
+				b.ReportMetric(float64(after.Flushes-before.Flushes)/n, "flushes/op")
+				b.ReportMetric(float64(after.Writes-before.Writes)/n, "logWrites/op")
+				b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "logB/op")
+				b.ReportMetric(float64(after.Commits-before.Commits)/n, "commits/op")
+			})
+		}
 	}
 }
 
