@@ -78,6 +78,8 @@ type model struct {
 	// applied and refused count the Apply calls that changed the model
 	// and those that had to fail; clones the files made as clones.
 	applied, refused, clones int
+	// makers counts the applied calls that made inodes (NameOp.New).
+	makers int
 	// cloneHeavy makes a third of the operations (drawn from arng)
 	// clones of a file of the directory at hand.
 	cloneHeavy bool
@@ -159,7 +161,7 @@ func runWriteModel(t *testing.T, o mkfs.Options, mode gc.Mode, cacheBytes int, s
 			open()
 		}
 	}
-	t.Logf("Namespace.Apply: %d calls applied, %d refused as they should be; %d files cloned", m.applied, m.refused, m.clones)
+	t.Logf("Namespace.Apply: %d calls applied (%d making inodes), %d refused as they should be; %d files cloned", m.applied, m.makers, m.refused, m.clones)
 	if m.hot != nil && m.hot.nlink > 0 {
 		st, _ := m.v.Stat(m.hot.ino)
 		t.Logf("hot file: %d attributes, attr fork %s with %d extents", len(m.hot.xattrs), st.AttrFormat, st.AttrExtents)
@@ -499,10 +501,17 @@ func (m *model) step() {
 	}
 }
 
+// placeholderIno is the first of the inode numbers the model gives the
+// inodes an Apply call makes until it returns them: no inode has one, and
+// a snapshot holding one is compared without inode numbers.
+const placeholderIno = format.Ino(1) << 62
+
 // apply makes one Namespace.Apply call of one to four random moves and
-// removals over random names, drawn from arng: valid ones change the
-// model all together, and a call with an invalid op must fail with that
-// op's error and change nothing.
+// removals over random names, drawn from arng, now and then after ops
+// that make a file, or a directory and a file in it (NameOp.New), which
+// later moves may target: valid ones change the model all together, and
+// a call with an invalid op must fail with that op's error and change
+// nothing.
 func (m *model) apply() {
 	main := m.rng
 	m.rng = m.arng
@@ -534,10 +543,37 @@ func (m *model) apply() {
 		to     *mnode
 		n      *mnode
 		xattrs map[string]string
+		made   bool // n is made by the op (New)
 	}
 	var ops []xfs.NameOp
 	var moves []move
 	var want error
+	made := map[slot]bool{}
+	lost := map[*mnode]uint32{} // links the moves take from files
+	var madeDir *mnode
+	if m.rng.Intn(3) == 0 {
+		to, _ := m.pickDir()
+		toIno := to.ino
+		if m.rng.Intn(2) == 0 {
+			madeDir = &mnode{ino: placeholderIno + format.Ino(m.op)*2, dir: map[string]*mnode{}, mode: 0o750, nlink: 2}
+			mv := move{op: xfs.NameOp{ToDir: to.ino, ToName: m.name(), New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o750}, Dir: true}},
+				to: to, n: madeDir, made: true}
+			ops, moves = append(ops, mv.op), append(moves, mv)
+			to, toIno = madeDir, xfs.MadeDir
+		}
+		n := &mnode{ino: placeholderIno + format.Ino(m.op)*2 + 1, mode: 0o640, nlink: 1, xattrs: map[string]string{"user.made": fmt.Sprint(m.op)}}
+		mv := move{op: xfs.NameOp{ToDir: toIno, ToName: m.name(), New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o640}},
+			Attrs: []xfs.Xattr{{Namespace: "user", Name: "made", Value: []byte(fmt.Sprint(m.op))}}}, to: to, n: n, made: true}
+		ops, moves = append(ops, mv.op), append(moves, mv)
+		for _, mv := range moves {
+			k := slot{mv.to, mv.op.ToName}
+			if at(mv.to, mv.op.ToName) != nil {
+				want = xfs.ErrExist
+				break
+			}
+			names[k], made[k] = mv.n, true
+		}
+	}
 	// Mostly files, so that most calls are valid; now and then any name.
 	pick := func(d *mnode) (string, *mnode) {
 		if m.rng.Intn(8) == 0 {
@@ -569,6 +605,10 @@ func (m *model) apply() {
 		mv := move{op: xfs.NameOp{Dir: d.ino, Name: name}, from: d, n: n}
 		if m.rng.Intn(3) > 0 {
 			to, _ := m.pickDir()
+			toIno := to.ino
+			if madeDir != nil && m.rng.Intn(3) == 0 {
+				to, toIno = madeDir, xfs.MadeDir
+			}
 			toName := m.name()
 			if m.rng.Intn(2) == 0 {
 				if existing, other := pick(to); other != nil {
@@ -576,7 +616,7 @@ func (m *model) apply() {
 				}
 			}
 			mv.to = to
-			mv.op.ToDir, mv.op.ToName = to.ino, toName
+			mv.op.ToDir, mv.op.ToName = toIno, toName
 			if m.rng.Intn(2) == 0 {
 				mv.xattrs = map[string]string{fmt.Sprintf("user.apply%d", m.rng.Intn(5)): fmt.Sprint(m.op)}
 				for k, val := range mv.xattrs {
@@ -590,12 +630,15 @@ func (m *model) apply() {
 			continue
 		}
 		switch {
+		case made[slot{d, name}] || mv.to != nil && made[slot{mv.to, mv.op.ToName}]:
+			want = xfs.ErrInvalid
 		case n == nil:
 			want = xfs.ErrNotFound
 		case kindErr(n) != nil:
 			want = kindErr(n)
 		case mv.to == nil:
 			names[slot{d, name}] = nil
+			lost[n]++
 		default:
 			dst := at(mv.to, mv.op.ToName)
 			switch {
@@ -604,6 +647,9 @@ func (m *model) apply() {
 			case dst != nil && kindErr(dst) != nil:
 				want = kindErr(dst)
 			default:
+				if dst != nil {
+					lost[dst]++
+				}
 				names[slot{d, name}] = nil
 				names[slot{mv.to, mv.op.ToName}] = n
 			}
@@ -612,10 +658,25 @@ func (m *model) apply() {
 	if len(ops) == 0 {
 		return
 	}
+	if want == nil && len(made) > 0 {
+		// A call that makes inodes may not release one.
+		for n, k := range lost {
+			if n.nlink <= k {
+				want = xfs.ErrInvalid
+			}
+		}
+	}
 	if want == nil {
 		// Valid: the model changes first, so that a cut during the call
 		// can be checked against the state it leaves.
 		for _, mv := range moves {
+			if mv.made {
+				mv.to.dir[mv.op.ToName] = mv.n
+				if mv.n.dir != nil {
+					mv.to.nlink++
+				}
+				continue
+			}
 			delete(mv.from.dir, mv.op.Name)
 			if mv.to == nil {
 				mv.n.nlink--
@@ -635,12 +696,33 @@ func (m *model) apply() {
 		post := m.expected()
 		m.post = &post
 		m.applied++
+		if len(made) > 0 {
+			m.makers++
+		}
 	} else {
 		m.refused++
 	}
 	err := m.v.Names().Apply(ops)
 	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
 		m.fail(fmt.Sprintf("Apply of %d ops (want %v)", len(ops), want), err)
+	}
+	if want != nil {
+		return
+	}
+	// The made inodes' numbers, now that they exist.
+	for _, mv := range moves {
+		if !mv.made {
+			continue
+		}
+		dir := mv.op.ToDir
+		if dir == xfs.MadeDir {
+			dir = madeDir.ino
+		}
+		ino, err := m.v.Names().Lookup(dir, mv.op.ToName)
+		if err != nil {
+			m.fail("lookup of a made name", err)
+		}
+		mv.n.ino = ino
 	}
 }
 

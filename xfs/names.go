@@ -328,10 +328,26 @@ func (v Namespace) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name str
 	} else if !errors.Is(err, dir.ErrNotFound) {
 		return 0, err
 	}
-	isDir := mode&format.SIFMT == format.SIFDIR
-	free, err := t.allocInode(dirIno, isDir)
+	c, err := v.makeInode(t, pc, mode, a, target)
 	if err != nil {
 		return 0, err
+	}
+	if err := dir.Add(pf, []byte(name), c.ino, format.FTypeOfMode(mode)); err != nil {
+		return 0, err
+	}
+	pc.touch(true)
+	return c.ino, nil
+}
+
+// makeInode allocates and initialises an inode of mode for directory pc
+// (a directory gets its . and .., and pc its link; a symlink points at
+// target) and returns the transaction's change of it. The caller names
+// it in pc.
+func (v Namespace) makeInode(t *txn, pc *inodeChange, mode uint16, a Attrs, target string) (*inodeChange, error) {
+	isDir := mode&format.SIFMT == format.SIFDIR
+	free, err := t.allocInode(pc.ino, isDir)
+	if err != nil {
+		return nil, err
 	}
 	h := v.icache.hold(free.ino)
 	c := t.track(h, free) // publishes the new version before the release below
@@ -348,20 +364,16 @@ func (v Namespace) createTx(t *txn, hd *inodeHandle, dirIno format.Ino, name str
 	clear(c.forkBytes(DataFork))
 	switch {
 	case isDir:
-		if err := dir.Init(dataFork{c}, dirIno); err != nil {
-			return 0, err
+		if err := dir.Init(dataFork{c}, pc.ino); err != nil {
+			return nil, err
 		}
 		pc.core.Nlink++
 	case mode&format.SIFMT == format.SIFLNK:
 		if err := c.writeSymlink(target); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
-	if err := dir.Add(pf, []byte(name), free.ino, format.FTypeOfMode(mode)); err != nil {
-		return 0, err
-	}
-	pc.touch(true)
-	return free.ino, nil
+	return c, nil
 }
 
 // modifyDir returns the transaction's copy of a live directory.

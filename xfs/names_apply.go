@@ -13,7 +13,8 @@ import (
 // A NameOp is one change of the names of regular files, for Apply: it
 // moves the name Name of directory Dir to ToName in directory ToDir,
 // replacing a regular file of that name (which loses that link) and
-// setting Attrs on the moved inode; with ToDir 0 it removes the name.
+// setting Attrs on the moved inode; with ToDir 0 it removes the name;
+// with New it makes a new inode named ToName in ToDir.
 type NameOp struct {
 	Dir    format.Ino
 	Name   string
@@ -29,7 +30,28 @@ type NameOp struct {
 	// Immutable on a remove op is ErrInvalid. Directories the op changes
 	// must not be immutable.
 	Immutable bool
+	// New makes the name instead of moving one: the op creates an
+	// inode (Dir and Name stay empty) named ToName in ToDir, a name
+	// that must be free and that later ops leave alone, and sets Attrs
+	// on it. A later op of the same Apply names the directory such an
+	// op made MadeDir.
+	New *NewInode
 }
+
+// NewInode is what a NameOp with New makes: a directory if Dir, else an
+// empty regular file, with Attrs' mode, owner and project.
+type NewInode struct {
+	Attrs
+	Dir bool
+}
+
+// MadeDir, as a NameOp's Dir or ToDir, is the directory an earlier op of
+// the same Apply made (NewInode.Dir): one Apply makes one at most, and
+// not inside itself.
+const MadeDir = ^format.Ino(0)
+
+// isMade tells whether ino is MadeDir.
+func isMade(ino format.Ino) bool { return ino == MadeDir }
 
 // maxApplyOps bounds the changes of one Apply: they share one
 // transaction, whose reservation and locks grow with them.
@@ -49,6 +71,14 @@ const maxApplyOps = 8
 // ErrImmutable for a change the immutable flag forbids (NameOp.Immutable).
 // An object store moves a file out of the way and another into its place
 // in one step this way (a new version over the current one).
+//
+// Ops with New make inodes in the same transaction: a delete marker and
+// the directory that keeps it beside the version it hides, say. Their
+// inodes come from one AG (ialloc: the AG whose AGI the first locked),
+// and an Apply that makes inodes may not release one (ErrInvalid when an
+// op removes or replaces a file's last link): the AGI that release
+// takes could come below the one the allocation holds. A name a New op
+// would take that exists gives ErrExist.
 func (v Namespace) Apply(ops []NameOp) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
@@ -60,10 +90,20 @@ func (v Namespace) Apply(ops []NameOp) (err error) {
 	if len(ops) > maxApplyOps {
 		return fmt.Errorf("%d name changes in one transaction (at most %d): %w", len(ops), maxApplyOps, ErrInvalid)
 	}
+	if err := checkMade(ops); err != nil {
+		return err
+	}
 	sets := make([]xattrSet, len(ops))
 	for i, op := range ops {
 		names := []string{op.Name}
-		if op.ToDir != 0 {
+		if op.New != nil {
+			names = []string{op.ToName}
+			if m := v.w.quota; m != nil && op.New.ProjID != 0 {
+				if err := v.quotas().ensureDquot(m, op.New.ProjID); err != nil {
+					return err
+				}
+			}
+		} else if op.ToDir != 0 {
 			names = append(names, op.ToName)
 		} else if len(op.Attrs) > 0 {
 			return fmt.Errorf("attributes on a removed name %q: %w", op.Name, ErrInvalid)
@@ -91,6 +131,25 @@ func (v Namespace) Apply(ops []NameOp) (err error) {
 	return err
 }
 
+// checkMade checks the ops' use of New and MadeDir (see there).
+func checkMade(ops []NameOp) error {
+	made := false
+	for _, op := range ops {
+		switch {
+		case op.New != nil && (op.Dir != 0 || op.Name != "" || op.ToDir == 0 || op.Immutable):
+			return fmt.Errorf("new name %q: an op that makes an inode has only ToDir, ToName and Attrs: %w", op.ToName, ErrInvalid)
+		case op.New != nil && op.New.Dir && (made || isMade(op.ToDir)):
+			return fmt.Errorf("new directory %q: one Apply makes one directory, not inside itself: %w", op.ToName, ErrInvalid)
+		case !made && (isMade(op.Dir) || isMade(op.ToDir)):
+			return fmt.Errorf("%q: MadeDir before an op made a directory: %w", op.Name, ErrInvalid)
+		}
+		if op.New != nil && op.New.Dir {
+			made = true
+		}
+	}
+	return nil
+}
+
 // namePlan is Apply's view of the names its ops touch, resolved under
 // the directories' locks before the transaction: the inode each name
 // holds after the ops so far (0: none).
@@ -107,6 +166,8 @@ type namePlan struct {
 	// replaced[i] is the inode op i's move replaces (0: none).
 	replaced []format.Ino
 	src      []format.Ino
+	// made holds the names New ops take, which later ops leave alone.
+	made map[dirName]bool
 }
 
 type dirName struct {
@@ -117,8 +178,14 @@ type dirName struct {
 // resolve returns the inode a name holds at this point of the plan.
 func (p *namePlan) resolve(d format.Ino, name string) (format.Ino, error) {
 	k := dirName{d, name}
+	if p.made[k] {
+		return 0, fmt.Errorf("%q is made by this Apply: %w", name, ErrInvalid)
+	}
 	if ino, ok := p.names[k]; ok {
 		return ino, nil
+	}
+	if isMade(d) {
+		return 0, nil // the new directory starts empty
 	}
 	ino, err := p.v.lookupLocked(d, name)
 	if errors.Is(err, ErrNotFound) {
@@ -154,7 +221,19 @@ func (p *namePlan) file(ino format.Ino, name string) error {
 // build walks the ops over the names they leave.
 func (p *namePlan) build(ops []NameOp) error {
 	p.src, p.replaced = make([]format.Ino, len(ops)), make([]format.Ino, len(ops))
+	p.made = map[dirName]bool{}
 	for i, op := range ops {
+		if op.New != nil {
+			dst, err := p.resolve(op.ToDir, op.ToName)
+			if err != nil {
+				return err
+			}
+			if dst != 0 {
+				return fmt.Errorf("%q: %w", op.ToName, ErrExist)
+			}
+			p.made[dirName{op.ToDir, op.ToName}] = true
+			continue
+		}
 		src, err := p.resolve(op.Dir, op.Name)
 		if err != nil {
 			return err
@@ -224,12 +303,19 @@ func (p *namePlan) checkFlags(ops []NameOp, changes map[format.Ino]*inodeChange)
 // returns the inodes that lost their last link.
 func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino, err error) {
 	var dirs []format.Ino
+	makes := 0
 	for _, op := range ops {
-		dirs = append(dirs, op.Dir)
+		if op.New != nil {
+			makes++
+		} else {
+			dirs = append(dirs, op.Dir)
+		}
 		if op.ToDir != 0 {
 			dirs = append(dirs, op.ToDir)
 		}
 	}
+	// The directory a New op makes is nobody else's before the commit.
+	dirs = slices.DeleteFunc(dirs, isMade)
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
 	handles, unlock := v.lockInodeSet(dirs)
@@ -266,6 +352,9 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 			dying = append(dying, ino)
 		}
 	}
+	if len(dying) > 0 && makes > 0 {
+		return nil, fmt.Errorf("an Apply that makes inodes releases inode %d: %w", dying[0], ErrInvalid)
+	}
 	slices.SortFunc(dying, func(a, b format.Ino) int {
 		aa, _ := v.geo.InoToAg(a)
 		ab, _ := v.geo.InoToAg(b)
@@ -282,7 +371,7 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 		u.Lock()
 		defer u.Unlock()
 	}
-	reserve := 2 * int64(len(ops)) * v.dirChangeReserve()
+	reserve := 2*int64(len(ops))*v.dirChangeReserve() + int64(makes)*v.createReserve()
 	for _, set := range sets {
 		if len(set.list) > 0 {
 			reserve += v.xattrs().xattrReserve(set.blocks)
@@ -323,6 +412,26 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 	}
 	if err := p.checkFlags(ops, changes); err != nil {
 		return nil, err
+	}
+	// Inodes first: their AGI (and maybe AGF) before any AGF the
+	// directories' changes take.
+	for i, op := range ops {
+		if op.New == nil {
+			continue
+		}
+		mode := format.SIFREG | uint16(op.New.Mode&0o7777)
+		if op.New.Dir {
+			mode = format.SIFDIR | uint16(op.New.Mode&0o7777)
+		}
+		c, err := v.makeInode(t, changes[op.ToDir], mode, op.New.Attrs, "")
+		if err != nil {
+			return nil, err
+		}
+		if op.New.Dir {
+			changes[MadeDir] = c
+		}
+		changes[c.ino] = c
+		p.src[i] = c.ino // named by the loop below
 	}
 	// Dying inodes in AG order, then the others whose count drops.
 	order := append(slices.Clone(dying), files...)
@@ -365,6 +474,9 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 			}
 			sc.touch(false)
 			dd.touch(true)
+		}
+		if op.New != nil {
+			continue
 		}
 		if _, err := dir.Remove(dataFork{sd}, []byte(op.Name)); err != nil {
 			return nil, err

@@ -23,14 +23,7 @@ import (
 func TestApply(t *testing.T) {
 	oracle.Require(t, oracle.ToolMount)
 	v, img, q := newHeldVolume(t)
-	mkdir := func(parent format.Ino, name string) format.Ino {
-		t.Helper()
-		d, err := v.Names().Mkdir(parent, name, xfs.Attrs{Mode: 0o755})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	mkdir := func(parent format.Ino, name string) format.Ino { return mustMkdir(t, v, parent, name) }
 	cur, ver, tmp := mkdir(v.Root(), "cur"), mkdir(v.Root(), "ver"), mkdir(v.Root(), "tmp")
 	v1 := writeFile(t, v, cur, "k", 5000, 4096, '1')
 	v2 := writeFile(t, v, tmp, "staged", 9000, 4096, '2')
@@ -65,11 +58,7 @@ func TestApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	moveBack := xfs.NameOp{Dir: ver, Name: "v1", ToDir: cur, ToName: "k"}
-	failing := []struct {
-		name string
-		ops  []xfs.NameOp
-		want error
-	}{
+	failing := []failingApply{
 		{"missing source", []xfs.NameOp{moveBack, {Dir: ver, Name: "nope", ToDir: cur, ToName: "x"}}, xfs.ErrNotFound},
 		{"source moved away before", []xfs.NameOp{moveBack, {Dir: ver, Name: "v1", ToDir: cur, ToName: "again"}}, xfs.ErrNotFound},
 		{"onto a directory", []xfs.NameOp{moveBack, {Dir: cur, Name: "k", ToDir: cur, ToName: "sub"}}, xfs.ErrIsDir},
@@ -80,20 +69,7 @@ func TestApply(t *testing.T) {
 		{"attributes on a removal", []xfs.NameOp{{Dir: cur, Name: "k", Attrs: []xfs.Xattr{{Namespace: "user", Name: "a"}}}}, xfs.ErrInvalid},
 		{"too many", slices.Repeat([]xfs.NameOp{moveBack}, 9), xfs.ErrInvalid},
 	}
-	before := map[format.Ino][]xfs.DirEntry{}
-	for _, d := range []format.Ino{cur, ver, tmp, sub} {
-		before[d] = readDirSorted(t, v, d)
-	}
-	for _, c := range failing {
-		if err := v.Names().Apply(c.ops); !errors.Is(err, c.want) {
-			t.Errorf("%s: %v, want %v", c.name, err, c.want)
-		}
-		for d, want := range before {
-			if got := readDirSorted(t, v, d); !slices.Equal(got, want) {
-				t.Fatalf("%s changed directory %d: %v, was %v", c.name, d, got, want)
-			}
-		}
-	}
+	applyFailing(t, v, failing, cur, ver, tmp, sub)
 
 	// The kept version comes back over the current one, which goes, and
 	// its second name goes in the same call.
@@ -239,5 +215,167 @@ func readBack(t *testing.T, v *xfs.Volume, ino format.Ino, want []byte) {
 	got := make([]byte, len(want))
 	if _, err := v.Files().ReadAt(ino, got, 0); err != nil || !bytes.Equal(got, want) {
 		t.Errorf("inode %d reads back other bytes (%v)", ino, err)
+	}
+}
+
+// TestApplyNew: Apply makes inodes in its transaction, as an object
+// store makes a delete marker, and the directory that keeps it, in the
+// step that moves the current version aside. The made directory takes
+// names from later ops of the call, and a made name is left alone by
+// them; calls that break the rules change nothing. Concurrent calls each
+// making two inodes (inode chunks filling up meanwhile) lose none.
+// Afterwards xfs_repair is clean and the kernel sees what the engine
+// does, attributes included.
+func TestApplyNew(t *testing.T) {
+	oracle.Require(t, oracle.ToolMount)
+	v, img, q := newHeldVolume(t)
+	mkdir := func(parent format.Ino, name string) format.Ino { return mustMkdir(t, v, parent, name) }
+	cur, vers := mkdir(v.Root(), "cur"), mkdir(v.Root(), "vers")
+	v1 := writeFile(t, v, cur, "k", 5000, 4096, '1')
+	attr := func(name, value string) []xfs.Xattr {
+		return []xfs.Xattr{{Namespace: "user", Name: name, Value: []byte(value)}}
+	}
+	file := &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o640, ProjID: 7}}
+	dirNew := &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o750}, Dir: true}
+
+	// A marker, in a directory made for the key, hides the current
+	// version, which moves in beside it.
+	err := v.Names().Apply([]xfs.NameOp{
+		{ToDir: vers, ToName: "k.d", Attrs: attr("key", "k"), New: dirNew},
+		{ToDir: xfs.MadeDir, ToName: "m2", Attrs: attr("marker", ""), New: file},
+		{Dir: cur, Name: "k", ToDir: xfs.MadeDir, ToName: "v1", Attrs: attr("noncurrent", "since")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames(t, v, cur, nil)
+	kd := mustLookup(t, v, vers, "k.d")
+	m2 := mustLookup(t, v, kd, "m2")
+	wantNames(t, v, kd, map[string]format.Ino{"m2": m2, "v1": v1})
+	for _, c := range []struct {
+		ino         format.Ino
+		mode        uint32
+		nlink       uint32
+		size        int64
+		name, value string
+	}{
+		{kd, format.SIFDIR | 0o750, 2, -1, "user.key", "k"},
+		{m2, format.SIFREG | 0o640, 1, 0, "user.marker", ""},
+		{v1, 0, 1, 5000, "user.noncurrent", "since"},
+	} {
+		st, err := v.Stat(c.ino)
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case c.mode != 0 && uint32(st.Mode) != c.mode, st.Nlink != c.nlink, c.size >= 0 && st.Size != c.size:
+			t.Errorf("inode %d: mode %o, %d links, %d bytes; want %o, %d, %d", c.ino, st.Mode, st.Nlink, st.Size, c.mode, c.nlink, c.size)
+		}
+		if got, err := v.Xattrs().Get(c.ino, c.name); err != nil || string(got) != c.value {
+			t.Errorf("inode %d: %s = %q, %v; want %q", c.ino, c.name, got, err, c.value)
+		}
+	}
+	if st, err := v.Stat(m2); err != nil || st.ProjID != 7 {
+		t.Errorf("marker: project %d, %v; want 7", st.ProjID, err)
+	}
+	if st, err := v.Stat(vers); err != nil || st.Nlink != 3 {
+		t.Errorf("parent of the made directory: %d links, %v; want 3", st.Nlink, err)
+	}
+
+	// Calls that break the rules change nothing.
+	kept := writeFile(t, v, cur, "kept", 10, 4096, 'k')
+	failing := []failingApply{
+		{"a name that exists", []xfs.NameOp{{ToDir: kd, ToName: "v1", New: file}}, xfs.ErrExist},
+		{"MadeDir before a directory is made", []xfs.NameOp{{ToDir: xfs.MadeDir, ToName: "x", New: file}}, xfs.ErrInvalid},
+		{"two directories", []xfs.NameOp{{ToDir: vers, ToName: "a", New: dirNew}, {ToDir: vers, ToName: "b", New: dirNew}}, xfs.ErrInvalid},
+		{"a directory in itself", []xfs.NameOp{{ToDir: xfs.MadeDir, ToName: "a", New: dirNew}}, xfs.ErrInvalid},
+		{"a source name", []xfs.NameOp{{Dir: cur, Name: "kept", ToDir: kd, ToName: "x", New: file}}, xfs.ErrInvalid},
+		{"a made name moved", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: kd, Name: "m3", ToDir: cur, ToName: "x"}}, xfs.ErrInvalid},
+		{"a made name replaced", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: cur, Name: "kept", ToDir: kd, ToName: "m3"}}, xfs.ErrInvalid},
+		{"a last link released", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: cur, Name: "kept"}}, xfs.ErrInvalid},
+	}
+	applyFailing(t, v, failing, cur, vers, kd)
+
+	// A second marker in the directory that exists now, with the
+	// version coming back under the key.
+	err = v.Names().Apply([]xfs.NameOp{
+		{ToDir: kd, ToName: "m3", New: file},
+		{Dir: kd, Name: "v1", ToDir: cur, ToName: "k"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNames(t, v, kd, map[string]format.Ino{"m2": m2, "m3": mustLookup(t, v, kd, "m3")})
+	wantNames(t, v, cur, map[string]format.Ino{"k": v1, "kept": kept})
+
+	// Concurrent calls, two inodes each, in directories of every AG.
+	const workers, rounds = 4, 100
+	var wg sync.WaitGroup
+	for w := range workers {
+		home := mkdir(v.Root(), fmt.Sprintf("w%d", w))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				err := v.Names().Apply([]xfs.NameOp{
+					{ToDir: home, ToName: fmt.Sprintf("d%d", r), New: dirNew},
+					{ToDir: xfs.MadeDir, ToName: "m", Attrs: attr("r", fmt.Sprint(r)), New: file},
+				})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w := range workers {
+		home := mustLookup(t, v, v.Root(), fmt.Sprintf("w%d", w))
+		if n := len(readDirSorted(t, v, home)); n != rounds {
+			t.Errorf("w%d holds %d directories, want %d", w, n, rounds)
+		}
+		d := mustLookup(t, v, home, fmt.Sprintf("d%d", rounds-1))
+		if got, err := v.Xattrs().Get(mustLookup(t, v, d, "m"), "user.r"); err != nil || string(got) != fmt.Sprint(rounds-1) {
+			t.Errorf("w%d: last marker's attribute %q, %v", w, got, err)
+		}
+	}
+	if released := q.take(); len(released) != 0 {
+		t.Errorf("released %v; nothing lost its last link", released)
+	}
+	closeDrained(t, v, img)
+}
+
+func mustMkdir(t *testing.T, v *xfs.Volume, parent format.Ino, name string) format.Ino {
+	t.Helper()
+	d, err := v.Names().Mkdir(parent, name, xfs.Attrs{Mode: 0o755})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// failingApply is an Apply call that must fail with want.
+type failingApply struct {
+	name string
+	ops  []xfs.NameOp
+	want error
+}
+
+// applyFailing makes each call, checking its error and that none of dirs
+// changed.
+func applyFailing(t *testing.T, v *xfs.Volume, calls []failingApply, dirs ...format.Ino) {
+	t.Helper()
+	before := map[format.Ino][]xfs.DirEntry{}
+	for _, d := range dirs {
+		before[d] = readDirSorted(t, v, d)
+	}
+	for _, c := range calls {
+		if err := v.Names().Apply(c.ops); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+		for d, want := range before {
+			if got := readDirSorted(t, v, d); !slices.Equal(got, want) {
+				t.Fatalf("%s changed directory %d: %v, was %v", c.name, d, got, want)
+			}
+		}
 	}
 }

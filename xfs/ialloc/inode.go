@@ -3,6 +3,7 @@ package ialloc
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 
@@ -17,6 +18,9 @@ import (
 // free on disk; the caller initialises it.
 func (t *Tx) Alloc(parent format.Ino, isDir bool) (format.Ino, error) {
 	g := t.Geo()
+	if len(t.agis) > 0 {
+		return t.allocHeld(parent)
+	}
 	start, _ := g.InoToAg(parent)
 	if isDir {
 		start = format.AgNumber(t.in.dirRotor.Add(1) % g.AgCount)
@@ -54,6 +58,22 @@ func (in *Inodes) mayHaveInode(ag format.AgNumber) bool {
 	chunk := BlocksPerAlloc(in.geo)
 	kept := max(in.refcountAsk[ag], agf.RefcountBlocks) - agf.RefcountBlocks
 	return agf.Longest >= chunk+in.alignMt-1 && agf.FreeBlks >= kept+chunk+in.alignMt-1
+}
+
+// allocHeld allocates in an AG whose AGI the transaction holds already,
+// lowest first: a change that makes several inodes takes them from the
+// AG of its first, since locking another AGI after that AG's AGF would
+// invert the lock order. When those AGs have neither a free inode nor
+// room for a chunk, it fails with ErrNoSpace although others may have.
+func (t *Tx) allocHeld(parent format.Ino) (format.Ino, error) {
+	held := slices.Sorted(maps.Keys(t.agis))
+	for _, ag := range held {
+		ino, err := t.allocInAG(ag, parent)
+		if !errors.Is(err, errAGFull) {
+			return ino, err
+		}
+	}
+	return 0, fmt.Errorf("%w: no free inode and no room for a chunk in AGs %v, which this change holds", format.ErrNoSpace, held)
 }
 
 func (t *Tx) allocInAG(ag format.AgNumber, parent format.Ino) (format.Ino, error) {
