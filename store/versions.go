@@ -47,12 +47,34 @@ func (p *versionsPath) ino() format.Ino {
 	return p.leaf.Ino()
 }
 
+// versionsMake is how much of a key's versions path openVersions makes.
+type versionsMake int
+
+const (
+	versionsFind     versionsMake = iota // nothing: a missing directory leaves the path short
+	versionsPrefixes                     // the prefix directories; the key's own is left to leafOps
+	versionsAll                          // the key's directory too
+)
+
+// versionsMakeFor is what a change that puts a version in the versions
+// tree of a bucket in state makes up front. With Enabled, the key's own
+// directory is made by the change's Apply (leafOps); a Suspended change
+// may release the null version it replaces, and an Apply that releases
+// an inode cannot make one (xfs.NameOp.New).
+func versionsMakeFor(state string) versionsMake {
+	if state == VersioningEnabled {
+		return versionsPrefixes
+	}
+	return versionsAll
+}
+
 // openVersions resolves the versions directory of kp in the bucket whose
-// directory is bucket. With create, what is missing is made (each under
-// its parent's lock); without, a missing directory leaves the path short
-// and leaf nil. The caller closes the path, also on error.
-func (s *store) openVersions(bucket format.Ino, kp keyPath, create bool) (versionsPath, error) {
+// directory is bucket, making what mk says (each under its parent's
+// lock); a missing directory it does not make leaves the path short and
+// leaf nil. The caller closes the path, also on error.
+func (s *store) openVersions(bucket format.Ino, kp keyPath, mk versionsMake) (versionsPath, error) {
 	var p versionsPath
+	create := mk != versionsFind
 	root, st, err := s.openEntry(bucket, versionsDir)
 	if err == nil && root == nil && create {
 		if _, err = s.ensureDir(bucket, versionsDir, dirAttrs); err == nil {
@@ -84,11 +106,42 @@ func (s *store) openVersions(bucket format.Ino, kp keyPath, create bool) (versio
 	case h != nil:
 		h.Close()
 		return p, fmt.Errorf("versions of %q: %q is not a directory: %w", kp.key, name, ErrKeyConflict)
-	case !create:
+	case mk != versionsAll:
 		return p, nil
 	}
 	p.leaf, err = s.makeVersionsLeaf(bucket, parent, kp.leaf)
 	return p, retryable(err)
+}
+
+// dir is where ops put the key's versions: its directory, or MadeDir
+// when there is none yet and leafOps makes it.
+func (p *versionsPath) dir() format.Ino {
+	if p.leaf == nil {
+		return xfs.MadeDir
+	}
+	return p.leaf.Ino()
+}
+
+// leafOps returns the op that makes the key's versions directory in the
+// Apply that first puts a version there, ahead of the ops that name it
+// MadeDir (dir); none when it exists. The key's lock keeps others from
+// making or removing it meanwhile; its parent removed meanwhile gives
+// errRetry through the Apply.
+func (s *store) leafOps(bucket format.Ino, kp keyPath, p *versionsPath) ([]xfs.NameOp, error) {
+	if p.leaf != nil {
+		return nil, nil
+	}
+	project, err := s.quotas().project(bucket)
+	if err != nil {
+		return nil, err
+	}
+	a := dirAttrs
+	a.ProjID = project
+	op := xfs.NameOp{ToDir: p.dirs.last(), ToName: besideName(kp.leaf), New: &xfs.NewInode{Attrs: a, Dir: true}}
+	if hashedName(op.ToName) {
+		op.Attrs = []xfs.Xattr{xattrOf(xattrName, kp.leaf)}
+	}
+	return []xfs.NameOp{op}, nil
 }
 
 // makeVersionsLeaf makes the versions directory of component c in
@@ -269,7 +322,11 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	// find a noncurrent null one, or to learn the newest version when
 	// there is no current one (a delete marker).
 	if keep || suspended || !cur.found {
-		if vp, err = s.openVersions(bucket, kp, keep); err != nil {
+		mk := versionsFind
+		if keep {
+			mk = versionsMakeFor(state)
+		}
+		if vp, err = s.openVersions(bucket, kp, mk); err != nil {
 			return placed{}, err
 		}
 	}
@@ -291,7 +348,10 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	}
 	var ops []xfs.NameOp
 	if keep {
-		ops = append(ops, cur.asideOp(dir, vp.ino(), s.now()))
+		if ops, err = s.leafOps(bucket, kp, &vp); err != nil {
+			return placed{}, err
+		}
+		ops = append(ops, cur.asideOp(dir, vp.dir(), s.now()))
 	}
 	if suspended {
 		ops = append(ops, nullOp(vp.ino(), vers)...)

@@ -33,7 +33,7 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurre
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	vp, err := s.openVersions(bucket, kp, true)
+	vp, err := s.openVersions(bucket, kp, versionsMakeFor(state))
 	defer vp.close()
 	if err != nil {
 		return DeleteResult{}, err
@@ -62,12 +62,12 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurre
 		case cur.found && suspended && cur.v.null:
 			ops = append(ops, xfs.NameOp{Dir: path.last(), Name: cur.name})
 		case cur.found:
-			ops = append(ops, cur.asideOp(path.last(), vp.ino(), time.Now()))
+			ops = append(ops, cur.asideOp(path.last(), vp.dir(), time.Now()))
 		}
 		if suspended {
 			ops = append(ops, nullOp(vp.ino(), vers)...)
 		}
-		if err := s.addMarker(bucket, ops, vp.ino(), marker, kp); err != nil {
+		if err := s.addMarker(bucket, ops, &vp, marker, kp); err != nil {
 			return err
 		}
 		res, removed = DeleteResult{VersionID: marker.ID(), DeleteMarker: true}, cur.found
@@ -111,25 +111,38 @@ func (s *store) withCurrent(kp keyPath, path dirPath, mainDir bool, fn func(cur 
 	return fn(cur)
 }
 
-// addMarker makes a delete marker (an empty file in .xfs3/tmp) and
-// applies ops with its move into vdir as version v, in one transaction.
-func (s *store) addMarker(bucket format.Ino, ops []xfs.NameOp, vdir format.Ino, v version, kp keyPath) error {
+// addMarker applies ops with a delete marker (an empty file) made in
+// the key's versions directory vp as version v, in one transaction: the
+// marker, and the directory when it is the key's first version there,
+// are made by the Apply itself. When an op releases a version (Suspended,
+// where the marker replaces the null version), which an Apply that makes
+// inodes may not, the marker is made in .xfs3/tmp first and moved in;
+// vp's directory exists then (versionsMakeFor).
+func (s *store) addMarker(bucket format.Ino, ops []xfs.NameOp, vp *versionsPath, v version, kp keyPath) error {
 	project, err := s.quotas().project(bucket)
 	if err != nil {
 		return err
 	}
 	a := fileAttrs
 	a.ProjID = project
-	tmp := randomName()
-	sd := s.stagingDir(tmp)
 	attrs := []xfs.Xattr{xattrOf(xattrDeleteMarker, ""), xattrOf(xattrVersion, v.name())}
 	if hashedName(besideName(kp.leaf)) {
 		attrs = append(attrs, xattrOf(xattrName, kp.leaf))
 	}
+	if !slices.ContainsFunc(ops, func(op xfs.NameOp) bool { return op.ToDir == 0 }) {
+		leaf, err := s.leafOps(bucket, kp, vp)
+		if err != nil {
+			return err
+		}
+		marker := xfs.NameOp{ToDir: vp.dir(), ToName: v.name(), Attrs: attrs, New: &xfs.NewInode{Attrs: a}}
+		return retryable(s.v.Names().Apply(slices.Concat(leaf, ops, []xfs.NameOp{marker})))
+	}
+	tmp := randomName()
+	sd := s.stagingDir(tmp)
 	if _, err := s.v.Names().CreateFile(sd, tmp, a, nil, attrs); err != nil {
 		return err
 	}
-	ops = append(ops, xfs.NameOp{Dir: sd, Name: tmp, ToDir: vdir, ToName: v.name()})
+	ops = append(ops, xfs.NameOp{Dir: sd, Name: tmp, ToDir: vp.ino(), ToName: v.name()})
 	if err := s.v.Names().Apply(ops); err != nil {
 		s.v.Names().Unlink(sd, tmp)
 		return retryable(err)
@@ -155,7 +168,7 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	vp, err := s.openVersions(bucket, kp, false)
+	vp, err := s.openVersions(bucket, kp, versionsFind)
 	defer vp.close()
 	if err != nil {
 		return DeleteResult{}, err

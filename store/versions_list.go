@@ -408,7 +408,7 @@ func (s *store) keyVersions(bucket format.Ino, key string) ([]ObjectInfo, error)
 			it.cur = &info
 		}
 	}
-	vp, err := s.openVersions(bucket, kp, false)
+	vp, err := s.openVersions(bucket, kp, versionsFind)
 	defer vp.close()
 	if err != nil {
 		return nil, err

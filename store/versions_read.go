@@ -55,7 +55,7 @@ func (s *store) openVersion(b *xfs.Handle, state string, kp keyPath, id string) 
 	if state == "" && id == NullVersion {
 		noVersion = fmt.Errorf("key %q: %w", kp.key, ErrNoSuchKey)
 	}
-	vp, err := s.openVersions(bucket, kp, false)
+	vp, err := s.openVersions(bucket, kp, versionsFind)
 	defer vp.close()
 	if err != nil || vp.leaf == nil {
 		return ObjectInfo{}, nil, errors.Join(err, noVersion)
@@ -100,7 +100,7 @@ func (s *store) openVersion(b *xfs.Handle, state string, kp keyPath, id string) 
 // is a delete marker, else notFound.
 func (s *store) latestMarker(bucket format.Ino, kp keyPath, notFound error) error {
 	defer s.rlockKey(bucket, kp.key)()
-	vp, err := s.openVersions(bucket, kp, false)
+	vp, err := s.openVersions(bucket, kp, versionsFind)
 	defer vp.close()
 	if err != nil {
 		return err

@@ -355,7 +355,7 @@ func TestDeleteBucketLeftoverVersionDirs(t *testing.T) {
 	put(t, s, "bkt", "a/b", "x", Meta{})
 	b := s.mustBucket(t, "bkt")
 	kp, _ := parseKey("a/c")
-	vp, err := s.openVersions(b, kp, true) // as a DELETE does before its marker
+	vp, err := s.openVersions(b, kp, versionsAll) // as a change cut after making its key's directory
 	vp.close()
 	if err != nil {
 		t.Fatal(err)
