@@ -211,15 +211,17 @@ func (p *blockPool) clone(src []byte) []byte {
 // reader the proof above missed decodes garbage and fails its checks
 // instead of passing by luck.
 func (p *blockPool) putAll(bufs [][]byte) {
+	if poisonRecycled {
+		for _, b := range bufs {
+			copy(b, poison[:])
+		}
+	}
 	for c := range p.classes {
 		pc := &p.classes[c]
 		locked := false
 		for _, b := range bufs {
 			if poolClassOf(len(b)) != c || cap(b) != len(b) {
 				continue
-			}
-			if poisonRecycled {
-				copy(b, poison[:])
 			}
 			if !locked {
 				pc.mu.Lock()
