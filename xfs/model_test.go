@@ -562,7 +562,11 @@ func (m *model) apply() {
 			to, toIno = madeDir, xfs.MadeDir
 		}
 		n := &mnode{ino: placeholderIno + format.Ino(m.op)*2 + 1, mode: 0o640, nlink: 1, xattrs: map[string]string{"user.made": fmt.Sprint(m.op)}}
-		mv := move{op: xfs.NameOp{ToDir: toIno, ToName: m.name(), New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o640}},
+		if m.rng.Intn(2) == 0 {
+			n.data = make([]byte, m.rng.Intn(20000))
+			m.rng.Read(n.data)
+		}
+		mv := move{op: xfs.NameOp{ToDir: toIno, ToName: m.name(), New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o640}, Data: n.data},
 			Attrs: []xfs.Xattr{{Namespace: "user", Name: "made", Value: []byte(fmt.Sprint(m.op))}}}, to: to, n: n, made: true}
 		ops, moves = append(ops, mv.op), append(moves, mv)
 		for _, mv := range moves {

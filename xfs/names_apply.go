@@ -38,11 +38,13 @@ type NameOp struct {
 	New *NewInode
 }
 
-// NewInode is what a NameOp with New makes: a directory if Dir, else an
-// empty regular file, with Attrs' mode, owner and project.
+// NewInode is what a NameOp with New makes: a directory if Dir, else a
+// regular file holding Data (at most MaxCreateData bytes), with Attrs'
+// mode, owner and project.
 type NewInode struct {
 	Attrs
-	Dir bool
+	Dir  bool
+	Data []byte
 }
 
 // MadeDir, as a NameOp's Dir or ToDir, is the directory an earlier op of
@@ -73,7 +75,8 @@ const maxApplyOps = 8
 // in one step this way (a new version over the current one).
 //
 // Ops with New make inodes in the same transaction: a delete marker and
-// the directory that keeps it beside the version it hides, say. Their
+// the directory that keeps it beside the version it hides, or a small new
+// version, data and all, in the name the current one leaves. Their
 // inodes come from one AG (ialloc: the AG whose AGI the first locked),
 // and an Apply that makes inodes may not release one (ErrInvalid when an
 // op removes or replaces a file's last link): the AGI that release
@@ -138,6 +141,8 @@ func checkMade(ops []NameOp) error {
 		switch {
 		case op.New != nil && (op.Dir != 0 || op.Name != "" || op.ToDir == 0 || op.Immutable):
 			return fmt.Errorf("new name %q: an op that makes an inode has only ToDir, ToName and Attrs: %w", op.ToName, ErrInvalid)
+		case op.New != nil && (len(op.New.Data) > MaxCreateData || op.New.Dir && len(op.New.Data) > 0):
+			return fmt.Errorf("new name %q: %d bytes of data: %w", op.ToName, len(op.New.Data), ErrInvalid)
 		case op.New != nil && op.New.Dir && (made || isMade(op.ToDir)):
 			return fmt.Errorf("new directory %q: one Apply makes one directory, not inside itself: %w", op.ToName, ErrInvalid)
 		case !made && (isMade(op.Dir) || isMade(op.ToDir)):
@@ -372,6 +377,11 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 		defer u.Unlock()
 	}
 	reserve := 2*int64(len(ops))*v.dirChangeReserve() + int64(makes)*v.createReserve()
+	for _, op := range ops {
+		if op.New != nil && len(op.New.Data) > 0 {
+			reserve += (&fileContent{data: op.New.Data}).reserve(v.mount)
+		}
+	}
 	for _, set := range sets {
 		if len(set.list) > 0 {
 			reserve += v.xattrs().xattrReserve(set.blocks)
@@ -433,6 +443,14 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 		changes[c.ino] = c
 		p.src[i] = c.ino // named by the loop below
 	}
+	// Then their data: its AGFs after the allocations' AGIs.
+	for i, op := range ops {
+		if op.New != nil && len(op.New.Data) > 0 {
+			if err := (&fileContent{data: op.New.Data}).fill(t, p.src[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// Dying inodes in AG order, then the others whose count drops.
 	order := append(slices.Clone(dying), files...)
 	done := map[format.Ino]bool{}
@@ -453,16 +471,24 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 			}
 		}
 	}
+	// A name an op vacates and a later op fills keeps its entry, which
+	// the later op points at its file (dir.Replace), as a rename over a
+	// name does: a new version taking a key's name from the one moved
+	// aside changes one entry of a large directory, not its index twice.
+	refilled := refills(ops)
+	kept := map[dirName]bool{} // vacated names whose entries stay for now
 	for i, op := range ops {
 		sd := changes[op.Dir]
 		src := p.src[i]
 		if op.ToDir != 0 {
 			dd, sc := changes[op.ToDir], changes[src]
 			ftype := format.FTypeOfMode(sc.core.Mode)
-			if p.replaced[i] != 0 {
+			to := dirName{op.ToDir, op.ToName}
+			if p.replaced[i] != 0 || kept[to] {
 				if _, err := dir.Replace(dataFork{dd}, []byte(op.ToName), src, ftype); err != nil {
 					return nil, err
 				}
+				delete(kept, to)
 			} else if err := dir.Add(dataFork{dd}, []byte(op.ToName), src, ftype); err != nil {
 				return nil, err
 			}
@@ -478,10 +504,31 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 		if op.New != nil {
 			continue
 		}
+		sd.touch(true)
+		if refilled[i] {
+			kept[dirName{op.Dir, op.Name}] = true
+			continue
+		}
 		if _, err := dir.Remove(dataFork{sd}, []byte(op.Name)); err != nil {
 			return nil, err
 		}
-		sd.touch(true)
 	}
 	return gone, nil
+}
+
+// refills tells which ops vacate a name that a later op fills.
+func refills(ops []NameOp) []bool {
+	out := make([]bool, len(ops))
+	for i, op := range ops {
+		if op.New != nil {
+			continue
+		}
+		for _, later := range ops[i+1:] {
+			if later.ToDir == op.Dir && later.ToName == op.Name {
+				out[i] = true
+				break
+			}
+		}
+	}
+	return out
 }

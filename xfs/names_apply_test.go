@@ -292,6 +292,8 @@ func TestApplyNew(t *testing.T) {
 		{"a made name moved", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: kd, Name: "m3", ToDir: cur, ToName: "x"}}, xfs.ErrInvalid},
 		{"a made name replaced", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: cur, Name: "kept", ToDir: kd, ToName: "m3"}}, xfs.ErrInvalid},
 		{"a last link released", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: file}, {Dir: cur, Name: "kept"}}, xfs.ErrInvalid},
+		{"data in a directory", []xfs.NameOp{{ToDir: vers, ToName: "a", New: &xfs.NewInode{Dir: true, Data: []byte("x")}}}, xfs.ErrInvalid},
+		{"too much data", []xfs.NameOp{{ToDir: kd, ToName: "m3", New: &xfs.NewInode{Data: make([]byte, xfs.MaxCreateData+1)}}}, xfs.ErrInvalid},
 	}
 	applyFailing(t, v, failing, cur, vers, kd)
 
@@ -304,8 +306,26 @@ func TestApplyNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantNames(t, v, kd, map[string]format.Ino{"m2": m2, "m3": mustLookup(t, v, kd, "m3")})
+	m3 := mustLookup(t, v, kd, "m3")
+	wantNames(t, v, kd, map[string]format.Ino{"m2": m2, "m3": m3})
 	wantNames(t, v, cur, map[string]format.Ino{"k": v1, "kept": kept})
+
+	// A small new version made whole in the name the current one leaves.
+	body := bytes.Repeat([]byte("new version "), 1000)
+	err = v.Names().Apply([]xfs.NameOp{
+		{Dir: cur, Name: "k", ToDir: kd, ToName: "v1"},
+		{ToDir: cur, ToName: "k", Attrs: attr("etag", "e3"), New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o644}, Data: body}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v3 := mustLookup(t, v, cur, "k")
+	wantNames(t, v, kd, map[string]format.Ino{"m2": m2, "m3": m3, "v1": v1})
+	readBack(t, v, v3, body)
+	readBack(t, v, v1, bytes.Repeat([]byte{'1'}, 5000))
+	if got, err := v.Xattrs().Get(v3, "user.etag"); err != nil || string(got) != "e3" {
+		t.Errorf("new version: attribute %q, %v", got, err)
+	}
 
 	// Concurrent calls, two inodes each, in directories of every AG.
 	const workers, rounds = 4, 100
