@@ -51,7 +51,10 @@
 // directory's lock, renames it over the key with its xattrs in one engine
 // transaction: readers see the old object or the new one. A small body
 // for a new key is created in place with its data and xattrs in one
-// transaction (xfs.Namespace.CreateFile). Any error removes the staging
+// transaction (xfs.Namespace.CreateFile); over an existing key it is
+// staged in a file made with its body, or, in a versioned bucket, made
+// whole by the Apply that moves the current version aside (see
+// Versions). Any error removes the staging
 // file and every directory the write made. Conditional writes check their
 // Precondition under the same lock, just before the rename or create.
 //

@@ -313,8 +313,8 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	}
 	suspended := state == VersioningSuspended
 	keep := cur.found && !(suspended && cur.v.null)
-	if _, staged := obj.(*staging); cur.found && !staged {
-		return placed{}, errNameTaken // the new version takes the name by a rename
+	if _, staged := obj.(*staging); cur.found && !keep && !staged {
+		return placed{}, errNameTaken // the new version replaces the null one by a rename
 	}
 	var vp versionsPath
 	defer vp.close()
@@ -368,18 +368,32 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	return placed{ino: ino, version: v}, nil
 }
 
-// applyWith applies ops and moves the staging file obj to name in dir
-// with attrs, in one transaction. A small object without a staging file
-// gives errNameTaken, which stages it.
+// applyWith applies ops and puts obj at name in dir with attrs, in one
+// transaction: a staging file moves there; a small object is made there,
+// data and all (xfs.NameOp.New), unless an op releases a version (which
+// such an Apply may not) or it must be immutable, when errNameTaken
+// stages it.
 func (s *store) applyWith(ops []xfs.NameOp, obj placement, dir format.Ino, name string, attrs []xfs.Xattr, immutable bool) (format.Ino, error) {
-	st, ok := obj.(*staging)
-	if !ok {
+	var op xfs.NameOp
+	switch o := obj.(type) {
+	case *staging:
+		op = xfs.NameOp{Dir: o.dir, Name: o.name, ToDir: dir, ToName: name, Attrs: attrs, Immutable: immutable}
+	case *smallObject:
+		if immutable || slices.ContainsFunc(ops, func(op xfs.NameOp) bool { return op.ToDir == 0 }) {
+			return 0, errNameTaken
+		}
+		a := fileAttrs
+		a.ProjID = o.project
+		op = xfs.NameOp{ToDir: dir, ToName: name, Attrs: attrs, New: &xfs.NewInode{Attrs: a, Data: o.data}}
+	default:
 		return 0, errNameTaken
 	}
-	ops = append(ops, xfs.NameOp{Dir: st.dir, Name: st.name, ToDir: dir, ToName: name, Attrs: attrs, Immutable: immutable})
-	if err := retryable(s.v.Names().Apply(ops)); err != nil {
+	if err := retryable(s.v.Names().Apply(append(ops, op))); err != nil {
 		return 0, err
 	}
-	st.moved = true
-	return st.ino, nil
+	if st, ok := obj.(*staging); ok {
+		st.moved = true
+		return st.ino, nil
+	}
+	return s.v.Names().Lookup(dir, name)
 }

@@ -384,3 +384,61 @@ func TestDeleteBucketLeftoverVersionDirs(t *testing.T) {
 	oracle.Require(t, oracle.ToolRepair)
 	oracle.Repair(t, img)
 }
+
+// TestVersionedCommits: in a bucket with versioning Enabled, each change
+// of a key's versions is one engine commit once the key's prefix exists
+// in the versions tree: a small PUT over a key (the new version made
+// whole where the old one leaves, the key's versions directory made in
+// the same commit the first time), and a DELETE (the marker, made where
+// it goes). Every version reads back after.
+func TestVersionedCommits(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("bkt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "d/first", "v0", Meta{})
+	put(t, s, "bkt", "d/first", "v1", Meta{}) // makes d/ in the versions tree
+	put(t, s, "bkt", "d/once", "v0", Meta{})
+	commits := func(what string, want int64, change func()) {
+		t.Helper()
+		if err := s.Volume().Force(); err != nil {
+			t.Fatal(err)
+		}
+		before := s.Volume().LogStats().Commits
+		change()
+		if n := s.Volume().LogStats().Commits - before; n != want {
+			t.Errorf("%s: %d commits, want %d", what, n, want)
+		}
+	}
+	var ids []string
+	putVersion := func(body string) func() {
+		return func() { ids = append(ids, put(t, s, "bkt", "d/k", body, Meta{}).VersionID) }
+	}
+	commits("a new key", 1, putVersion("one"))
+	commits("the first overwrite", 1, putVersion("two"))
+	commits("another overwrite", 1, putVersion("three"))
+	commits("a delete marker", 1, func() {
+		if _, err := s.Versions().Delete("bkt", "d/k", ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+	commits("a delete marker of a key never overwritten", 1, func() {
+		if _, err := s.Versions().Delete("bkt", "d/once", ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+	for i, body := range []string{"one", "two", "three"} {
+		o, err := s.Versions().Get("bkt", "d/k", ids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := io.ReadAll(o.Reader())
+		o.Close()
+		if string(got) != body {
+			t.Errorf("version %d reads %q, want %q", i, got, body)
+		}
+	}
+}
