@@ -92,12 +92,14 @@
 // next newest) is one xfs.Namespace.Apply under the key's lock and its
 // directory's lock, so after a crash a key's versions are those before
 // or after a request. The Apply that first puts a version in a key's
-// versions directory makes the directory, and a delete marker is made
-// by the Apply that puts it on top (xfs.NameOp.New); only a Suspended
-// change that releases the null version, which such an Apply may not,
-// has its directory made before and its marker made in .xfs3/tmp. Versions are in the bucket's project: quotas count
-// them all. ListObjectVersions walks the bucket and the versions tree
-// side by side, reading one key's versions directory for a key.
+// versions directory makes the directory, a delete marker is made by the
+// Apply that puts it on top, and a small new version by the Apply that
+// moves the current one aside (xfs.NameOp.New). A Suspended change that
+// releases the null version, which such an Apply may not, has the
+// directory made before and its marker or version made in .xfs3/tmp.
+// Versions are in the bucket's project: quotas count them all.
+// ListObjectVersions walks the bucket and the versions tree side by
+// side, reading one key's versions directory for a key.
 //
 // Listing walks the bucket depth-first in S3's byte order of the keys:
 // each directory entered is read, decoded and sorted ("/" appended to
