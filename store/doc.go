@@ -6,8 +6,7 @@
 //	│   ├── tmp/00 … tmp/0f  staged PUTs, parts and new upload directories,
 //	│   │                    spread over 16 directories by name; emptied on open
 //	│   ├── uploads/<id>/    an upload in progress: parts 00001, 00002, …
-//	│   └── config/<name>    system files (SystemFiles), made by the first
-//	│                        Write
+//	│   └── config/<name>    system files (SystemFiles)
 //	└── photos/              bucket "photos"
 //	    ├── a.jpg            key "a.jpg"
 //	    ├── p/               key prefix "p/"
@@ -50,12 +49,9 @@
 // .xfs3/tmp charged to the bucket's project, then, under the leaf
 // directory's lock, renames it over the key with its xattrs in one engine
 // transaction: readers see the old object or the new one. A small body
-// for a new key is created in place with its data and xattrs in one
-// transaction (xfs.Namespace.CreateFile); over an existing key it is
-// staged in a file made with its body, or, in a versioned bucket, made
-// whole by the Apply that moves the current version aside (see
-// Versions). Any error removes the staging
-// file and every directory the write made. Conditional writes check their
+// is made whole instead (xfs.Namespace.CreateFile, or NameOp.New): at a
+// new key, or as the staging file. Any error removes the staging file and
+// every directory the write made. Conditional writes check their
 // Precondition under the same lock, just before the rename or create.
 //
 // Deletes only unlink: the transaction that removes the name puts the
@@ -70,8 +66,8 @@
 // Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id>, their
 // bucket, key and metadata xattrs of the directory, indexed in memory. A
 // part is staged like a PUT and renamed over its number. Completion moves
-// block-aligned parts' extents onto a staging file
-// (xfs.Files.AppendExtents), copies the rest, and places it as a PUT.
+// block-aligned parts' extents onto a staging file (AppendExtents),
+// copies the rest, and places it as a PUT.
 //
 // # Versions
 //
@@ -91,15 +87,11 @@
 // version, a marker, a Suspended replace, a removal by ID promoting the
 // next newest) is one xfs.Namespace.Apply under the key's lock and its
 // directory's lock, so after a crash a key's versions are those before
-// or after a request. The Apply that first puts a version in a key's
-// versions directory makes the directory, a delete marker is made by the
-// Apply that puts it on top, and a small new version by the Apply that
-// moves the current one aside (xfs.NameOp.New). A Suspended change that
-// releases the null version, which such an Apply may not, has the
-// directory made before and its marker or version made in .xfs3/tmp.
-// Versions are in the bucket's project: quotas count them all.
-// ListObjectVersions walks the bucket and the versions tree side by
-// side, reading one key's versions directory for a key.
+// or after a request. That Apply also makes what is new (NameOp.New): a
+// versions directory, a marker, a small version; one that releases the
+// null version (Suspended) may not, so such a change stages them first.
+// Versions count in the bucket's project. ListObjectVersions walks the
+// bucket and the versions tree side by side, one key's directory a key.
 //
 // Listing walks the bucket depth-first in S3's byte order of the keys:
 // each directory entered is read, decoded and sorted ("/" appended to
@@ -116,7 +108,6 @@
 // written with the version (Meta.Lock or the bucket's default) or by
 // Locks. The rules (checkRetentionChange, ObjectLock.protects) refuse
 // with ErrObjectLocked; a delete without an ID always adds a marker.
-// Lock and tag changes hold the key's lock, as deletes do.
 //
 // Invariant: a version under a legal hold or COMPLIANCE retention not yet
 // ended carries the engine's immutable flag; a flag without such a lock

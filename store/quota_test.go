@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -352,5 +353,76 @@ func TestQuotaBucketIDsNotReused(t *testing.T) {
 	}
 	if u, err := s.quotas().Get("third"); !errors.Is(err, ErrNoQuota) {
 		t.Fatalf("new bucket has quota %+v (%v)", u.Quota, err)
+	}
+}
+
+// TestQuotaRefusalVersioned: in a versioned bucket, a write or a delete
+// marker that the bucket's quota refuses (every version counts) leaves the
+// key's versions as they were: a small overwrite over the byte limit, and
+// a marker over the inode limit (the marker and, for a key without
+// versions yet, its versions directory are made in the refused Apply).
+func TestQuotaRefusalVersioned(t *testing.T) {
+	s, _ := newVersionedStore(t, "bkt")
+	body := bytes.Repeat([]byte("v"), 100<<10)
+	first := put(t, s, "bkt", "d/k", string(body), Meta{})
+	second := put(t, s, "bkt", "d/k", string(body), Meta{})
+	usage, err := s.quotas().Get("bkt")
+	if !errors.Is(err, ErrNoQuota) {
+		t.Fatalf("before a quota: %v", err)
+	}
+	if err := s.quotas().Set("bkt", BucketQuota{HardBytes: 256 << 10}); err != nil {
+		t.Fatal(err)
+	}
+	versions := func() []string {
+		t.Helper()
+		res, err := s.Versions().List("bkt", VersionListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, v := range res.Versions {
+			ids = append(ids, fmt.Sprint(v.VersionID, v.IsLatest, v.DeleteMarker))
+		}
+		return ids
+	}
+	before := versions()
+	if _, err := s.PutObject("bkt", "d/k", bytes.NewReader(body), int64(len(body)), Meta{}); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("a third version over the byte limit: %v", err)
+	}
+	if got := versions(); !slices.Equal(got, before) {
+		t.Fatalf("versions after the refused PUT: %v, were %v", got, before)
+	}
+	if _, info := get(t, s, "bkt", "d/k"); info.VersionID != second.VersionID {
+		t.Fatalf("current version %s after the refused PUT, want %s", info.VersionID, second.VersionID)
+	}
+
+	// Markers over the inode limit: of a key with versions, and of one
+	// without (its versions directory would be made too).
+	put(t, s, "bkt", "d/other", "x", Meta{})
+	usage, err = s.quotas().Get("bkt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.quotas().Set("bkt", BucketQuota{HardObjects: usage.Objects}); err != nil {
+		t.Fatal(err)
+	}
+	before = versions()
+	for _, key := range []string{"d/k", "d/other"} {
+		if _, err := s.Versions().Delete("bkt", key, ""); !errors.Is(err, ErrQuotaExceeded) {
+			t.Fatalf("a marker of %s over the inode limit: %v", key, err)
+		}
+		if got := versions(); !slices.Equal(got, before) {
+			t.Fatalf("versions after the refused marker of %s: %v, were %v", key, got, before)
+		}
+	}
+	if got, _ := get(t, s, "bkt", "d/k"); got != string(body) {
+		t.Fatalf("d/k reads %d bytes after the refused marker", len(got))
+	}
+	// The first version is still there to fall back to.
+	if _, err := s.Versions().Delete("bkt", "d/k", second.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	if _, info := get(t, s, "bkt", "d/k"); info.VersionID != first.VersionID {
+		t.Fatalf("current version %s, want %s", info.VersionID, first.VersionID)
 	}
 }

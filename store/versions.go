@@ -379,7 +379,7 @@ func (s *store) applyWith(ops []xfs.NameOp, obj placement, dir format.Ino, name 
 	case *staging:
 		op = xfs.NameOp{Dir: o.dir, Name: o.name, ToDir: dir, ToName: name, Attrs: attrs, Immutable: immutable}
 	case *smallObject:
-		if immutable || slices.ContainsFunc(ops, func(op xfs.NameOp) bool { return op.ToDir == 0 }) {
+		if immutable || releases(ops) {
 			return 0, errNameTaken
 		}
 		a := fileAttrs
@@ -396,4 +396,11 @@ func (s *store) applyWith(ops []xfs.NameOp, obj placement, dir format.Ino, name 
 		return st.ino, nil
 	}
 	return s.v.Names().Lookup(dir, name)
+}
+
+// releases tells whether ops remove a version's name, which an Apply that
+// makes inodes may not do (xfs.NameOp.New): the store's versions have one
+// link each.
+func releases(ops []xfs.NameOp) bool {
+	return slices.ContainsFunc(ops, func(op xfs.NameOp) bool { return op.ToDir == 0 })
 }

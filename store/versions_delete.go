@@ -129,7 +129,7 @@ func (s *store) addMarker(bucket format.Ino, ops []xfs.NameOp, vp *versionsPath,
 	if hashedName(besideName(kp.leaf)) {
 		attrs = append(attrs, xattrOf(xattrName, kp.leaf))
 	}
-	if !slices.ContainsFunc(ops, func(op xfs.NameOp) bool { return op.ToDir == 0 }) {
+	if !releases(ops) {
 		leaf, err := s.leafOps(bucket, kp, vp)
 		if err != nil {
 			return err

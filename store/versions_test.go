@@ -220,13 +220,7 @@ func FuzzVersionName(f *testing.F) {
 // and not deleted, the current object is the newest version unless that
 // is a delete marker, and xfs_repair finds the volume clean.
 func TestVersioningConcurrent(t *testing.T) {
-	s, img := newTestStore(t)
-	if err := s.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
+	s, img := newVersionedStore(t, "bkt")
 	keys := []string{"p", "p/q", "p/q/r", "p/", "p//", "..", "../p", strings.Repeat("l", 300), strings.Repeat("l", 300) + "/x"}
 	var mu sync.Mutex
 	made := map[string]map[string]bool{} // key → version IDs made (null included)
@@ -345,13 +339,7 @@ func TestVersioningConcurrent(t *testing.T) {
 // directory) do not keep a bucket without versions from being deleted;
 // one version anywhere in the tree does.
 func TestDeleteBucketLeftoverVersionDirs(t *testing.T) {
-	s, img := newTestStore(t)
-	if err := s.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
+	s, img := newVersionedStore(t, "bkt")
 	put(t, s, "bkt", "a/b", "x", Meta{})
 	b := s.mustBucket(t, "bkt")
 	kp, _ := parseKey("a/c")
@@ -392,13 +380,7 @@ func TestDeleteBucketLeftoverVersionDirs(t *testing.T) {
 // the same commit the first time), and a DELETE (the marker, made where
 // it goes). Every version reads back after.
 func TestVersionedCommits(t *testing.T) {
-	s, _ := newTestStore(t)
-	if err := s.CreateBucket("bkt"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := newVersionedStore(t, "bkt")
 	put(t, s, "bkt", "d/first", "v0", Meta{})
 	put(t, s, "bkt", "d/first", "v1", Meta{}) // makes d/ in the versions tree
 	put(t, s, "bkt", "d/once", "v0", Meta{})
@@ -441,4 +423,17 @@ func TestVersionedCommits(t *testing.T) {
 			t.Errorf("version %d reads %q, want %q", i, got, body)
 		}
 	}
+}
+
+// newVersionedStore returns a test store with bucket, versioning Enabled.
+func newVersionedStore(t *testing.T, bucket string) (*Store, string) {
+	t.Helper()
+	s, img := newTestStore(t)
+	if err := s.CreateBucket(bucket); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Versions().SetState(bucket, VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	return s, img
 }

@@ -168,11 +168,9 @@
 //	      the directory and file blocks that follow). A transaction holds
 //	      one AGI: inode allocation picks its AG from committed headers
 //	      without locking any, and fails rather than move to a second AGI
-//	      once it holds an AGF. The one exception, Namespace.Apply, either
-//	      takes the AGIs of the inodes it puts on unlinked lists in
-//	      ascending AG order, before any AGF, or allocates inodes
-//	      (NameOp.New), never both; its inodes after the first come from
-//	      the AGI it holds.
+//	      once it holds an AGF. Namespace.Apply either takes the AGIs of
+//	      the inodes it puts on unlinked lists, ascending, before any AGF,
+//	      or allocates inodes (NameOp.New) from the first one's AGI.
 //	   b. AGFs in ascending AG order. An allocation may try any AG, but
 //	      without waiting (TryLock); it waits only for AGs above every AGF
 //	      it holds. Frees sort their extents and run before the

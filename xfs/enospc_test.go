@@ -133,6 +133,19 @@ func fillToFull(t *testing.T, bs int) {
 	if moveRefused == 0 {
 		t.Error("no Apply met the full volume")
 	}
+	// An Apply that makes a file allocates: it may not use the blocks
+	// kept for frees, and is refused whole.
+	f := files[0]
+	err = v.Names().Apply([]xfs.NameOp{
+		{Dir: f.dir, Name: f.name, ToDir: f.dir, ToName: "aside"},
+		{ToDir: f.dir, ToName: f.name, New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o644}, Data: make([]byte, 64<<10)}},
+	})
+	if !errors.Is(err, xfs.ErrNoSpace) {
+		t.Fatalf("Apply making a file on the full volume: want ErrNoSpace, got %v", err)
+	}
+	if _, lerr := v.Names().Lookup(f.dir, "aside"); !errors.Is(lerr, xfs.ErrNotFound) {
+		t.Fatalf("a failed Apply moved %s aside: %v", f.name, lerr)
+	}
 	st, _ := v.Space().Statfs()
 	t.Logf("first fill: %d files, %d free blocks of %d, %d free inodes", n, st.FreeBlocks, st.Blocks, st.FreeInodes)
 	rng.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })

@@ -387,7 +387,10 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 			reserve += v.xattrs().xattrReserve(set.blocks)
 		}
 	}
-	err = v.runTx(reserve, true, func(t *txn) error {
+	// An Apply that makes inodes allocates: it neither uses the blocks
+	// kept for frees nor skips waiting for inactivation on ENOSPC (it
+	// holds no unlinked inode and no unlinked list).
+	err = v.runTx(reserve, makes == 0, func(t *txn) error {
 		var err error
 		gone, err = v.applyTx(t, handles, ops, sets, p, dirs, files, dying)
 		return err
