@@ -18,20 +18,44 @@ func (b *treeBlock) Bytes() []byte { return b.data }
 
 // store gives a btree the blocks of one tree through a transaction.
 type store struct {
-	tx    *trans.Tx
-	ops   *trans.Ops
-	tree  *btree.Tree
-	size  int
+	tx   *trans.Tx
+	ops  *trans.Ops
+	tree *btree.Tree
+	size int
+	src  BlockSource
+	fns  funcSource // src, for NewStore
+}
+
+// A BlockSource gives a tree its new blocks and takes back the ones it
+// frees, inside the transaction of the tree's store.
+type BlockSource interface {
+	AllocBlock(near uint64) (uint64, error)
+	FreeBlock(ptr uint64) error
+}
+
+// funcSource is a BlockSource of two functions.
+type funcSource struct {
 	alloc func(near uint64) (uint64, error)
 	free  func(ptr uint64) error
 }
+
+func (f *funcSource) AllocBlock(near uint64) (uint64, error) { return f.alloc(near) }
+func (f *funcSource) FreeBlock(ptr uint64) error             { return f.free(ptr) }
 
 // NewStore returns the block store of tree inside transaction tx. Where
 // new blocks come from is the owner's business: alloc and free are
 // supplied per tree (the AGFL for free-space trees, the AG's free space
 // for inode trees, free space near the inode for the bmbt).
 func NewStore(tx *trans.Tx, s *Space, tree *btree.Tree, alloc func(near uint64) (uint64, error), free func(ptr uint64) error) btree.Store {
-	return &store{tx: tx, ops: s.TreeOps(tree), tree: tree, size: s.geo.BlockSize, alloc: alloc, free: free}
+	st := &store{tx: tx, ops: s.TreeOps(tree), tree: tree, size: s.geo.BlockSize, fns: funcSource{alloc, free}}
+	st.src = &st.fns
+	return st
+}
+
+// NewStoreFrom is NewStore with the blocks from src: an owner that keeps
+// its trees in a value of its own makes no function values for them.
+func NewStoreFrom(tx *trans.Tx, s *Space, tree *btree.Tree, src BlockSource) btree.Store {
+	return &store{tx: tx, ops: s.TreeOps(tree), tree: tree, size: s.geo.BlockSize, src: src}
 }
 
 // Read views the block: most blocks a lookup passes through stay as they
@@ -46,7 +70,7 @@ func (s *store) Read(ptr uint64) (btree.Block, error) {
 }
 
 func (s *store) Alloc(near uint64) (btree.Block, error) {
-	ptr, err := s.alloc(near)
+	ptr, err := s.src.AllocBlock(near)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +85,7 @@ func (s *store) Alloc(near uint64) (btree.Block, error) {
 func (s *store) Free(b btree.Block) error {
 	tb := b.(*treeBlock)
 	s.tx.Forget(tb.daddr)
-	return s.free(tb.ptr)
+	return s.src.FreeBlock(tb.ptr)
 }
 
 // Modify trades the view for the transaction's private copy.

@@ -203,36 +203,36 @@ func (t *Tree) VerifyBlock(ptr uint64, b []byte) error {
 
 // checkHeader checks everything VerifyBlock checks but the CRC, and the
 // level when level >= 0. It returns the decoded header.
-func (t *Tree) checkHeader(ptr uint64, b []byte, level int) (*format.BtreeBlock, error) {
+func (t *Tree) checkHeader(ptr uint64, b []byte, level int) (format.BtreeBlock, error) {
 	if len(b) != t.Geo.BlockSize {
-		return nil, t.corrupt(ptr, "%d bytes, want %d", len(b), t.Geo.BlockSize)
+		return format.BtreeBlock{}, t.corrupt(ptr, "%d bytes, want %d", len(b), t.Geo.BlockSize)
 	}
 	h, err := format.DecodeBtreeBlock(b, t.Kind.Shape.Long)
 	if err != nil {
-		return nil, format.Located(err, t.where(ptr))
+		return format.BtreeBlock{}, format.Located(err, t.where(ptr))
 	}
 	null := t.Kind.nullPtr()
 	switch {
 	case h.Magic != t.Kind.Shape.Magic:
-		return nil, t.corrupt(ptr, "bad magic %#x, want %#x", h.Magic, t.Kind.Shape.Magic)
+		return format.BtreeBlock{}, t.corrupt(ptr, "bad magic %#x, want %#x", h.Magic, t.Kind.Shape.Magic)
 	case !bytes.Equal(h.UUID[:], t.Geo.UUID[:]):
-		return nil, t.corrupt(ptr, "UUID does not match the superblock")
+		return format.BtreeBlock{}, t.corrupt(ptr, "UUID does not match the superblock")
 	case h.Blkno != t.Daddr(ptr):
-		return nil, t.corrupt(ptr, "block claims to live at daddr %d, not %d", h.Blkno, t.Daddr(ptr))
+		return format.BtreeBlock{}, t.corrupt(ptr, "block claims to live at daddr %d, not %d", h.Blkno, t.Daddr(ptr))
 	case h.Owner != t.owner():
-		return nil, t.corrupt(ptr, "owner %d, want %d", h.Owner, t.owner())
+		return format.BtreeBlock{}, t.corrupt(ptr, "owner %d, want %d", h.Owner, t.owner())
 	case int(h.Level) >= format.MaxBtreeLevels:
-		return nil, t.corrupt(ptr, "level %d too deep", h.Level)
+		return format.BtreeBlock{}, t.corrupt(ptr, "level %d too deep", h.Level)
 	case level >= 0 && int(h.Level) != level:
-		return nil, t.corrupt(ptr, "level %d, want %d", h.Level, level)
+		return format.BtreeBlock{}, t.corrupt(ptr, "level %d, want %d", h.Level, level)
 	case int(h.NumRecs) > t.maxRecs(int(h.Level)):
-		return nil, t.corrupt(ptr, "%d records exceed the capacity %d", h.NumRecs, t.maxRecs(int(h.Level)))
+		return format.BtreeBlock{}, t.corrupt(ptr, "%d records exceed the capacity %d", h.NumRecs, t.maxRecs(int(h.Level)))
 	case h.LeftSib != null && (!t.validPtr(h.LeftSib) || h.LeftSib == ptr):
-		return nil, t.corrupt(ptr, "bad siblings: left sibling %d is not another block of the tree", h.LeftSib)
+		return format.BtreeBlock{}, t.corrupt(ptr, "bad siblings: left sibling %d is not another block of the tree", h.LeftSib)
 	case h.RightSib != null && (!t.validPtr(h.RightSib) || h.RightSib == ptr):
-		return nil, t.corrupt(ptr, "bad siblings: right sibling %d is not another block of the tree", h.RightSib)
+		return format.BtreeBlock{}, t.corrupt(ptr, "bad siblings: right sibling %d is not another block of the tree", h.RightSib)
 	case h.LeftSib != null && h.LeftSib == h.RightSib:
-		return nil, t.corrupt(ptr, "left and right siblings are both %d", h.LeftSib)
+		return format.BtreeBlock{}, t.corrupt(ptr, "left and right siblings are both %d", h.LeftSib)
 	}
 	return h, nil
 }

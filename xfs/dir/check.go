@@ -49,6 +49,7 @@ func Inspect(r fork.Reader) (Info, error) {
 	if err != nil {
 		return info, err
 	}
+	defer o.done()
 	info.Form, err = o.form()
 	if err != nil {
 		return info, err

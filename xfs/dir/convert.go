@@ -11,6 +11,7 @@ func ToBlock(w fork.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer o.done()
 	f, err := o.form()
 	if err != nil || f != ShortForm {
 		return err

@@ -14,6 +14,7 @@ func GetForm(r fork.Reader) (Form, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer o.done()
 	return o.form()
 }
 
@@ -28,6 +29,7 @@ func Lookup(r fork.Reader, name []byte) (format.Ino, uint8, error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	defer o.done()
 	f, err := o.form()
 	if err != nil {
 		return 0, 0, err
@@ -89,6 +91,7 @@ func Init(w fork.Writer, parent format.Ino) error {
 	if err != nil {
 		return err
 	}
+	defer o.done()
 	if err := checkTarget(o.g, parent, format.FTDir); err != nil {
 		return err
 	}
@@ -110,6 +113,7 @@ func Add(w fork.Writer, name []byte, ino format.Ino, ftype uint8) error {
 	if err != nil {
 		return err
 	}
+	defer o.done()
 	if err := checkTarget(o.g, ino, ftype); err != nil {
 		return err
 	}
@@ -179,6 +183,7 @@ func Remove(w fork.Writer, name []byte) (format.Ino, error) {
 	if err != nil {
 		return 0, err
 	}
+	defer o.done()
 	f, err := o.form()
 	if err != nil {
 		return 0, err
@@ -227,6 +232,7 @@ func Replace(w fork.Writer, name []byte, ino format.Ino, ftype uint8) (format.In
 	if err != nil {
 		return 0, err
 	}
+	defer o.done()
 	if err := checkTarget(o.g, ino, ftype); err != nil {
 		return 0, err
 	}

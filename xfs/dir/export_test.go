@@ -18,6 +18,7 @@ func Dump(r fork.Reader) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer o.done()
 	var out []string
 	add := func(f string, a ...any) { out = append(out, fmt.Sprintf(f, a...)) }
 	f, err := o.form()

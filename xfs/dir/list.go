@@ -30,6 +30,7 @@ func ListFrom(r fork.Reader, from uint64, fn func(Entry) error) error {
 	if err != nil {
 		return err
 	}
+	defer o.done()
 	f, err := o.form()
 	if err != nil {
 		return err

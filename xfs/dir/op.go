@@ -3,6 +3,7 @@ package dir
 import (
 	"bytes"
 	"fmt"
+	"sync"
 
 	"github.com/xfs3/xfs3/xfs/dabtree"
 	"github.com/xfs3/xfs3/xfs/fork"
@@ -57,11 +58,23 @@ func newOp(r fork.Reader) (*op, error) {
 	if !g.FType {
 		return nil, errNoFType
 	}
-	o := &op{r: r, g: g, geom: newGeom(g), owner: r.Owner()}
+	o := opPool.Get().(*op)
+	*o = op{r: r, g: g, geom: newGeom(g), owner: r.Owner()}
 	o.d, o.c = &o.geom, &o.blocks
 	o.c.Init(r, o.d.fsbs)
 	o.w = o.c.W
 	return o, nil
+}
+
+// opPool keeps ops between operations: an op is a kilobyte (its block
+// cache), and every directory lookup and change makes one.
+var opPool = sync.Pool{New: func() any { return new(op) }}
+
+// done gives o back to the pool, dropping what it refers to. Nothing
+// keeps o after the operation that made it returns.
+func (o *op) done() {
+	*o = op{}
+	opPool.Put(o)
 }
 
 // form tells the directory's format without reading more than needed: a

@@ -187,11 +187,20 @@ type Agi struct {
 
 // DecodeAgi parses an AGI sector.
 func DecodeAgi(b []byte) (*Agi, error) {
+	a := new(Agi)
+	if err := DecodeAgiInto(b, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// DecodeAgiInto is DecodeAgi into a.
+func DecodeAgiInto(b []byte, a *Agi) error {
 	if len(b) < 344 {
-		return nil, Corrupt("AGI", "", "%d bytes is too short", len(b))
+		return Corrupt("AGI", "", "%d bytes is too short", len(b))
 	}
 	be := binary.BigEndian
-	a := &Agi{Magic: be.Uint32(b[0:]), Version: be.Uint32(b[4:]), SeqNo: AgNumber(be.Uint32(b[8:])),
+	*a = Agi{Magic: be.Uint32(b[0:]), Version: be.Uint32(b[4:]), SeqNo: AgNumber(be.Uint32(b[8:])),
 		Length: be.Uint32(b[12:]), Count: be.Uint32(b[16:]), Root: AgBlock(be.Uint32(b[20:])),
 		Level: be.Uint32(b[24:]), FreeCount: be.Uint32(b[28:]), NewIno: AgIno(be.Uint32(b[32:])),
 		DirIno: AgIno(be.Uint32(b[36:]))}
@@ -204,7 +213,7 @@ func DecodeAgi(b []byte) (*Agi, error) {
 	a.LSN = LSN(be.Uint64(b[320:]))
 	a.FreeRoot, a.FreeLevel = AgBlock(be.Uint32(b[328:])), be.Uint32(b[332:])
 	a.IBlocks, a.FBlocks = be.Uint32(b[336:]), be.Uint32(b[340:])
-	return a, nil
+	return nil
 }
 
 // Encode writes the AGI into b (at least 344 bytes).

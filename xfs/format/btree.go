@@ -57,12 +57,12 @@ func (h *BtreeBlock) NullSib() uint64 {
 }
 
 // DecodeBtreeBlock parses the header of a btree block.
-func DecodeBtreeBlock(b []byte, long bool) (*BtreeBlock, error) {
+func DecodeBtreeBlock(b []byte, long bool) (BtreeBlock, error) {
 	be := binary.BigEndian
-	h := &BtreeBlock{Long: long}
+	h := BtreeBlock{Long: long}
 	if long {
 		if len(b) < LongBlockHdrSize {
-			return nil, Corrupt("btree block", "", "%d bytes is too short", len(b))
+			return BtreeBlock{}, Corrupt("btree block", "", "%d bytes is too short", len(b))
 		}
 		h.Magic, h.Level, h.NumRecs = be.Uint32(b[0:]), be.Uint16(b[4:]), be.Uint16(b[6:])
 		h.LeftSib, h.RightSib = be.Uint64(b[8:]), be.Uint64(b[16:])
@@ -73,7 +73,7 @@ func DecodeBtreeBlock(b []byte, long bool) (*BtreeBlock, error) {
 		return h, nil
 	}
 	if len(b) < ShortBlockHdrSize {
-		return nil, Corrupt("btree block", "", "%d bytes is too short", len(b))
+		return BtreeBlock{}, Corrupt("btree block", "", "%d bytes is too short", len(b))
 	}
 	h.Magic, h.Level, h.NumRecs = be.Uint32(b[0:]), be.Uint16(b[4:]), be.Uint16(b[6:])
 	h.LeftSib, h.RightSib = widenShortSib(be.Uint32(b[8:])), widenShortSib(be.Uint32(b[12:]))
@@ -174,7 +174,7 @@ func VerifyBtreeBlock(g *Geometry, s *BtreeShape, b []byte, blkno Daddr, owner u
 	case int(h.NumRecs) > s.MaxRecs(len(b), h.Level == 0):
 		return nil, Corrupt(what, "", "%d records exceed the block's capacity", h.NumRecs)
 	}
-	return h, nil
+	return &h, nil
 }
 
 // BtreeRec returns record i of a leaf block.

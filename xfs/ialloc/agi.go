@@ -76,7 +76,7 @@ func MaxInodes(g *format.Geometry, imaxPct uint8) uint64 {
 type Tx struct {
 	*alloc.Tx
 	in   *Inodes
-	agis map[format.AgNumber]*AGI // the AGIs the transaction holds
+	agis []*AGI // the AGIs the transaction holds, in the order taken
 }
 
 // Begin starts the inode allocator's view of the transaction whose free
@@ -86,13 +86,14 @@ func (in *Inodes) Begin(t *alloc.Tx) *Tx { return &Tx{Tx: t, in: in} }
 // AGI is a transaction's locked view of one AG's inode header. Every
 // field is owned by the transaction.
 type AGI struct {
-	t     *Tx
-	ag    format.AgNumber
-	daddr format.Daddr
-	buf   []byte         // the transaction's copy of the AGI sector
-	h     *format.Agi    // decoded buf; log() encodes it back
-	agf   *alloc.AG      // the same AG's free space, locked on first need
-	tree  [2]*btree.Tree // the inobt and the finobt, made on first use
+	t          *Tx
+	ag         format.AgNumber
+	daddr      format.Daddr
+	buf        []byte      // the transaction's copy of the AGI sector
+	h          *format.Agi // decoded buf (&hdr); log() encodes it back
+	hdr        format.Agi
+	agf        *alloc.AG    // the same AG's free space, locked on first need
+	inodeTrees [2]inodeTree // the inobt and the finobt, set up on first use
 }
 
 // AgiOps verifies AG ag's AGI on read and sets its CRC on write.
@@ -122,7 +123,7 @@ func Committed(read alloc.Reader, g *format.Geometry, ag format.AgNumber) (*form
 // Lock locks AG ag's AGI for the transaction (once; later calls return
 // the same view).
 func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
-	if a, ok := t.agis[ag]; ok {
+	if a := t.held(ag); a != nil {
 		return a, nil
 	}
 	if t.Space.IsSick(ag) {
@@ -134,16 +135,24 @@ func (t *Tx) Lock(ag format.AgNumber) (*AGI, error) {
 	if err != nil {
 		return nil, locateAgi(err, ag, d)
 	}
-	h, err := format.DecodeAgi(buf)
-	if err != nil {
+	a := &AGI{t: t, ag: ag, daddr: d, buf: buf}
+	if err := format.DecodeAgiInto(buf, &a.hdr); err != nil {
 		return nil, err
 	}
-	a := &AGI{t: t, ag: ag, daddr: d, buf: buf, h: h}
-	if t.agis == nil {
-		t.agis = make(map[format.AgNumber]*AGI)
-	}
-	t.agis[ag] = a
+	a.h = &a.hdr
+	t.agis = append(t.agis, a)
 	return a, nil
+}
+
+// held returns AG ag's AGI if the transaction holds it (a transaction
+// holds one or two).
+func (t *Tx) held(ag format.AgNumber) *AGI {
+	for _, a := range t.agis {
+		if a.ag == ag {
+			return a
+		}
+	}
+	return nil
 }
 
 func (a *AGI) log() {
@@ -171,60 +180,88 @@ func (a *AGI) Tree(free bool) *btree.Tree {
 	if free {
 		i = 1
 	}
-	if a.tree[i] == nil {
-		a.tree[i] = a.newTree(free)
+	it := &a.inodeTrees[i]
+	if it.a == nil {
+		it.init(a, free)
 	}
-	return a.tree[i]
+	return &it.tr
 }
 
-// newTree makes the tree Tree returns; its root changes go straight to
-// the AGI, so one value serves the whole transaction.
-func (a *AGI) newTree(free bool) *btree.Tree {
-	kind, root, levels, count := btree.Inobt, &a.h.Root, &a.h.Level, &a.h.IBlocks
+// inodeTree is one of an AGI's inode trees in a transaction: its root
+// changes go straight to the AGI, so one value serves the whole
+// transaction, and it is the source of the tree's blocks.
+type inodeTree struct {
+	a    *AGI
+	free bool
+	tr   btree.Tree
+}
+
+func (it *inodeTree) init(a *AGI, free bool) {
+	it.a, it.free = a, free
+	kind, root, levels := btree.Inobt, a.h.Root, a.h.Level
 	if free {
-		kind, root, levels, count = btree.Finobt, &a.h.FreeRoot, &a.h.FreeLevel, &a.h.FBlocks
+		kind, root, levels = btree.Finobt, a.h.FreeRoot, a.h.FreeLevel
 	}
-	g := a.t.Geo()
-	tr := &btree.Tree{Kind: kind, Geo: g, AG: a.ag, Root: uint64(*root), Levels: int(*levels)}
-	tr.Store = alloc.NewStore(a.t.Tx.Tx, a.t.Space, tr,
-		func(near uint64) (uint64, error) {
-			agf, err := a.freeSpace()
-			if err != nil {
-				return 0, err
-			}
-			bno, _, err := agf.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near)})
-			if err != nil {
-				return 0, err
-			}
-			if err := a.t.Use(1); err != nil {
-				return 0, err
-			}
-			if g.InobtCount {
-				*count++
-				a.log()
-			}
-			return uint64(bno), nil
-		},
-		func(ptr uint64) error {
-			agf, err := a.freeSpace()
-			if err != nil {
-				return err
-			}
-			if err := agf.Free(format.AgBlock(ptr), 1); err != nil {
-				return err
-			}
-			a.t.Freed(1)
-			if g.InobtCount {
-				*count--
-				a.log()
-			}
-			return nil
-		})
-	tr.RootChanged = func() {
-		*root, *levels = format.AgBlock(tr.Root), uint32(tr.Levels)
+	it.tr = btree.Tree{Kind: kind, Geo: a.t.Geo(), AG: a.ag, Root: uint64(root), Levels: int(levels)}
+	it.tr.Store = alloc.NewStoreFrom(a.t.Tx.Tx, a.t.Space, &it.tr, it)
+	it.tr.RootChanged = it.rootChanged
+}
+
+// counts returns the AGI's fields for the tree: its root, its height
+// and its block count.
+func (it *inodeTree) counts() (root *format.AgBlock, levels, blocks *uint32) {
+	h := it.a.h
+	if it.free {
+		return &h.FreeRoot, &h.FreeLevel, &h.FBlocks
+	}
+	return &h.Root, &h.Level, &h.IBlocks
+}
+
+func (it *inodeTree) rootChanged() {
+	root, levels, _ := it.counts()
+	*root, *levels = format.AgBlock(it.tr.Root), uint32(it.tr.Levels)
+	it.a.log()
+}
+
+// AllocBlock takes a block near near from the AG's free space.
+func (it *inodeTree) AllocBlock(near uint64) (uint64, error) {
+	a := it.a
+	agf, err := a.freeSpace()
+	if err != nil {
+		return 0, err
+	}
+	bno, _, err := agf.Alloc(alloc.Request{MinLen: 1, MaxLen: 1, Goal: format.AgBlock(near)})
+	if err != nil {
+		return 0, err
+	}
+	if err := a.t.Use(1); err != nil {
+		return 0, err
+	}
+	if a.t.Geo().InobtCount {
+		_, _, blocks := it.counts()
+		*blocks++
 		a.log()
 	}
-	return tr
+	return uint64(bno), nil
+}
+
+// FreeBlock gives a tree block back to the AG's free space.
+func (it *inodeTree) FreeBlock(ptr uint64) error {
+	a := it.a
+	agf, err := a.freeSpace()
+	if err != nil {
+		return err
+	}
+	if err := agf.Free(format.AgBlock(ptr), 1); err != nil {
+		return err
+	}
+	a.t.Freed(1)
+	if a.t.Geo().InobtCount {
+		_, _, blocks := it.counts()
+		*blocks--
+		a.log()
+	}
+	return nil
 }
 
 // trees lists the inode trees to keep in step: the inobt, and the finobt

@@ -3,7 +3,6 @@ package ialloc
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"math/bits"
 	"slices"
 
@@ -66,7 +65,11 @@ func (in *Inodes) mayHaveInode(ag format.AgNumber) bool {
 // invert the lock order. When those AGs have neither a free inode nor
 // room for a chunk, it fails with ErrNoSpace although others may have.
 func (t *Tx) allocHeld(parent format.Ino) (format.Ino, error) {
-	held := slices.Sorted(maps.Keys(t.agis))
+	held := make([]format.AgNumber, 0, len(t.agis))
+	for _, a := range t.agis {
+		held = append(held, a.ag)
+	}
+	slices.Sort(held)
 	for _, ag := range held {
 		ino, err := t.allocInAG(ag, parent)
 		if !errors.Is(err, errAGFull) {

@@ -604,12 +604,12 @@ func (m *Manager) register(tx *trans.Tx) {
 // apply checks the transaction's gains against the limits and reserves
 // them, last thing before the commit; it locks nothing.
 func (c *txCommit) apply() error {
-	m, deltas := c.m, c.tx.QuotaDeltas()
-	if err := c.hold(deltas); err != nil {
+	m := c.m
+	if err := c.hold(c.tx.QuotaDeltas()); err != nil {
 		return err
 	}
 	for _, d := range c.dquots {
-		delta := deltas[d.id]
+		delta := c.tx.QuotaDeltaOf(d.id)
 		check := m.enforce && d.id != 0 && !delta.Unchecked
 		if err := m.reserve(d, max(delta.Blocks, 0), max(delta.Inodes, 0), check); err != nil {
 			return fmt.Errorf("project %d: %w", d.id, err)
@@ -627,12 +627,12 @@ func (c *txCommit) apply() error {
 // logged in the order of their values, and nothing else changes a
 // shared dquot's record meanwhile.
 func (c *txCommit) Format() []xlog.Item {
-	m, deltas := c.m, c.tx.QuotaDeltas()
+	m := c.m
 	now := m.now().Unix()
 	items := make([]xlog.Item, 0, len(c.dquots))
 	c.logged = make([]loggedRecord, len(c.dquots))
 	for i, d := range c.dquots {
-		delta := deltas[d.id]
+		delta := c.tx.QuotaDeltaOf(d.id)
 		r := *d.rec.Load()
 		if a, ok := delta.Admin.(*adminChange); ok {
 			if a.limits != nil {
@@ -704,8 +704,9 @@ func (c *txCommit) WriteBack(cache *trans.Cache, own, durable xlog.Ticket) error
 
 // hold references the dquots of the projects the transaction changes,
 // reading back evicted ones, and orders them as their records lie.
-func (c *txCommit) hold(deltas map[uint32]*trans.QuotaDelta) error {
-	for id, delta := range deltas {
+func (c *txCommit) hold(deltas []*trans.QuotaDelta) error {
+	for _, delta := range deltas {
+		id := delta.Project
 		if delta.Blocks == 0 && delta.Inodes == 0 && delta.Admin == nil {
 			continue
 		}
@@ -730,9 +731,8 @@ func (c *txCommit) hold(deltas map[uint32]*trans.QuotaDelta) error {
 // committed turns reservations into usage and drops the references (the
 // committed counters moved when the records were logged).
 func (c *txCommit) committed() {
-	deltas := c.tx.QuotaDeltas()
 	for _, d := range c.dquots {
-		delta := deltas[d.id]
+		delta := c.tx.QuotaDeltaOf(d.id)
 		d.blocks.Add(delta.Blocks - delta.ResBlocks)
 		d.inodes.Add(delta.Inodes - delta.ResInodes)
 		d.put()
@@ -742,9 +742,8 @@ func (c *txCommit) committed() {
 
 // cancelled gives reservations back and drops the references.
 func (c *txCommit) cancelled() {
-	deltas := c.tx.QuotaDeltas()
 	for _, d := range c.dquots {
-		delta := deltas[d.id]
+		delta := c.tx.QuotaDeltaOf(d.id)
 		d.blocks.Add(-delta.ResBlocks)
 		d.inodes.Add(-delta.ResInodes)
 		d.put()

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
-	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -207,11 +206,11 @@ func (p *blockPool) clone(src []byte) []byte {
 }
 
 // putAll gives back bufs, which nothing else refers to, taking each
-// class's lock once. In test binaries they are poisoned first, so that a
+// class's lock once. Under testChecks they are poisoned first, so that a
 // reader the proof above missed decodes garbage and fails its checks
 // instead of passing by luck.
 func (p *blockPool) putAll(bufs [][]byte) {
-	if poisonRecycled {
+	if testChecks() {
 		for _, b := range bufs {
 			copy(b, poison[:])
 		}
@@ -237,10 +236,7 @@ func (p *blockPool) putAll(bufs [][]byte) {
 	}
 }
 
-// poisonRecycled overwrites recycled copies with poison in test binaries.
-var poisonRecycled = testing.Testing()
-
-// poison is what a recycled copy holds in test binaries until reused.
+// poison is what a recycled copy holds under testChecks until reused.
 var poison = func() (p [1 << (poolMinShift + poolClasses - 1)]byte) {
 	for i := range p {
 		p[i] = 0xDB

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/xlog"
@@ -26,7 +25,7 @@ type Tx struct {
 	inline    [heldInline]txBuf
 	heldSpace [heldInline]*txBuf
 	freed     []Extent
-	quota     map[uint32]*QuotaDelta
+	quota     []*QuotaDelta // one a project, in the order first changed
 
 	forget []format.Daddr // freed blocks not held: dropped at commit
 	// loggedBlocks are the blocks its buffer items log.
@@ -39,6 +38,8 @@ type Tx struct {
 	done         bool
 	// The first hooks, without an allocation each (an engine transaction
 	// registers two or three of each kind).
+	quotaSpace   [2]QuotaDelta
+	quotaPtrs    [2]*QuotaDelta
 	prepareSpace [hooksInline]func() error
 	commitSpace  [hooksInline]func()
 	cancelSpace  [hooksInline]func()
@@ -68,6 +69,7 @@ type LateItem interface {
 // the net change, and the part of it already reserved against the
 // project's limits (released if the transaction is cancelled).
 type QuotaDelta struct {
+	Project              uint32
 	Blocks, Inodes       int64
 	ResBlocks, ResInodes int64
 	Unchecked            bool // not checked against the project's limits
@@ -87,7 +89,7 @@ type txBuf struct {
 	fresh bool // initialised by Get, not read: logged whole
 	// view: data is the cache's published version, read-only (View); the
 	// first Read or Get of the block in the transaction replaces it with
-	// a private copy. viewSum is its checksum in test binaries, to catch
+	// a private copy. viewSum is its checksum under testChecks, to catch
 	// a write to a view when the transaction ends.
 	view    bool
 	viewSum uint32
@@ -95,11 +97,6 @@ type txBuf struct {
 	// replaces.
 	ver, prev *version
 }
-
-// checkViews makes every transaction of a test binary check, when it
-// ends, that no block it only viewed was written to: such a write would
-// change the cache's published version behind the log.
-var checkViews = testing.Testing()
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -235,7 +232,7 @@ func (tx *Tx) take(daddr format.Daddr, size int, ops *Ops, mode holdMode, try bo
 	switch mode {
 	case holdView:
 		tb.data, tb.view = b.Bytes(), true
-		if checkViews {
+		if testChecks() {
 			tb.viewSum = crc32.Checksum(tb.data, castagnoli)
 		}
 	case holdRead:
@@ -286,9 +283,10 @@ func (tx *Tx) newTxBuf(b *Buf) *txBuf {
 	return &txBuf{b: b}
 }
 
-// checkView panics, in test binaries, when the view tb was written to.
+// checkView panics, under testChecks, when the view tb was written to:
+// such a write would change the cache's published version behind the log.
 func (tx *Tx) checkView(tb *txBuf) {
-	if checkViews && tb.view && crc32.Checksum(tb.data, castagnoli) != tb.viewSum {
+	if tb.view && testChecks() && crc32.Checksum(tb.data, castagnoli) != tb.viewSum {
 		panic(fmt.Sprintf("trans: daddr %d was changed through a view (View gives read-only bytes; Read gives a copy to change)", tb.b.daddr))
 	}
 }
@@ -359,20 +357,35 @@ func (tx *Tx) FreeExtent(e Extent) { tx.freed = append(tx.freed, e) }
 // quota layer to fill in; first is true for the transaction's first
 // quota change, when that layer registers its hooks.
 func (tx *Tx) Quota(projid uint32) (d *QuotaDelta, first bool) {
-	first = tx.quota == nil
-	if first {
-		tx.quota = make(map[uint32]*QuotaDelta)
+	if d = tx.QuotaDeltaOf(projid); d != nil {
+		return d, false
 	}
-	d = tx.quota[projid]
-	if d == nil {
+	first = len(tx.quota) == 0
+	if n := len(tx.quota); n < len(tx.quotaSpace) {
+		d = &tx.quotaSpace[n]
+	} else {
 		d = new(QuotaDelta)
-		tx.quota[projid] = d
 	}
+	*d = QuotaDelta{Project: projid}
+	if tx.quota == nil {
+		tx.quota = tx.quotaPtrs[:0]
+	}
+	tx.quota = append(tx.quota, d)
 	return d, first
 }
 
-// QuotaDeltas returns the per-project changes.
-func (tx *Tx) QuotaDeltas() map[uint32]*QuotaDelta { return tx.quota }
+// QuotaDeltas returns the per-project changes, one a project.
+func (tx *Tx) QuotaDeltas() []*QuotaDelta { return tx.quota }
+
+// QuotaDeltaOf returns the change to project projid, nil if none.
+func (tx *Tx) QuotaDeltaOf(projid uint32) *QuotaDelta {
+	for _, d := range tx.quota {
+		if d.Project == projid {
+			return d
+		}
+	}
+	return nil
+}
 
 // OnPrepare registers fn to run at the start of Commit, before anything is
 // written: items kept outside buffers (inode cores) copy themselves into
@@ -645,33 +658,42 @@ func (c *Cache) BackgroundPushable() bool { return c.log != nil && c.log.Backgro
 // logged before, so recovery never replays it over what the block holds
 // next.
 func (tx *Tx) logItems() []xlog.Item {
-	items := make([]xlog.Item, 0, len(tx.held))
-	c := tx.c
-	c.loggedMu.Lock()
-	defer c.loggedMu.Unlock()
-	pastTail := c.log.PastTail()
-	cancel := func(d format.Daddr) {
-		if l, ok := c.logged[d]; ok {
-			if l.ticket > pastTail {
-				items = append(items, xlog.CancelItem(d, l.size))
-			}
-			delete(c.logged, d)
-		}
-	}
-	for _, tb := range tx.held {
-		switch {
-		case tb.stale:
-			cancel(tb.b.daddr)
-		case tb.dirty:
+	// A changed block's item is a diff against the version it replaces,
+	// which needs only the block's lock: the transaction holds it, so the
+	// diffs are made before loggedMu, which every commit takes.
+	items := make([]xlog.Item, len(tx.held), len(tx.held)+len(tx.forget))
+	room := xlog.NewBufItems(len(tx.held) + 2) // image items take two
+	for i, tb := range tx.held {
+		if tb.dirty && !tb.stale {
 			var old []byte
 			if v := tb.b.data.Load(); v != nil && !tb.fresh {
 				old = v.b
 			}
-			if it, ok := xlog.BufItem(tb.b.daddr, tb.data, old); ok {
-				items = append(items, it)
-				c.logged[tb.b.daddr] = loggedBlock{len(tb.data), ticketUnknown}
-				tx.loggedBlocks = append(tx.loggedBlocks, tb.b.daddr)
+			items[i], _ = room.Item(tb.b.daddr, tb.data, old)
+		}
+	}
+	c := tx.c
+	c.loggedMu.Lock()
+	defer c.loggedMu.Unlock()
+	pastTail := c.log.PastTail()
+	// out reuses items in place: the entry for held[i] goes at most at i.
+	out := items[:0]
+	cancel := func(d format.Daddr) {
+		if l, ok := c.logged[d]; ok {
+			if l.ticket > pastTail {
+				out = append(out, xlog.CancelItem(d, l.size))
 			}
+			delete(c.logged, d)
+		}
+	}
+	for i, tb := range tx.held {
+		switch {
+		case tb.stale:
+			cancel(tb.b.daddr)
+		case tb.dirty && len(items[i].Regions) > 0:
+			out = append(out, items[i])
+			c.logged[tb.b.daddr] = loggedBlock{len(tb.data), ticketUnknown}
+			tx.loggedBlocks = append(tx.loggedBlocks, tb.b.daddr)
 		}
 	}
 	for _, d := range tx.forget {
@@ -683,5 +705,5 @@ func (tx *Tx) logItems() []xlog.Item {
 		}
 		cancel(d)
 	}
-	return items
+	return out
 }

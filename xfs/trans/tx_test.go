@@ -320,8 +320,21 @@ func TestQuotaDeltas(t *testing.T) {
 	}
 	d, first = tx.Quota(7)
 	d.Blocks -= 2
-	if first || *tx.QuotaDeltas()[7] != (QuotaDelta{Blocks: 6}) {
-		t.Fatalf("delta %+v, first %v", *tx.QuotaDeltas()[7], first)
+	if first || *tx.QuotaDeltaOf(7) != (QuotaDelta{Project: 7, Blocks: 6}) {
+		t.Fatalf("delta %+v, first %v", *tx.QuotaDeltaOf(7), first)
+	}
+	// Past the deltas kept inline, earlier ones stay where they were.
+	for id := uint32(1); id <= 4; id++ {
+		d, _ := tx.Quota(id)
+		d.Inodes = int64(id)
+	}
+	if got := len(tx.QuotaDeltas()); got != 5 || tx.QuotaDeltaOf(9) != nil || d != tx.QuotaDeltaOf(7) {
+		t.Fatalf("%d deltas, project 9 %v, project 7 moved: %v", got, tx.QuotaDeltaOf(9), d != tx.QuotaDeltaOf(7))
+	}
+	for id := uint32(1); id <= 4; id++ {
+		if got := tx.QuotaDeltaOf(id); got.Inodes != int64(id) || got.Project != id {
+			t.Fatalf("project %d: %+v", id, got)
+		}
 	}
 	var order []string
 	tx.OnPrepared(func() error { order = append(order, "prepared"); return nil })

@@ -163,7 +163,7 @@ func mergeBlock(group []Item) Item {
 		}
 	}
 	blft, _, _ := format.BlockLogInfo(newest.image)
-	chunked, _ := bufItemOf(newest.block, newest.image, blft, union)
+	chunked, _ := bufItemOf(newest.block, newest.image, blft, union, nil)
 	merged := Item{Regions: chunked.Regions, block: newest.block, kind: newest.kind, image: newest.image}
 	if newest.kind == imageItem {
 		merged.Regions = wholeBufItem(newest.block, newest.image, blft).Regions

@@ -50,11 +50,24 @@ type dquotKey struct {
 // The buffer type comes from the block's magic, so recovery (ours and the
 // kernel's) knows how to verify it. ok is false when nothing changed.
 func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
+	return (*BufItems)(nil).Item(daddr, data, old)
+}
+
+// BufItems formats the buffer items of one commit: the small ones share
+// one allocation of room for as many as NewBufItems was told.
+type BufItems struct{ small []smallBufItem }
+
+// NewBufItems returns room for the items of n blocks.
+func NewBufItems(n int) BufItems { return BufItems{small: make([]smallBufItem, 0, n)} }
+
+// Item is BufItem, with the item's regions and header in f's room while
+// it lasts; a nil f allocates each.
+func (f *BufItems) Item(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	blft, _, _ := format.BlockLogInfo(data)
 	if old != nil && len(old) != len(data) {
 		old = nil
 	}
-	it, ok = bufItem(daddr, data, old, blft)
+	it, ok = bufItem(daddr, data, old, blft, f)
 	if !ok {
 		return it, false
 	}
@@ -65,14 +78,18 @@ func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	it.kind = imageItem
 	if old != nil {
 		it.partial = it.Regions
-		it.Regions = wholeBufItem(daddr, data, blft).Regions
+		it.Regions = wholeBufItemIn(daddr, data, blft, f).Regions
 	}
 	return it, true
 }
 
 // wholeBufItem is the item that logs all of data.
 func wholeBufItem(daddr format.Daddr, data []byte, blft uint16) Item {
-	it, _ := bufItem(daddr, data, nil, blft)
+	return wholeBufItemIn(daddr, data, blft, nil)
+}
+
+func wholeBufItemIn(daddr format.Daddr, data []byte, blft uint16, f *BufItems) Item {
+	it, _ := bufItem(daddr, data, nil, blft, f)
 	return it
 }
 
@@ -82,7 +99,7 @@ type chunkMap [(64<<10/format.BlfChunk + 31) / 32]uint32
 
 // bufItem logs the chunks of data that differ from old (all of them
 // without old).
-func bufItem(daddr format.Daddr, data, old []byte, blft uint16) (it Item, ok bool) {
+func bufItem(daddr format.Daddr, data, old []byte, blft uint16, f *BufItems) (it Item, ok bool) {
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	var m chunkMap
 	dataMap := m[:(chunks+31)/32]
@@ -91,12 +108,12 @@ func bufItem(daddr format.Daddr, data, old []byte, blft uint16) (it Item, ok boo
 			dataMap[c/32] |= 1 << (c % 32)
 		}
 	}
-	return bufItemOf(daddr, data, blft, dataMap)
+	return bufItemOf(daddr, data, blft, dataMap, f)
 }
 
-// bufItemOf logs the chunks of data that dataMap marks; ok is false when
-// it marks none.
-func bufItemOf(daddr format.Daddr, data []byte, blft uint16, dataMap []uint32) (it Item, ok bool) {
+// bufItemOf logs the chunks of data that dataMap marks, in room if
+// it has some; ok is false when it marks none.
+func bufItemOf(daddr format.Daddr, data []byte, blft uint16, dataMap []uint32, room *BufItems) (it Item, ok bool) {
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	runs := 0
 	for c := 0; c < chunks; c++ {
@@ -110,7 +127,13 @@ func bufItemOf(daddr format.Daddr, data []byte, blft uint16, dataMap []uint32) (
 	f := format.BufLogFormatOf(daddr, len(data), blft, runs, dataMap)
 	var hdr []byte
 	if n := f.EncodedLen(); runs < len(smallBufItem{}.regions) && n <= len(smallBufItem{}.hdr) {
-		sp := new(smallBufItem)
+		var sp *smallBufItem
+		if room != nil && len(room.small) < cap(room.small) {
+			room.small = room.small[:len(room.small)+1]
+			sp = &room.small[len(room.small)-1]
+		} else {
+			sp = new(smallBufItem)
+		}
 		it.Regions, hdr = sp.regions[:0], sp.hdr[:n]
 	} else {
 		it.Regions, hdr = make([][]byte, 0, 1+runs), make([]byte, n)
