@@ -19,8 +19,11 @@ type txn struct {
 	*trans.Tx
 	v      *mount
 	inodes inodeChanges
-	alloc  *alloc.Tx  // the AGFs this transaction holds
-	ialloc *ialloc.Tx // the AGIs this transaction holds
+	alloc  *alloc.Tx  // the AGFs this transaction holds (&allocTx)
+	ialloc *ialloc.Tx // the AGIs this transaction holds (&ialTx)
+	// The allocators' views live in the txn: one allocation for all.
+	allocTx alloc.Tx
+	ialTx   ialloc.Tx
 	// res is the number of blocks reserved from the free count; used is
 	// how many of them allocations have consumed. The rest goes back at
 	// the end.
@@ -63,13 +66,21 @@ func (v *mount) beginWith(blocks int64, freeing bool) (*txn, error) {
 	}
 	t := &txn{Tx: tx, v: v, res: blocks, freeing: freeing}
 	t.inodes.list = t.inodes.space[:0]
-	t.alloc = v.w.space.Begin(tx, t)
-	t.ialloc = v.w.inodes.Begin(t.alloc)
-	tx.OnPrepare(t.flushInodes)
-	tx.OnCommit(t.committed) // first: later hooks act on the new inode versions
-	tx.OnCancel(func() { v.unreserveBlocks(t.res) })
+	t.alloc, t.ialloc = &t.allocTx, &t.ialTx
+	v.w.space.BeginIn(t.alloc, tx, t)
+	v.w.inodes.BeginIn(t.ialloc, t.alloc)
+	tx.SetOwner(t) // first: later hooks act on the new inode versions
 	return t, nil
 }
+
+// Prepare copies the changed inodes into their blocks (trans.Owner).
+func (t *txn) Prepare() error { return t.flushInodes() }
+
+// Committed publishes the new inode versions (trans.Owner).
+func (t *txn) Committed() { t.committed() }
+
+// Cancelled gives the reservation back (trans.Owner).
+func (t *txn) Cancelled() { t.v.unreserveBlocks(t.res) }
 
 // errReservation means a transaction reserved too few blocks for what it
 // did: a bug in the reservation arithmetic, never a full volume.

@@ -69,7 +69,7 @@ func (t *Tx) Lock(ag format.AgNumber) (*AG, error) {
 func (t *Tx) TryLock(ag format.AgNumber) (*AG, bool, error) { return t.lock(ag, true) }
 
 func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
-	if a, ok := t.agfs[ag]; ok {
+	if a := t.heldAGF(ag); a != nil {
 		return a, true, nil
 	}
 	if len(t.agfs) > 0 && ag < t.highest() {
@@ -84,7 +84,7 @@ func (t *Tx) lock(ag format.AgNumber, try bool) (*AG, bool, error) {
 		if p >= ag {
 			break
 		}
-		if _, held := t.agfs[p]; held || (len(t.agfs) > 0 && p < t.highest()) {
+		if t.heldAGF(p) != nil || (len(t.agfs) > 0 && p < t.highest()) {
 			continue
 		}
 		if _, _, err := t.lockOne(p, false); err != nil {
@@ -124,7 +124,7 @@ func (t *Tx) lockOne(ag format.AgNumber, try bool) (*AG, bool, error) {
 		return nil, false, err
 	}
 	a := &AG{t: t, ag: ag, daddr: d, buf: buf, h: h}
-	t.agfs[ag] = a
+	t.agfs = append(t.agfs, a)
 	return a, true, nil
 }
 

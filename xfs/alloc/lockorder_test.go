@@ -56,7 +56,7 @@ func TestLockBelowHeldAGF(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := tx.agfs[1]; !ok {
+	if tx.heldAGF(1) == nil {
 		t.Fatal("the prelocked AGF 1 is not held")
 	}
 	if _, err := tx.Lock(1); err != nil {

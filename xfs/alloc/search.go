@@ -231,7 +231,7 @@ func (a *AG) findBySize(r Request) (candidate, bool, error) {
 }
 
 func decodeRec(c *btree.Cursor) format.AllocRec {
-	rec, _ := c.Get()
+	rec, _ := c.View()
 	return format.DecodeAllocRec(rec)
 }
 

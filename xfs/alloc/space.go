@@ -96,7 +96,7 @@ type Tx struct {
 	*trans.Tx
 	Space *Space
 	res   Reservation
-	agfs  map[format.AgNumber]*AG // the AGFs the transaction holds
+	agfs  []*AG // the AGFs the transaction holds, in the order taken
 	// prelock are AGFs taken, in ascending order, as soon as the
 	// transaction's AGF locking passes them (Prelock).
 	prelock []format.AgNumber
@@ -123,7 +123,15 @@ func (t *Tx) Prelock(ags []format.AgNumber) {
 
 // Begin starts the allocator's view of transaction tx.
 func (s *Space) Begin(tx *trans.Tx, res Reservation) *Tx {
-	return &Tx{Tx: tx, Space: s, res: res, agfs: make(map[format.AgNumber]*AG)}
+	t := new(Tx)
+	s.BeginIn(t, tx, res)
+	return t
+}
+
+// BeginIn is Begin into t, which the caller keeps in a value of its own:
+// one allocation less a transaction.
+func (s *Space) BeginIn(t *Tx, tx *trans.Tx, res Reservation) {
+	*t = Tx{Tx: tx, Space: s, res: res}
 }
 
 // Geo returns the volume's geometry.
@@ -161,7 +169,7 @@ func (t *Tx) AllocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint3
 					continue
 				}
 			} else {
-				if _, held := t.agfs[ag]; !held && ag < t.highest() {
+				if t.heldAGF(ag) == nil && ag < t.highest() {
 					continue
 				}
 				var err error
@@ -202,10 +210,21 @@ func (t *Tx) AllocBlocks(goal format.FsBlock, minLen, maxLen uint32, align uint3
 // highest is the highest AG whose AGF the transaction holds.
 func (t *Tx) highest() format.AgNumber {
 	var hi format.AgNumber
-	for ag := range t.agfs {
-		hi = max(hi, ag)
+	for _, a := range t.agfs {
+		hi = max(hi, a.ag)
 	}
 	return hi
+}
+
+// heldAGF returns AG ag's AGF if the transaction holds it (a transaction
+// holds a few at most).
+func (t *Tx) heldAGF(ag format.AgNumber) *AG {
+	for _, a := range t.agfs {
+		if a.ag == ag {
+			return a
+		}
+	}
+	return nil
 }
 
 // FreeExtents frees extents of any AGs, taking AGFs in ascending order.

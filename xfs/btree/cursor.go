@@ -273,6 +273,20 @@ func (c *Cursor) Get() (rec []byte, ok bool) {
 	return bytes.Clone(c.t.rec(n, p)), true
 }
 
+// View is Get without the copy: the record's bytes in its block, valid
+// until the tree or the cursor changes, for a caller that decodes them
+// at once.
+func (c *Cursor) View() (rec []byte, ok bool) {
+	if c.nlevels == 0 {
+		return nil, false
+	}
+	n, p := c.lv[0].n, c.lv[0].ptr
+	if n == nil || p < 1 || p > n.numrecs() {
+		return nil, false
+	}
+	return c.t.rec(n, p), true
+}
+
 // Increment moves to the next record; false past the last one.
 func (c *Cursor) Increment() (bool, error) {
 	if c.nlevels == 0 {

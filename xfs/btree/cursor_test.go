@@ -1,6 +1,7 @@
 package btree
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand"
@@ -94,6 +95,9 @@ func TestLookupSemantics(t *testing.T) {
 			t.Fatal(err)
 		}
 		rec, ok := c.Get()
+		if view, vok := c.View(); vok != ok || !bytes.Equal(view, rec) {
+			t.Errorf("%v %d: View %x %v, Get %x %v", r.dir, r.key, view, vok, rec, ok)
+		}
 		switch {
 		case found != (r.found != 0):
 			t.Errorf("%v %d: found %v, want %v", r.dir, r.key, found, r.found != 0)
@@ -151,6 +155,9 @@ func TestEmptyAndMisuse(t *testing.T) {
 	}
 	if _, ok := c.Get(); ok {
 		t.Error("Get on empty tree")
+	}
+	if _, ok := c.View(); ok {
+		t.Error("View on empty tree")
 	}
 	if err := c.Delete(); !errors.Is(err, ErrNoRecord) {
 		t.Errorf("Delete on empty: %v", err)

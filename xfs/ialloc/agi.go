@@ -81,7 +81,15 @@ type Tx struct {
 
 // Begin starts the inode allocator's view of the transaction whose free
 // space view is t.
-func (in *Inodes) Begin(t *alloc.Tx) *Tx { return &Tx{Tx: t, in: in} }
+func (in *Inodes) Begin(t *alloc.Tx) *Tx {
+	it := new(Tx)
+	in.BeginIn(it, t)
+	return it
+}
+
+// BeginIn is Begin into it, which the caller keeps in a value of its
+// own: one allocation less a transaction.
+func (in *Inodes) BeginIn(it *Tx, t *alloc.Tx) { *it = Tx{Tx: t, in: in} }
 
 // AGI is a transaction's locked view of one AG's inode header. Every
 // field is owned by the transaction.
@@ -280,7 +288,7 @@ func encodeRec(r format.InobtRec) []byte {
 }
 
 func decodeRec(c *btree.Cursor) format.InobtRec {
-	rec, _ := c.Get()
+	rec, _ := c.View()
 	return format.DecodeInobtRec(rec)
 }
 

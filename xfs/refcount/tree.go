@@ -114,7 +114,7 @@ func (t *Tree) corrupt(why string, args ...any) error {
 // get returns the record under c, checked as the kernel checks every
 // record it reads.
 func (t *Tree) get(c *btree.Cursor) (Rec, error) {
-	b, ok := c.Get()
+	b, ok := c.View()
 	if !ok {
 		return Rec{}, t.corrupt("cursor is not on a record")
 	}

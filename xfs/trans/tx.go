@@ -30,6 +30,7 @@ type Tx struct {
 	forget []format.Daddr // freed blocks not held: dropped at commit
 	// loggedBlocks are the blocks its buffer items log.
 	loggedBlocks []format.Daddr
+	owner        Owner
 	onPrepare    []func() error
 	onPrepared   []func() error
 	onCommit     []func()
@@ -387,6 +388,18 @@ func (tx *Tx) QuotaDeltaOf(projid uint32) *QuotaDelta {
 	return nil
 }
 
+// An Owner is the layer that began a transaction (SetOwner), told of its
+// phases before any hook of the same phase.
+type Owner interface {
+	Prepare() error // as an OnPrepare hook
+	Committed()     // as an OnCommit hook
+	Cancelled()     // as an OnCancel hook
+}
+
+// SetOwner makes o the transaction's owner: as hooks registered first,
+// without a function value each.
+func (tx *Tx) SetOwner(o Owner) { tx.owner = o }
+
 // OnPrepare registers fn to run at the start of Commit, before anything is
 // written: items kept outside buffers (inode cores) copy themselves into
 // their buffers here. An error cancels the transaction.
@@ -417,6 +430,12 @@ func (tx *Tx) LogLate(it LateItem) { tx.late = append(tx.late, it) }
 func (tx *Tx) Commit() error {
 	if tx.done {
 		panic("trans: commit of a finished transaction")
+	}
+	if tx.owner != nil {
+		if err := tx.owner.Prepare(); err != nil {
+			tx.Cancel()
+			return err
+		}
 	}
 	for i := 0; i < len(tx.onPrepare); i++ { // hooks may add hooks
 		if err := tx.onPrepare[i](); err != nil {
@@ -466,6 +485,9 @@ func (tx *Tx) Commit() error {
 	// Hooks run while the buffers are still locked, so that whatever they
 	// publish (new inode versions, counters) is in place before another
 	// transaction can act on this one's results.
+	if tx.owner != nil {
+		tx.owner.Committed()
+	}
 	for _, fn := range tx.onCommit {
 		fn()
 	}
@@ -549,6 +571,9 @@ func (tx *Tx) Cancel() {
 	}
 	tx.done = true
 	tx.unlockAll(false)
+	if tx.owner != nil {
+		tx.owner.Cancelled()
+	}
 	for _, fn := range tx.onCancel {
 		fn()
 	}

@@ -347,6 +347,45 @@ func TestQuotaDeltas(t *testing.T) {
 	}
 }
 
+// orderOwner records the phases it hears of.
+type orderOwner struct {
+	order   *[]string
+	prepare error
+}
+
+func (o orderOwner) Prepare() error { *o.order = append(*o.order, "owner prepare"); return o.prepare }
+func (o orderOwner) Committed()     { *o.order = append(*o.order, "owner committed") }
+func (o orderOwner) Cancelled()     { *o.order = append(*o.order, "owner cancelled") }
+
+// TestOwner checks that a transaction's owner hears of each phase before
+// the hooks of that phase, and that its failed Prepare cancels.
+func TestOwner(t *testing.T) {
+	c, _ := newCache(t, 4)
+	for _, fail := range []bool{false, true} {
+		tx, err := c.Begin()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		o := orderOwner{order: &order}
+		if fail {
+			o.prepare = errors.New("refused")
+		}
+		tx.OnPrepare(func() error { order = append(order, "prepare"); return nil })
+		tx.OnCommit(func() { order = append(order, "committed") })
+		tx.OnCancel(func() { order = append(order, "cancelled") })
+		tx.SetOwner(o)
+		err = tx.Commit()
+		want := "[owner prepare prepare owner committed committed]"
+		if fail {
+			want = "[owner prepare owner cancelled cancelled]"
+		}
+		if (err != nil) != fail || fmt.Sprint(order) != want {
+			t.Errorf("fail %v: error %v, order %v, want %s", fail, err, order, want)
+		}
+	}
+}
+
 // TestConcurrentTransactions increments counters in shared blocks from
 // many goroutines; buffer locks must serialise them (run with -race).
 func TestConcurrentTransactions(t *testing.T) {
