@@ -263,14 +263,10 @@ func (c *Cursor) lookup(dir Dir, key []byte) (bool, error) {
 // Get returns a copy of the record under the cursor; ok is false when the
 // cursor is not on a record.
 func (c *Cursor) Get() (rec []byte, ok bool) {
-	if c.nlevels == 0 {
-		return nil, false
+	if rec, ok = c.View(); ok {
+		rec = bytes.Clone(rec)
 	}
-	n, p := c.lv[0].n, c.lv[0].ptr
-	if n == nil || p < 1 || p > n.numrecs() {
-		return nil, false
-	}
-	return bytes.Clone(c.t.rec(n, p)), true
+	return rec, ok
 }
 
 // View is Get without the copy: the record's bytes in its block, valid
