@@ -48,7 +48,7 @@ func (v *mount) openWrite(o Options) error {
 	v.w.space = alloc.NewSpace(&v.geo, v.cache.Busy())
 	logAG, logBno := v.geo.FsbToAg(v.sb.LogStart)
 	v.w.space.SetNeverFree(trans.Extent{AG: logAG, Start: logBno, Len: v.sb.LogBlocks})
-	v.w.inodes = ialloc.New(&v.geo, v.sb, v.readCommitted, &v.w.counters.icount, &v.w.counters.ifree)
+	v.w.inodes = ialloc.New(&v.geo, v.sb, v.cache.ReadCopy, &v.w.counters.icount, &v.w.counters.ifree)
 	lw, err := v.openLog()
 	if err != nil {
 		return err

@@ -52,13 +52,29 @@ type Agf struct {
 	Spare2         uint32     // agf_spare2
 }
 
+// AgfLen and AgiLen are the bytes of an AGF and an AGI header that
+// DecodeAgf and DecodeAgi read: the rest of their sectors is zero.
+const (
+	AgfLen = 224
+	AgiLen = 344
+)
+
 // DecodeAgf parses an AGF sector.
 func DecodeAgf(b []byte) (*Agf, error) {
-	if len(b) < 224 {
-		return nil, Corrupt("AGF", "", "%d bytes is too short", len(b))
+	a := new(Agf)
+	if err := DecodeAgfInto(b, a); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// DecodeAgfInto is DecodeAgf into a.
+func DecodeAgfInto(b []byte, a *Agf) error {
+	if len(b) < AgfLen {
+		return Corrupt("AGF", "", "%d bytes is too short", len(b))
 	}
 	be := binary.BigEndian
-	a := &Agf{Magic: be.Uint32(b[0:]), Version: be.Uint32(b[4:]), SeqNo: AgNumber(be.Uint32(b[8:])), Length: be.Uint32(b[12:])}
+	*a = Agf{Magic: be.Uint32(b[0:]), Version: be.Uint32(b[4:]), SeqNo: AgNumber(be.Uint32(b[8:])), Length: be.Uint32(b[12:])}
 	for i := 0; i < 3; i++ {
 		a.Roots[i] = AgBlock(be.Uint32(b[16+4*i:]))
 		a.Levels[i] = be.Uint32(b[28+4*i:])
@@ -72,7 +88,7 @@ func DecodeAgf(b []byte) (*Agf, error) {
 	a.LSN = LSN(be.Uint64(b[208:]))
 	a.CRC = binary.LittleEndian.Uint32(b[216:])
 	a.Spare2 = be.Uint32(b[220:])
-	return a, nil
+	return nil
 }
 
 // Encode writes the AGF into b (at least 224 bytes); the CRC is set by SetCRC.
@@ -196,7 +212,7 @@ func DecodeAgi(b []byte) (*Agi, error) {
 
 // DecodeAgiInto is DecodeAgi into a.
 func DecodeAgiInto(b []byte, a *Agi) error {
-	if len(b) < 344 {
+	if len(b) < AgiLen {
 		return Corrupt("AGI", "", "%d bytes is too short", len(b))
 	}
 	be := binary.BigEndian

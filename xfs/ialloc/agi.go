@@ -14,7 +14,7 @@ import (
 // Inodes is the inode allocator of one writable volume.
 type Inodes struct {
 	geo     *format.Geometry // immutable
-	read    alloc.Reader     // committed headers, for choosing an AG
+	read    CopyReader       // committed headers, for choosing an AG
 	alignMt uint32           // sb_inoalignmt; immutable
 	limit   uint64           // the imax_pct limit in inodes (0: none); immutable
 	// refcountAsk is each AG's refcount btree reservation at its most
@@ -31,21 +31,27 @@ type Inodes struct {
 	unlinkedMu sync.Mutex                    // guards unlinked
 	unlinked   map[format.AgNumber]*Unlinked // see Unlinked
 
-	// agiOps are each AG's AGI ops, one value per volume (see
-	// alloc.Space's header ops); immutable.
-	agiOps []*trans.Ops
+	// agiOps and agfOps are each AG's AGI and AGF ops, one value per
+	// volume (see alloc.Space's header ops); immutable.
+	agiOps, agfOps []*trans.Ops
 }
+
+// CopyReader copies len(dst) bytes at off of a block's committed content
+// into dst, outside any transaction (trans.Cache.ReadCopy). A reader that
+// keeps nothing of a version lets the cache recycle it: the AGI, read for
+// every allocation, changes with nearly each.
+type CopyReader func(d format.Daddr, size int, ops *trans.Ops, off int, dst []byte) error
 
 // New returns the inode allocator of the volume whose superblock is sb.
 // icount and ifree are the in-core counters it keeps up to date.
-func New(g *format.Geometry, sb *format.Superblock, read alloc.Reader, icount, ifree *atomic.Int64) *Inodes {
+func New(g *format.Geometry, sb *format.Superblock, read CopyReader, icount, ifree *atomic.Int64) *Inodes {
 	in := &Inodes{geo: g, read: read, alignMt: max(sb.InoAlignMt, 1), limit: MaxInodes(g, sb.IMaxPct),
 		icount: icount, ifree: ifree, unlinked: make(map[format.AgNumber]*Unlinked)}
-	in.agiOps = make([]*trans.Ops, g.AgCount)
+	in.agiOps, in.agfOps = make([]*trans.Ops, g.AgCount), make([]*trans.Ops, g.AgCount)
 	in.refcountAsk = make([]uint32, g.AgCount)
 	logAG, _ := g.FsbToAg(sb.LogStart)
 	for ag := range in.agiOps {
-		in.agiOps[ag] = AgiOps(g, format.AgNumber(ag))
+		in.agiOps[ag], in.agfOps[ag] = AgiOps(g, format.AgNumber(ag)), alloc.AgfOps(g, format.AgNumber(ag))
 		var log uint32
 		if format.AgNumber(ag) == logAG {
 			log = sb.LogBlocks
@@ -61,6 +67,34 @@ func (in *Inodes) opsOf(ag format.AgNumber) *trans.Ops {
 		return in.agiOps[ag]
 	}
 	return AgiOps(in.geo, ag) // an AG past the end fails its check on read
+}
+
+// committedAGI returns AG ag's AGI as last committed, copied out.
+func (in *Inodes) committedAGI(ag format.AgNumber) (agi format.Agi, err error) {
+	d := in.geo.AgHeaderDaddr(ag, 2)
+	var raw [format.AgiLen]byte
+	if err := in.read(d, in.geo.SectSize, in.opsOf(ag), 0, raw[:]); err != nil {
+		return agi, locateAgi(err, ag, d)
+	}
+	err = format.DecodeAgiInto(raw[:], &agi)
+	return agi, err
+}
+
+// committedAGF returns AG ag's AGF as last committed, copied out.
+func (in *Inodes) committedAGF(ag format.AgNumber) (agf format.Agf, err error) {
+	d := in.geo.AgHeaderDaddr(ag, 1)
+	var ops *trans.Ops
+	if int(ag) < len(in.agfOps) {
+		ops = in.agfOps[ag]
+	} else {
+		ops = alloc.AgfOps(in.geo, ag) // an AG past the end fails its check on read
+	}
+	var raw [format.AgfLen]byte
+	if err := in.read(d, in.geo.SectSize, ops, 0, raw[:]); err != nil {
+		return agf, format.Located(err, fmt.Sprintf("AG %d AGF (daddr %d)", ag, d))
+	}
+	err = format.DecodeAgfInto(raw[:], &agf)
+	return agf, err
 }
 
 // MaxInodes is the imax_pct limit in inodes (0: none).

@@ -24,7 +24,7 @@ func newHarness(t testing.TB, size int64, o mkfs.Options) *harness {
 	t.Helper()
 	h := &harness{Image: transtest.New(t, size, o), t: t}
 	h.space = alloc.NewSpace(&h.Geo, h.Cache.Busy())
-	h.inodes = New(&h.Geo, h.Sb, h.Cache.Read, &h.icount, &h.ifree)
+	h.inodes = New(&h.Geo, h.Sb, h.Cache.ReadCopy, &h.icount, &h.ifree)
 	count, free := h.agiCounts()
 	h.icount.Store(int64(count))
 	h.ifree.Store(int64(free))

@@ -6,7 +6,6 @@ import (
 	"math/bits"
 	"slices"
 
-	"github.com/xfs3/xfs3/xfs/alloc"
 	"github.com/xfs3/xfs3/xfs/btree"
 	"github.com/xfs3/xfs3/xfs/format"
 )
@@ -46,11 +45,11 @@ func (t *Tx) Alloc(parent format.Ino, isDir bool) (format.Ino, error) {
 // refcount btree (package alloc). Unreadable headers say yes, so the
 // locked read reports the problem.
 func (in *Inodes) mayHaveInode(ag format.AgNumber) bool {
-	agi, err := Committed(in.read, in.geo, ag)
+	agi, err := in.committedAGI(ag)
 	if err != nil || agi.FreeCount > 0 {
 		return true
 	}
-	agf, err := alloc.Committed(in.read, in.geo, ag)
+	agf, err := in.committedAGF(ag)
 	if err != nil {
 		return true
 	}

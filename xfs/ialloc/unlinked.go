@@ -98,7 +98,7 @@ func (u *Unlinked) Inodes() []format.AgIno {
 // listed inode's di_next_unlinked with next. It runs at open, before any
 // change; a chain that loops or leaves its bucket is corruption.
 func (in *Inodes) Load(ag format.AgNumber, next func(format.AgIno) (format.AgIno, error)) error {
-	agi, err := Committed(in.read, in.geo, ag)
+	agi, err := in.committedAGI(ag)
 	if err != nil {
 		return err
 	}
