@@ -52,6 +52,15 @@ type Agf struct {
 	Spare2         uint32     // agf_spare2
 }
 
+// decodeNew decodes b with into into a new value.
+func decodeNew[T any](b []byte, into func([]byte, *T) error) (*T, error) {
+	v := new(T)
+	if err := into(b, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
 // AgfLen and AgiLen are the bytes of an AGF and an AGI header that
 // DecodeAgf and DecodeAgi read: the rest of their sectors is zero.
 const (
@@ -60,13 +69,7 @@ const (
 )
 
 // DecodeAgf parses an AGF sector.
-func DecodeAgf(b []byte) (*Agf, error) {
-	a := new(Agf)
-	if err := DecodeAgfInto(b, a); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
+func DecodeAgf(b []byte) (*Agf, error) { return decodeNew(b, DecodeAgfInto) }
 
 // DecodeAgfInto is DecodeAgf into a.
 func DecodeAgfInto(b []byte, a *Agf) error {
@@ -202,13 +205,7 @@ type Agi struct {
 }
 
 // DecodeAgi parses an AGI sector.
-func DecodeAgi(b []byte) (*Agi, error) {
-	a := new(Agi)
-	if err := DecodeAgiInto(b, a); err != nil {
-		return nil, err
-	}
-	return a, nil
-}
+func DecodeAgi(b []byte) (*Agi, error) { return decodeNew(b, DecodeAgiInto) }
 
 // DecodeAgiInto is DecodeAgi into a.
 func DecodeAgiInto(b []byte, a *Agi) error {
