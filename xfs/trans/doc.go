@@ -21,7 +21,9 @@
 // (Cache.Read marks it; Cache.ReadCopy only counts itself in while it
 // copies): recycle.go has the proof. So a transaction's caller must not
 // keep a block's bytes past Commit or Cancel, and a reader that only
-// copies a part out (an inode) should use ReadCopy.
+// copies a part out (an inode, an AG header) should use ReadCopy. Test
+// binaries poison recycled copies and checksum views to catch a misuse
+// (testChecks; off when asked for benchmarks).
 // A block is verified when it is read from the device, and again only for
 // a reader that asks for another kind of block (Ops.Name) than the one its
 // content was verified or finished as: one copy serves every reader, and
