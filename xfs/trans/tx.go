@@ -37,8 +37,8 @@ type Tx struct {
 	onCancel     []func()
 	late         []LateItem
 	done         bool
-	// The first hooks, without an allocation each (an engine transaction
-	// registers two or three of each kind).
+	// The first quota deltas (a change charges one or two projects) and
+	// the first hooks, without an allocation each.
 	quotaSpace   [2]QuotaDelta
 	quotaPtrs    [2]*QuotaDelta
 	prepareSpace [hooksInline]func() error
