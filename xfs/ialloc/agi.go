@@ -240,11 +240,12 @@ type inodeTree struct {
 
 func (it *inodeTree) init(a *AGI, free bool) {
 	it.a, it.free = a, free
-	kind, root, levels := btree.Inobt, a.h.Root, a.h.Level
+	kind := btree.Inobt
 	if free {
-		kind, root, levels = btree.Finobt, a.h.FreeRoot, a.h.FreeLevel
+		kind = btree.Finobt
 	}
-	it.tr = btree.Tree{Kind: kind, Geo: a.t.Geo(), AG: a.ag, Root: uint64(root), Levels: int(levels)}
+	root, levels, _ := it.counts()
+	it.tr = btree.Tree{Kind: kind, Geo: a.t.Geo(), AG: a.ag, Root: uint64(*root), Levels: int(*levels)}
 	it.tr.Store = alloc.NewStoreFrom(a.t.Tx.Tx, a.t.Space, &it.tr, it)
 	it.tr.RootChanged = it.rootChanged
 }
