@@ -60,19 +60,12 @@
 //
 // An inode whose di_flags carry XFS_DIFLAG_IMMUTABLE (Stat.Immutable,
 // set by the kernel's chattr +i or by this engine) is honoured as the
-// kernel honours it: no change may touch it, and a change refused so
-// changes nothing and wraps ErrImmutable. Refused are, for an immutable
-// file: removing, moving or replacing any name of it (Unlink, UnlinkFile,
-// UnlinkFiles, Rename, RenameSettingXattrs, Apply), Link, WriteAt,
-// Truncate, PunchHole, Preallocate, AppendExtents (as either file) and
-// Xattrs' Set, SetMany and Remove; for an immutable directory, Rmdir and
-// rename of it and every change of its names (create, mkdir, symlink,
-// link into it, unlink from it, rename into or out of it). Reads are not
-// refused, nor a project change (Quotas.SetProject: the kernel's
-// FS_IOC_FSSETXATTR checks only a capability), nor freeing an inode
-// without links (inactivation and log recovery), whatever its flags.
-// txn.modify is the one check; the few changes it lets through use
-// txn.modifyAny.
+// kernel honours it: no change of its names, data or xattrs (and, for a
+// directory, of the names in it) is allowed; a refused change changes
+// nothing and wraps ErrImmutable. Reads are not refused, nor a project
+// change (the kernel's FS_IOC_FSSETXATTR checks only a capability), nor
+// freeing an inode without links (inactivation, log recovery). txn.modify
+// is the one check; the few changes it lets through use txn.modifyAny.
 //
 // Two privileged ways change an immutable file: Files.SetImmutable sets
 // or clears the flag of a regular file together with attributes, and an
