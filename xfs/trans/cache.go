@@ -213,6 +213,7 @@ type writeBack struct {
 	data []byte
 	v    *version // data's version, recycled once retired
 	prev *version // the version v replaced, recycled then if it was not
+	lent bool     // prev is borrowed by the commit's log item until its write-back
 }
 
 // pin keeps the blocks of a queued commit in the cache until they are
@@ -325,6 +326,9 @@ func (c *Cache) writtenBack(b *Buf, own xlog.Ticket) (next xlog.Ticket) {
 // The writes join the pass's gathered writes (wbPass); the blocks stay
 // pinned and unwritten until the pass has issued them.
 func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
+	// The batch is written: its diff items are done with the versions
+	// they diffed against.
+	returnLent(wb)
 	if c.noWriteback {
 		c.unpin(wb)
 		return errNoWriteback
@@ -346,6 +350,16 @@ func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
 		return errors.New("trans: write-back outside a pass")
 	}
 	return nil
+}
+
+// returnLent gives back the versions wb's log items diffed against.
+func returnLent(wb []writeBack) {
+	for i := range wb {
+		if wb[i].lent {
+			wb[i].prev.borrowed.Add(-1)
+			wb[i].lent = false
+		}
+	}
 }
 
 // unwrittenBlocks are the newest versions of blocks whose commits are

@@ -32,11 +32,15 @@
 // With a log (SetLog), Commit queues the transaction while it still holds
 // its buffers, so the next change to any of them is logged after it, and
 // unlocks at once: dependent transactions no longer wait for each other's
-// flushes. A transaction is durable after Force (or Sync); independent
-// and dependent transactions alike share log writes and flushes. Its
-// blocks stay pinned in the cache until the log's leader has written them
-// in place (write-ahead: never before the log record is durable), and
-// Cache.ReadAt shows them to readers that bypass the cache meanwhile.
+// flushes. Commit does not diff its blocks: their log items are diff
+// items, which the log's leader diffs against the versions they replace
+// (borrowed until the commit's write-back), once a checkpoint for every
+// transaction that changed the block. A transaction is durable after
+// Force (or Sync); independent and dependent transactions alike share
+// log writes and flushes. Its blocks stay pinned in the cache until the
+// log's leader has written them in place (write-ahead: never before the
+// log record is durable), and Cache.ReadAt shows them to readers that
+// bypass the cache meanwhile.
 // Write-backs wait in the log's backlog (package xlog), sized from the
 // cache budget, so a block many commits change is written once per pass,
 // by the newest durable commit that changed it (Buf.queued).

@@ -20,6 +20,9 @@ import (
 //   - a transaction holding the block (its lock): only the current one;
 //   - the log, through the commit's items: until the commit's batch is
 //     written (the writer drops them then), before it is durable;
+//   - the log, through the diff item of the commit that replaced it
+//     (which the leader diffs against it when it writes that commit's
+//     batch): borrowed by that commit until its write-back;
 //   - the write-back: the commit's pinned entry, the pass's gathered
 //     write and the unwritten map (ReadAt), until passEnd has written it
 //     and forgotten it;

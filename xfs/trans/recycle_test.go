@@ -316,3 +316,24 @@ func TestReplacedAfterWriteBack(t *testing.T) {
 	wantPooled(t, c, 2, "after three commits")
 	wantCount(t, c, 10, 3)
 }
+
+// TestDiffBaseKeptUntilLogged: the version a commit's log item diffs
+// against (xlog.DiffItem) stays out of the pool until that commit's
+// batch is written, even when the write-back of the commit that made the
+// version ends first, with the version no longer current.
+func TestDiffBaseKeptUntilLogged(t *testing.T) {
+	c, _ := newLoggedCache(t)
+	c.Log().SetBacklogLimit(1 << 20)
+	bump(t, c, 10)
+	if err := c.Force(); err != nil { // its write-back waits in the backlog
+		t.Fatal(err)
+	}
+	bump(t, c, 10) // queued: its item diffs against the first commit's version
+	if err := c.Log().WriteBackNow(); err != nil {
+		t.Fatal(err)
+	}
+	wantPooled(t, c, 0, "while a queued commit still diffs against the replaced version")
+	syncAll(t, c)
+	wantPooled(t, c, 1, "once the commit that diffed against it was written back")
+	wantCount(t, c, 10, 2)
+}

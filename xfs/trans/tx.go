@@ -95,8 +95,10 @@ type txBuf struct {
 	view    bool
 	viewSum uint32
 	// ver is the version data becomes at commit, prev the one it
-	// replaces.
+	// replaces; lent: the commit's log item diffs against prev, which it
+	// borrowed until the commit's write-back.
 	ver, prev *version
+	lent      bool
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -523,7 +525,7 @@ func (tx *Tx) queue() error {
 	wb := make([]writeBack, 0, len(items))
 	for _, tb := range tx.held {
 		if tb.dirty && !tb.stale {
-			wb = append(wb, writeBack{tb.b, tb.data, tb.ver, tb.prev})
+			wb = append(wb, writeBack{tb.b, tb.data, tb.ver, tb.prev, tb.lent})
 		}
 	}
 	c.pin(wb)
@@ -678,45 +680,40 @@ func (c *Cache) Backlogged() bool { return c.log != nil && c.log.Backlogged() }
 func (c *Cache) BackgroundPushable() bool { return c.log != nil && c.log.BackgroundPushable() }
 
 // logItems formats the transaction for the log: a buffer item per changed
-// block (only the changed 128-byte chunks of blocks read from disk; all of
-// a newly initialised one) and a cancel item per freed block that was
-// logged before, so recovery never replays it over what the block holds
-// next.
+// block and a cancel item per freed block that was logged before, so
+// recovery never replays it over what the block holds next. A changed
+// block's item is a diff item (xlog.DiffItem): the log's leader finds
+// its changed 128-byte chunks (all of a newly initialised block) against
+// the version it replaces, which stays borrowed until the commit's
+// write-back (see recycle.go).
 func (tx *Tx) logItems() []xlog.Item {
-	// A changed block's item is a diff against the version it replaces,
-	// which needs only the block's lock: the transaction holds it, so the
-	// diffs are made before loggedMu, which every commit takes.
-	items := make([]xlog.Item, len(tx.held), len(tx.held)+len(tx.forget))
-	room := xlog.NewBufItems(len(tx.held) + 2) // image items take two
-	for i, tb := range tx.held {
-		if tb.dirty && !tb.stale {
-			var old []byte
-			if v := tb.b.data.Load(); v != nil && !tb.fresh {
-				old = v.b
-			}
-			items[i], _ = room.Item(tb.b.daddr, tb.data, old)
-		}
-	}
+	// Room for the late items' own (queueLogged appends them): a dquot
+	// item or two each.
+	items := make([]xlog.Item, 0, len(tx.held)+len(tx.forget)+2*len(tx.late))
 	c := tx.c
 	c.loggedMu.Lock()
 	defer c.loggedMu.Unlock()
 	pastTail := c.log.PastTail()
-	// out reuses items in place: the entry for held[i] goes at most at i.
-	out := items[:0]
 	cancel := func(d format.Daddr) {
 		if l, ok := c.logged[d]; ok {
 			if l.ticket > pastTail {
-				out = append(out, xlog.CancelItem(d, l.size))
+				items = append(items, xlog.CancelItem(d, l.size))
 			}
 			delete(c.logged, d)
 		}
 	}
-	for i, tb := range tx.held {
+	for _, tb := range tx.held {
 		switch {
 		case tb.stale:
 			cancel(tb.b.daddr)
-		case tb.dirty && len(items[i].Regions) > 0:
-			out = append(out, items[i])
+		case tb.dirty:
+			var old []byte
+			if tb.prev != nil && !tb.fresh {
+				old = tb.prev.b
+				tb.prev.borrowed.Add(1)
+				tb.lent = true
+			}
+			items = append(items, xlog.DiffItem(tb.b.daddr, tb.data, old))
 			c.logged[tb.b.daddr] = loggedBlock{len(tb.data), ticketUnknown}
 			tx.loggedBlocks = append(tx.loggedBlocks, tb.b.daddr)
 		}
@@ -730,5 +727,5 @@ func (tx *Tx) logItems() []xlog.Item {
 		}
 		cancel(d)
 	}
-	return out
+	return items
 }

@@ -16,7 +16,9 @@ import (
 // the log, each checkpoint names a block at most once and a dquot record
 // at most once, several transactions share checkpoints, and replaying
 // the log from its tail over what the write-backs put in place gives
-// every block and record its newest content.
+// every block and record its newest content. Half the buffer items are
+// diff items (DiffItem), which the leader diffs once for each run of
+// them in a checkpoint; some of those change nothing.
 func TestCheckpointsMergeTransactions(t *testing.T) {
 	g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, AgBlocks: 2048, AgBlkLog: 11, AgCount: 4, DBlocks: 8192}
 	const (
@@ -69,15 +71,22 @@ func TestCheckpointsMergeTransactions(t *testing.T) {
 						rng.Read(img)
 						binary.BigEndian.PutUint32(img, [2]uint32{0x11223344, format.Dir3DataMagic}[i%2])
 						it, _ := BufItem(daddrOf(i), img, nil)
+						if rng.Intn(2) == 0 {
+							it = DiffItem(daddrOf(i), img, nil)
+						}
 						items, cur[i] = append(items, it), img
 					case rng.Intn(12) == 0:
 						items, cur[i] = append(items, CancelItem(daddrOf(i), 4096)), nil
 					default:
 						img := bytes.Clone(cur[i])
-						for c := 1 + rng.Intn(3); c > 0; c-- {
+						for c := rng.Intn(4); c > 0; c-- {
 							img[4+rng.Intn(len(img)-4)]++
 						}
-						if it, ok := BufItem(daddrOf(i), img, cur[i]); ok {
+						if rng.Intn(2) == 0 {
+							// Its old is the image before it, as the
+							// cache's versions are.
+							items, cur[i] = append(items, DiffItem(daddrOf(i), img, cur[i])), img
+						} else if it, ok := BufItem(daddrOf(i), img, cur[i]); ok {
 							items, cur[i] = append(items, it), img
 						}
 					}
@@ -185,5 +194,51 @@ func TestCheckpointsMergeTransactions(t *testing.T) {
 		}
 		st := w.Stats()
 		t.Logf("seed %d: %d commits in %d checkpoints, %d log bytes", seed, st.Commits, st.Checkpoints, st.Bytes)
+	}
+}
+
+// TestDiffItemsTooLargeWhole: a transaction whose diff items would not fit
+// in half the log if they logged whole blocks is diffed when queued and
+// taken by what it logs; it replays to its images.
+func TestDiffItemsTooLargeWhole(t *testing.T) {
+	g := format.Geometry{InodeSize: 512, BlockSize: 4096, BlockLog: 12, AgBlocks: 2048, AgBlkLog: 11, AgCount: 4, DBlocks: 8192}
+	const logBlocks, nblocks = 700, 60 // 350 KiB of log; 240 KiB of blocks
+	d, l, w := newTestLog(t, logBlocks)
+	d.b = append(d.b, make([]byte, nblocks*4096)...)
+	base := int64(testLogStart + logBlocks*format.BBSize)
+	var items []Item
+	var images [][]byte
+	for i := range nblocks {
+		old := make([]byte, 4096)
+		binary.BigEndian.PutUint32(old, 0x11223344)
+		copy(d.b[base+int64(i)*4096:], old)
+		img := bytes.Clone(old)
+		img[100+i]++
+		items = append(items, DiffItem(format.Daddr(base/format.BBSize)+format.Daddr(8*i), img, old))
+		images = append(images, img)
+	}
+	if bound := transBytes(items, false); bound <= w.transBytesMax() {
+		t.Fatalf("bound %d fits in half the log (%d): the test needs more blocks", bound, w.transBytesMax())
+	}
+	tk, err := w.Queue(items, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Force(tk); err != nil {
+		t.Fatal(err)
+	}
+	w.Halt()
+	s, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Replay(d, &g, s.Trans); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range images {
+		at := base + int64(i)*4096
+		if got := d.b[at : at+4096]; !bytes.Equal(got, want) {
+			t.Fatalf("block %d does not replay to its image", i)
+		}
 	}
 }

@@ -66,7 +66,11 @@
 // allow (checkpoint.go): START, TRAN header, one buffer item per block
 // (the union of the 128-byte chunks its transactions changed, from the
 // newest image; whole new blocks; directory and attribute blocks whole
-// once an epoch, see below), one dquot item per record, COMMIT. A
+// once an epoch, see below), one dquot item per record, COMMIT. The
+// cache's commits queue diff items (DiffItem): the leader, not the
+// committer, finds the chunks, once for a run of them in a checkpoint
+// (the first one's old image against the last one's image); the queue
+// counts them by a guess, a batch is cut by their bound (whole blocks). A
 // transaction that cancels a freed block that was logged is a checkpoint
 // of its own. Inode cores reach the log inside their inode blocks
 // (dinode buffer items, which the kernel replays as plain buffers), not

@@ -18,6 +18,7 @@ type Item struct {
 	partial [][]byte
 	block   format.Daddr
 	kind    itemKind
+	diff    bool // a DiffItem: old below, no regions until formatted
 	// image is the whole block a buffer item (plain or image) was made
 	// from: a checkpoint that logs the block again merges its items into
 	// one, with the chunks of both taken from the newest image. key is a
@@ -25,6 +26,9 @@ type Item struct {
 	// of a checkpoint stands for all.
 	image []byte
 	key   dquotKey
+	// old is what a diff item's image is diffed against (nil: logged
+	// whole), by the leader when it writes the item's batch.
+	old []byte
 }
 
 type itemKind uint8
@@ -51,6 +55,45 @@ type dquotKey struct {
 // kernel's) knows how to verify it. ok is false when nothing changed.
 func BufItem(daddr format.Daddr, data, old []byte) (it Item, ok bool) {
 	return (*BufItems)(nil).Item(daddr, data, old)
+}
+
+// DiffItem is BufItem left to the log's leader: it diffs data against old
+// when it writes the item's batch, once for every item of the block in a
+// checkpoint (see mergeBlock), instead of the committer doing it for each.
+// Neither slice may change until the batch is written.
+func DiffItem(daddr format.Daddr, data, old []byte) Item {
+	blft, _, _ := format.BlockLogInfo(data)
+	if old != nil && len(old) != len(data) {
+		old = nil
+	}
+	it := Item{block: daddr, kind: plainItem, image: data, old: old, diff: true}
+	if wholeImage(blft) {
+		it.kind = imageItem
+	}
+	return it
+}
+
+// diffGuess is what a diff item of a plain block is taken to log until
+// it is formatted: a few chunks, as a small change makes.
+const diffGuess = 4 * format.BlfChunk
+
+// regionBytes returns the bytes it adds to the log, op headers included.
+// A diff item counts as logging its whole block, or with guess
+// diffGuess of a plain block.
+func (it *Item) regionBytes(guess bool) int {
+	if !it.diff {
+		n := 0
+		for _, r := range it.Regions {
+			n += format.LogOpHeaderSize + len(r)
+		}
+		return n
+	}
+	chunks := (len(it.image) + format.BlfChunk - 1) / format.BlfChunk
+	data := len(it.image)
+	if guess && it.kind == plainItem {
+		data = min(data, diffGuess)
+	}
+	return 2*format.LogOpHeaderSize + format.BlfHeaderSize + 4*((chunks+31)/32) + data
 }
 
 // BufItems formats the buffer items of one commit: the small ones share
@@ -103,12 +146,19 @@ func bufItem(daddr format.Daddr, data, old []byte, blft uint16, f *BufItems) (it
 	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	var m chunkMap
 	dataMap := m[:(chunks+31)/32]
+	markChanged(dataMap, data, old)
+	return bufItemOf(daddr, data, blft, dataMap, f)
+}
+
+// markChanged sets in dataMap the chunks of data that differ from old
+// (all of them without old).
+func markChanged(dataMap []uint32, data, old []byte) {
+	chunks := (len(data) + format.BlfChunk - 1) / format.BlfChunk
 	for c := 0; c < chunks; c++ {
 		if old == nil || !chunkEqual(data, old, c) {
 			dataMap[c/32] |= 1 << (c % 32)
 		}
 	}
-	return bufItemOf(daddr, data, blft, dataMap, f)
 }
 
 // bufItemOf logs the chunks of data that dataMap marks, in room if

@@ -167,11 +167,14 @@ type windowEntry struct {
 }
 
 type pending struct {
-	items     []Item
-	size      int // upper bound of its log bytes, headers included
-	ticket    Ticket
-	lsn       format.LSN
-	writeBack WriteBack
+	items []Item
+	// bound is an upper bound of its log bytes, headers included; size
+	// is what it is taken to log, its diff items guessed (regionBytes):
+	// the measure of the queue and the backlog.
+	bound, size int
+	ticket      Ticket
+	lsn         format.LSN
+	writeBack   WriteBack
 	// barrier stands for file data written after the last transaction
 	// queued: it logs nothing, but its batch flushes that data.
 	barrier bool
@@ -296,9 +299,16 @@ func (w *Writer) Queue(items []Item, writeBack WriteBack) (Ticket, error) {
 type WriteBack func(own, durable Ticket) error
 
 func (w *Writer) queueOne(items []Item, writeBack WriteBack) (*pending, error) {
-	p := &pending{items: items, writeBack: writeBack, size: transBytesMax(items)}
-	if p.size > w.transBytesMax() {
-		return nil, fmt.Errorf("%w: about %d bytes in a log of %d", ErrLogFull, p.size, int(w.blocks)*format.BBSize)
+	p := &pending{items: items, writeBack: writeBack, bound: transBytes(items, false), size: transBytes(items, true)}
+	if p.bound > w.transBytesMax() {
+		// Too large if its diff items logged whole blocks: diff them
+		// now and go by what they log.
+		p.items = formatDiffs(nil, items, nil)
+		p.bound = transBytes(p.items, false)
+		p.size = p.bound
+	}
+	if p.bound > w.transBytesMax() {
+		return nil, fmt.Errorf("%w: about %d bytes in a log of %d", ErrLogFull, p.bound, int(w.blocks)*format.BBSize)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -318,15 +328,15 @@ func (w *Writer) queueLocked(p *pending) {
 	w.queuedData = w.dataGen.Load()
 }
 
-// transBytesMax bounds the log bytes of one transaction: its op headers
-// and regions, START, the transaction header and COMMIT, a record header
-// for every record it may span, and the padding of a split.
-func transBytesMax(items []Item) int {
+// transBytes bounds the log bytes of one transaction, or of one
+// checkpoint's items: their op headers and regions, START, the
+// transaction header and COMMIT, a record header for every record they
+// may span, and the padding of a split. With guess, diff items count
+// what they are likely to log rather than their most (regionBytes).
+func transBytes(items []Item, guess bool) int {
 	n := 3*format.LogOpHeaderSize + format.LogTransHeaderSize + format.LogOpHeaderSize
-	for _, it := range items {
-		for _, r := range it.Regions {
-			n += format.LogOpHeaderSize + len(r)
-		}
+	for i := range items {
+		n += items[i].regionBytes(guess)
 	}
 	// A record wastes at most its header sector, the padding of its
 	// payload to a whole BB and an unsplit op that did not fit.
@@ -467,8 +477,9 @@ func (w *Writer) PastTail() Ticket {
 // durable, wakes its waiters and runs its write-backs. Called with the
 // lock held and no leader; it drops the lock for I/O.
 func (w *Writer) leadLocked() error {
-	n, bytes := 0, 0
-	for n < len(w.queue) && (n == 0 || bytes+w.queue[n].size <= w.batchBytesMax()) {
+	n, bound, bytes := 0, 0, 0
+	for n < len(w.queue) && (n == 0 || bound+w.queue[n].bound <= w.batchBytesMax()) {
+		bound += w.queue[n].bound
 		bytes += w.queue[n].size
 		n++
 	}
@@ -845,8 +856,8 @@ func (w *Writer) writeBatchLocked(batch []*pending) error {
 		// An eighth of the log since the epoch under way began: let the
 		// tail move to this batch once everything before it is retired.
 		upper := 0
-		for _, p := range batch {
-			upper += p.size
+		for _, cp := range cps {
+			upper += cp.bytes
 		}
 		w.newEpoch = len(w.epochStarts) == 0 ||
 			int(w.sinceLocked(w.epochStarts[len(w.epochStarts)-1]))*format.BBSize+upper >= w.epochBytes()

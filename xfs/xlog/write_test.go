@@ -747,7 +747,7 @@ func TestPushThresholds(t *testing.T) {
 				if _, err := w.Queue([]Item{it}, nil); err != nil {
 					t.Fatal(err)
 				}
-				queued += transBytesMax([]Item{it})
+				queued += transBytes([]Item{it}, false)
 			}
 			if queued < 2*threshold {
 				t.Fatalf("Backlogged after only %d bytes queued (threshold %d)", queued, threshold)
@@ -838,7 +838,7 @@ func TestHalt(t *testing.T) {
 	items := randomTrans(rand.New(rand.NewSource(1)))[:1]
 	// One commit past the limit but within twice it: the leader hands
 	// the pass to a goroutine of its own and returns.
-	w.SetBacklogLimit(transBytesMax(items) - 1)
+	w.SetBacklogLimit(transBytes(items, false) - 1)
 	var written atomic.Int32
 	writeBack := func(own, durable Ticket) error { written.Add(1); return nil }
 	tk, err := w.Queue(items, writeBack)
