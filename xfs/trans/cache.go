@@ -352,12 +352,13 @@ func (c *Cache) writeBack(own, durable xlog.Ticket, wb []writeBack) error {
 	return nil
 }
 
-// returnLent gives back the versions wb's log items diffed against.
+// returnLent gives back the versions wb's log items diffed against, once:
+// the log runs a commit's write-back once. It writes nothing in wb, which
+// the committer may still be reading.
 func returnLent(wb []writeBack) {
 	for i := range wb {
 		if wb[i].lent {
 			wb[i].prev.borrowed.Add(-1)
-			wb[i].lent = false
 		}
 	}
 }

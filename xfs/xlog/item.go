@@ -74,8 +74,9 @@ func DiffItem(daddr format.Daddr, data, old []byte) Item {
 }
 
 // diffGuess is what a diff item of a plain block is taken to log until
-// it is formatted: a few chunks, as a small change makes.
-const diffGuess = 4 * format.BlfChunk
+// it is formatted: two chunks, about what a commit's own diff of an AG
+// header, a btree block or an inode's block logged (one to four).
+const diffGuess = 2 * format.BlfChunk
 
 // regionBytes returns the bytes it adds to the log, op headers included.
 // A diff item counts as logging its whole block, or with guess
