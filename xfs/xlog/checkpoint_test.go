@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/xfs3/xfs3/xfs/format"
@@ -240,5 +241,60 @@ func TestDiffItemsTooLargeWhole(t *testing.T) {
 		if got := d.b[at : at+4096]; !bytes.Equal(got, want) {
 			t.Fatalf("block %d does not replay to its image", i)
 		}
+	}
+}
+
+// TestUnchangedDiffItemLogsWhole: a checkpoint whose only diff item
+// changed nothing still logs an item (its block whole), so no
+// checkpoint is empty; and a checkpoint that merges it with a changed
+// block leaves it out.
+func TestUnchangedDiffItemLogsWhole(t *testing.T) {
+	_, l, w := newTestLog(t, 700)
+	base := format.Daddr((testLogStart + 700*format.BBSize) / format.BBSize)
+	old := make([]byte, 4096)
+	binary.BigEndian.PutUint32(old, 0x11223344)
+	same := bytes.Clone(old)
+	tk, err := w.Queue([]Item{DiffItem(base, same, old)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Force(tk); err != nil {
+		t.Fatal(err)
+	}
+	changed := bytes.Clone(old)
+	changed[300]++
+	for _, it := range []Item{DiffItem(base, same, old), DiffItem(base+8, changed, old)} {
+		if _, err := w.Queue([]Item{it}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.ForceAll(); err != nil {
+		t.Fatal(err)
+	}
+	w.Halt()
+	s, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Trans) != 2 {
+		t.Fatalf("%d checkpoints, want 2", len(s.Trans))
+	}
+	var got [][2]int64 // each item's block and logged length
+	for _, tr := range s.Trans {
+		for _, it := range tr.Items {
+			f, err := format.DecodeBufLogFormat(it.Regions[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, r := range it.Regions[1:] {
+				n += len(r)
+			}
+			got = append(got, [2]int64{f.Blkno, int64(n)})
+		}
+	}
+	want := [][2]int64{{int64(base), 4096}, {int64(base) + 8, format.BlfChunk}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("logged (block, bytes) %v, want %v", got, want)
 	}
 }
