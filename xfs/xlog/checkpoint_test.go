@@ -128,14 +128,7 @@ func TestCheckpointsMergeTransactions(t *testing.T) {
 				}
 			}
 		}
-		// Stop as a crash would: the write-back pass under way ends, the
-		// ones not begun never run, and nothing writes the device while
-		// the test reads it.
-		w.Halt()
-		s, err := l.Scan()
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := haltAndScan(t, w, l)
 		if st := w.Stats(); st.Checkpoints*2 > st.Commits || int(st.Commits) != commits {
 			t.Fatalf("seed %d: %d commits (queued %d) in %d checkpoints, want several a checkpoint", seed, st.Commits, commits, st.Checkpoints)
 		}
@@ -228,11 +221,7 @@ func TestDiffItemsTooLargeWhole(t *testing.T) {
 	if err := w.Force(tk); err != nil {
 		t.Fatal(err)
 	}
-	w.Halt()
-	s, err := l.Scan()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := haltAndScan(t, w, l)
 	if _, err := Replay(d, &g, s.Trans); err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +260,7 @@ func TestUnchangedDiffItemLogsWhole(t *testing.T) {
 	if err := w.ForceAll(); err != nil {
 		t.Fatal(err)
 	}
-	w.Halt()
-	s, err := l.Scan()
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := haltAndScan(t, w, l)
 	if len(s.Trans) != 2 {
 		t.Fatalf("%d checkpoints, want 2", len(s.Trans))
 	}
@@ -297,4 +282,17 @@ func TestUnchangedDiffItemLogsWhole(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("logged (block, bytes) %v, want %v", got, want)
 	}
+}
+
+// haltAndScan stops w as a crash would (the write-back pass under way
+// ends, the ones not begun never run, and nothing writes the device while
+// the test reads it) and scans its log.
+func haltAndScan(t *testing.T, w *Writer, l *Log) *Scan {
+	t.Helper()
+	w.Halt()
+	s, err := l.Scan()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
