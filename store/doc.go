@@ -54,6 +54,10 @@
 // every directory the write made. Conditional writes check their
 // Precondition under the same lock, just before the rename or create.
 //
+// The engine's commits are lazy; each store operation ends in settle,
+// which forces the log once (shared with concurrent operations) before it
+// returns, unless Options.AckBeforeDurable.
+//
 // Deletes only unlink: the transaction that removes the name puts the
 // inode on its AG's unlinked list, and the call returns once that is
 // durable. The inode and its extents are freed later by the store's
@@ -93,12 +97,11 @@
 // Versions count in the bucket's project. ListObjectVersions walks the
 // bucket and the versions tree side by side, one key's directory a key.
 //
-// Listing walks the bucket depth-first in S3's byte order of the keys:
-// each directory entered is read, decoded and sorted ("/" appended to
-// directories); Prefix's directories are looked up by name, StartAfter
-// is binary-searched, and subtrees outside Prefix or inside a common
-// prefix are skipped. It holds one sorted directory per level; large
-// sorted directories are cached while unchanged (listcache.go).
+// Listing walks the bucket depth-first in S3's byte order, one sorted
+// directory per level ("/" appended to directories; large ones cached
+// while unchanged, listcache.go): Prefix's directories are looked up by
+// name, StartAfter binary-searched, subtrees outside Prefix or inside a
+// common prefix skipped.
 //
 // # Object lock
 //
@@ -111,10 +114,10 @@
 //
 // Invariant: a version under a legal hold or COMPLIANCE retention not yet
 // ended carries the engine's immutable flag; a flag without such a lock
-// is ended COMPLIANCE retention, cleared by the delete. The flag and the
-// xattrs change in one transaction (the Apply that places a version,
-// xfs.Files.SetImmutable for a lock change), and the store's own moves
-// of a version are Apply ops with Immutable, which keep it.
+// is ended COMPLIANCE retention, cleared by the delete. Flag and xattrs
+// change in one transaction (the Apply that places a version,
+// xfs.Files.SetImmutable), and the store's own moves of a version are
+// Apply ops with Immutable, which keep it.
 //
 // # Health
 //
@@ -123,19 +126,15 @@
 // every directory); failing operations return a *SickError naming it;
 // Options.OnSick hears of each once (health.go, health_walk.go).
 //
-// # Lifecycle
+// # Lifecycle and scrub
 //
-// Lifecycle (the gc.Expirer of gc.Lifecycle) expires what a bucket's
-// rules (package store/lifecycle, kept as the xattr user.xfs3.lifecycle)
-// say is due, a batch of one bucket's version listing or uploads at a
-// time, through deleteKey with a condition (DeleteOptions' if* fields)
-// re-checked under the delete's own locks, so an object changed since it
-// was judged stays. The pass's cursor is the system file
-// lifecycle-cursor, saved after each batch; neither it nor the batch's
-// deletes count as clients' changes (settleQuietly), which the scanner
-// paces itself by.
-//
-// # Scrub
+// Lifecycle (gc.Lifecycle's Expirer) expires what a bucket's rules
+// (package store/lifecycle, the xattr user.xfs3.lifecycle) say is due, a
+// batch of one bucket's versions or uploads at a time, through deleteKey
+// with a condition re-checked under the delete's own locks, so an object
+// changed since it was judged stays. Its cursor is the system file
+// lifecycle-cursor; neither it nor its deletes count as clients' changes
+// (settleQuietly), which the scanner paces itself by.
 //
 // Scrub (scrub.go), gc.Scrubber's source: xfs.Space.Scrub in batches,
 // then every object version read against its MD5 ETag and checksums. A
@@ -145,24 +144,17 @@
 //
 // # Configuration
 //
-// A bucket's configuration documents (BucketConfigs: its policy, its
-// public access block) are xattrs of its directory, user.xfs3.<kind>
-// (ConfigKind, with its size limit), bytes the S3 layer validates. A
-// Put or Delete is one engine transaction; the documents go with the
-// directory, count in the bucket's project, and a kernel mount shows
-// them (getfattr). Generation, an atomic counter moved after every such
-// change and every bucket made or removed, tells the S3 layer when the
-// documents it parsed may be stale.
+// A bucket's configuration documents (BucketConfigs: policy, public
+// access block) are xattrs of its directory, user.xfs3.<kind> (ConfigKind
+// has the size limit), bytes the S3 layer validates, each Put or Delete
+// one engine transaction. Generation, moved after every such change and
+// every bucket made or removed, tells the S3 layer when what it parsed
+// may be stale.
 //
-// System files (SystemFiles) are the server's own state (IAM, the
-// lifecycle cursor): the regular files of .xfs3/config, in no bucket's
-// project. A Write makes the new file whole in staging and renames it
-// over the name in one transaction, so after a crash the name holds the
-// old content or the new.
-//
-// The engine's commits are lazy; each store operation ends in settle,
-// which forces the log once (shared with concurrent operations) before it
-// returns, unless Options.AckBeforeDurable.
+// System files (SystemFiles: IAM, the lifecycle cursor) are the regular
+// files of .xfs3/config, in no bucket's project. A Write makes the new
+// file whole in staging and renames it over the name in one transaction:
+// after a crash the name holds the old content or the new.
 //
 // # Invariants
 //
