@@ -110,9 +110,37 @@ const (
 	besidePrefix       = ".xfs3.o."
 	xattrVersionName   = "user.xfs3.version"
 	xattrDeleteMarker  = "user.xfs3.delete-marker"
+	xattrDeletedBy     = "user.xfs3.deleted-by"
 	nullVersionSuffix  = ".null"
 	reservedNamePrefix = ".xfs3."
 )
+
+// place is where a version is on the volume, for checkKernelVersions.
+type place struct {
+	bucket, key, version string
+	current              bool // the plain file at the key
+}
+
+// checkKernelVersion checks the kernel's file e, at place p, against the
+// version expect has there, and takes it off.
+func checkKernelVersion(t *testing.T, e oracle.Entry, expect map[place]verEntry, p place) {
+	t.Helper()
+	v, ok := expect[p]
+	if !ok {
+		t.Errorf("kernel shows %s (version %s of %q, current %v, %d bytes), which the API does not list", e.Path, p.version, p.key, p.current, e.Size)
+		return
+	}
+	delete(expect, p)
+	_, marker := e.Xattrs[xattrDeleteMarker]
+	switch {
+	case marker != v.Marker:
+		t.Errorf("%s: delete marker %v on the kernel mount, the API says %v", e.Path, marker, v.Marker)
+	case marker && e.Size != 0:
+		t.Errorf("%s: a delete marker of %d bytes", e.Path, e.Size)
+	case !marker && (e.Size != v.Size || e.SHA256 != v.SHA256):
+		t.Errorf("%s: kernel sees %d bytes sha256 %s, API gave %d bytes sha256 %s", e.Path, e.Size, e.SHA256, v.Size, v.SHA256)
+	}
+}
 
 // checkKernelVersions stops the server, checks the volume with
 // xfs_repair -n, mounts it read-only and requires the kernel to show
@@ -120,7 +148,9 @@ const (
 // versions as plain files at their keys, every other version and every
 // delete marker in the bucket's versions tree, laid out as the store's
 // package doc says: .xfs3.versions/<prefix directories>/.xfs3.o.<last
-// component>/<ID>, the null version named <sequence>.null; each file's
+// component>/<ID>, the null version named <sequence>.null, or in file
+// form the version itself at .xfs3.o.<last component>, whose
+// user.xfs3.deleted-by names the delete marker above it; each file's
 // user.xfs3.version names its version and delete markers are empty
 // files with user.xfs3.delete-marker. Keys must be plain names (no
 // component the store escapes). The volume is unmounted again before it
@@ -138,10 +168,6 @@ func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
 	oracle.Unmount(t, mnt)
 	if err != nil {
 		t.Fatal(err)
-	}
-	type place struct {
-		bucket, key, version string
-		current              bool // the plain file at the key
 	}
 	expect := map[place]verEntry{}
 	for b, vs := range want {
@@ -175,6 +201,24 @@ func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
 		var p place
 		if tree, ok := strings.CutPrefix(rest, versionsTree); ok {
 			dir, file := path.Split(tree)
+			if key, ok := strings.CutPrefix(file, besidePrefix); ok {
+				// A key's versions in file form: the version, and the
+				// marker above it.
+				by := e.Xattrs[xattrDeletedBy]
+				m, ok := expect[place{bucket: bucket, key: dir + key, version: by}]
+				if !ok || !m.Marker || strings.Contains("/"+dir, "/"+reservedNamePrefix) {
+					t.Errorf("kernel shows %s: versions in file form whose marker %q (%v) the API does not list", e.Path, by, m)
+					continue
+				}
+				delete(expect, place{bucket: bucket, key: dir + key, version: by})
+				p = place{bucket: bucket, key: dir + key, version: name}
+				if strings.HasSuffix(name, nullVersionSuffix) {
+					p.version = "null"
+				}
+				files++
+				checkKernelVersion(t, e, expect, p)
+				continue
+			}
 			parent, last := path.Split(strings.TrimSuffix(dir, "/"))
 			key, ok := strings.CutPrefix(last, besidePrefix)
 			if !ok || strings.Contains("/"+parent, "/"+reservedNamePrefix) {
@@ -205,21 +249,7 @@ func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
 				p.version = "null"
 			}
 		}
-		v, ok := expect[p]
-		if !ok {
-			t.Errorf("kernel shows %s (version %s of %q, current %v, %d bytes), which the API does not list", e.Path, p.version, p.key, p.current, e.Size)
-			continue
-		}
-		delete(expect, p)
-		_, marker := e.Xattrs[xattrDeleteMarker]
-		switch {
-		case marker != v.Marker:
-			t.Errorf("%s: delete marker %v on the kernel mount, the API says %v", e.Path, marker, v.Marker)
-		case marker && e.Size != 0:
-			t.Errorf("%s: a delete marker of %d bytes", e.Path, e.Size)
-		case !marker && (e.Size != v.Size || e.SHA256 != v.SHA256):
-			t.Errorf("%s: kernel sees %d bytes sha256 %s, API gave %d bytes sha256 %s", e.Path, e.Size, e.SHA256, v.Size, v.SHA256)
-		}
+		checkKernelVersion(t, e, expect, p)
 	}
 	for p, v := range expect {
 		t.Errorf("the kernel does not show %s of bucket %s (current %v)", v, p.bucket, p.current)

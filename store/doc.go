@@ -14,7 +14,8 @@
 //	    │   └── .xfs3.e.     key "p//" (a folder marker with content)
 //	    ├── .xfs3.o.p        key "p", an object that is also a prefix
 //	    └── .xfs3.versions/  other versions of keys (see Versions):
-//	        └── p/.xfs3.o.q/0ujr1…     a version of "p/q", named by its ID
+//	        ├── p/.xfs3.o.q/0ujr1…     a version of "p/q", named by its ID
+//	        └── .xfs3.o.a.jpg          "a.jpg" deleted: its version (file form)
 //
 // It knows nothing of HTTP or S3 error codes: failures are the sentinel
 // errors in errors.go (tested with errors.Is), which the S3 layer maps.
@@ -86,6 +87,13 @@
 // the null version of its mtime. Prefix directories of the tree are named
 // as in the bucket, a key's directory by besideName (versions.go).
 //
+// File form: a key's first delete marker over a current version, with
+// nothing in the tree, is one rename: the version becomes the file at
+// the name of the key's directory, its user.xfs3.deleted-by naming the
+// marker (whose time is its user.xfs3.noncurrent-since). Other changes
+// first expand it to the directory, in a transaction that changes no
+// version and skips the inode quota check, so removals never fail on it.
+//
 // Invariant: a key's current file, if any, is its newest version; with
 // none, its newest version is a delete marker. Each transition (a new
 // version, a marker, a Suspended replace, a removal by ID promoting the
@@ -93,9 +101,9 @@
 // directory's lock, so after a crash a key's versions are those before
 // or after a request. That Apply also makes what is new (NameOp.New): a
 // versions directory, a marker, a small version; one that releases the
-// null version (Suspended) may not, so such a change stages them first.
-// Versions count in the bucket's project. ListObjectVersions walks the
-// bucket and the versions tree side by side, one key's directory a key.
+// null version (Suspended) may not, so it stages them first. Versions
+// count in the bucket's project. ListObjectVersions walks the bucket and
+// the versions tree side by side, one key's directory (or file) a key.
 //
 // Listing walks the bucket depth-first in S3's byte order, one sorted
 // directory per level ("/" appended to directories; large ones cached

@@ -41,6 +41,9 @@ type entry struct {
 	// versions: a key's directory in the versions tree (a directory
 	// named as an object beside a directory).
 	versions bool
+	// held: a file named so, which in a versions tree is a key's
+	// versions in file form.
+	held bool
 }
 
 // lister walks a bucket depth-first in key order.
@@ -164,12 +167,15 @@ func (l *lister) walk(ino format.Ino, path string) error {
 			if err := l.dir(ino, *e, full); err != nil {
 				return err
 			}
-		} else if e.versions != l.versions {
-			continue // files in a bucket, versions directories in its versions tree
 		} else if l.versions {
+			if !e.versions && !e.held {
+				continue // no key's versions
+			}
 			if err := l.keyVersions(full, ino, e); err != nil {
 				return err
 			}
+		} else if e.versions {
+			continue // files in a bucket
 		} else if err := l.object(full, ino, at, e); err != nil {
 			return err
 		}

@@ -86,6 +86,8 @@ func (s *store) sorted(ino format.Ino) ([]entry, xfs.Version, error) {
 		switch {
 		case e.Type == format.FTDir && beside:
 			ent.versions = true // a key's versions directory
+		case beside:
+			ent.held = true // an object beside a directory, or in a versions tree a key's versions in file form
 		case e.Type == format.FTDir:
 			ent.dir = true
 			ent.sortKey += "/"

@@ -396,9 +396,12 @@ func TestQuotaRefusalVersioned(t *testing.T) {
 		t.Fatalf("current version %s after the refused PUT, want %s", info.VersionID, second.VersionID)
 	}
 
-	// Markers over the inode limit: of a key with versions, and of one
-	// without (its versions directory would be made too).
-	put(t, s, "bkt", "d/other", "x", Meta{})
+	// Markers at the inode limit. A key with versions needs a marker
+	// file and is refused. One without takes its first marker in file
+	// form, which makes no inode; its second marker needs the key's
+	// directory (made whatever the limit: it changes no version) and a
+	// marker file, and is refused.
+	other := put(t, s, "bkt", "d/other", "x", Meta{})
 	usage, err = s.quotas().Get("bkt")
 	if err != nil {
 		t.Fatal(err)
@@ -406,14 +409,24 @@ func TestQuotaRefusalVersioned(t *testing.T) {
 	if err := s.quotas().Set("bkt", BucketQuota{HardObjects: usage.Objects}); err != nil {
 		t.Fatal(err)
 	}
-	before = versions()
-	for _, key := range []string{"d/k", "d/other"} {
+	refused := func(key string) {
+		t.Helper()
+		before := versions()
 		if _, err := s.Versions().Delete("bkt", key, ""); !errors.Is(err, ErrQuotaExceeded) {
 			t.Fatalf("a marker of %s over the inode limit: %v", key, err)
 		}
 		if got := versions(); !slices.Equal(got, before) {
 			t.Fatalf("versions after the refused marker of %s: %v, were %v", key, got, before)
 		}
+	}
+	refused("d/k")
+	if _, err := s.Versions().Delete("bkt", "d/other", ""); err != nil {
+		t.Fatalf("the first marker of d/other at the inode limit: %v", err)
+	}
+	refused("d/other")
+	// Removing the hidden version by ID frees, also from file form.
+	if _, err := s.Versions().Delete("bkt", "d/other", other.VersionID); err != nil {
+		t.Fatalf("removing d/other's version at the inode limit: %v", err)
 	}
 	if got, _ := get(t, s, "bkt", "d/k"); got != string(body) {
 		t.Fatalf("d/k reads %d bytes after the refused marker", len(got))

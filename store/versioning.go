@@ -40,6 +40,14 @@ const (
 	// xattrNoncurrent is when a version stopped being current (RFC 3339
 	// with nanoseconds), set as it moves into the versions tree.
 	xattrNoncurrent = xattrPrefix + "noncurrent-since"
+	// xattrDeletedBy on a key's versions in file form (the one version,
+	// a file in the versions tree) names the delete marker that hid it;
+	// the marker's time is the version's xattrNoncurrent. It means
+	// nothing on a file elsewhere.
+	xattrDeletedBy = xattrPrefix + "deleted-by"
+	// expandingPrefix starts the name a file-form key's version has for
+	// a moment inside the transaction that gives the key its directory.
+	expandingPrefix = reservedPrefix + "expanding."
 	// versionsDir, in a bucket's directory, holds the versions tree.
 	versionsDir = reservedPrefix + "versions"
 	nullSuffix  = ".null"

@@ -17,6 +17,14 @@ import (
 // Its prefix directories are named as in the bucket (entryName), its
 // key directories as objects beside a directory (besideName), so a key
 // and a prefix of the same component never share a directory.
+//
+// File form: the first DELETE of a key with a current version and
+// nothing in the versions tree moves the version to the key's name in
+// the tree, .xfs3.versions/a/.xfs3.o.b, as a file, with xattrDeletedBy
+// naming the marker that now hides it: one rename, no inode made. Any
+// other change of such a key's versions first gives it its directory
+// (expand), in a transaction of its own that changes no version; reads
+// take either form.
 
 // storedVersion is a file of a key's versions directory.
 type storedVersion struct {
@@ -30,12 +38,18 @@ type storedVersion struct {
 type versionsPath struct {
 	dirs dirPath
 	leaf *xfs.Handle
+	// held is a key's versions in file form, for a reader (versionsFind),
+	// and heldSt its stat; leaf is nil then.
+	held   *xfs.Handle
+	heldSt xfs.Stat
 }
 
 func (p *versionsPath) close() {
 	p.dirs.close()
-	if p.leaf != nil {
-		p.leaf.Close()
+	for _, h := range []*xfs.Handle{p.leaf, p.held} {
+		if h != nil {
+			h.Close()
+		}
 	}
 }
 
@@ -51,8 +65,9 @@ func (p *versionsPath) ino() format.Ino {
 type versionsMake int
 
 const (
-	versionsFind     versionsMake = iota // nothing: a missing directory leaves the path short
-	versionsPrefixes                     // the prefix directories; the key's own is left to leafOps
+	versionsFind     versionsMake = iota // nothing: a missing directory leaves the path short, a file form is left so (held)
+	versionsExpand                       // nothing, but a key in file form gets its directory (expand)
+	versionsPrefixes                     // the prefix directories, as versionsExpand; the key's own is left to leafOps
 	versionsAll                          // the key's directory too
 )
 
@@ -71,10 +86,11 @@ func versionsMakeFor(state string) versionsMake {
 // openVersions resolves the versions directory of kp in the bucket whose
 // directory is bucket, making what mk says (each under its parent's
 // lock); a missing directory it does not make leaves the path short and
-// leaf nil. The caller closes the path, also on error.
+// leaf nil. The caller holds the key's lock (shared for versionsFind)
+// and closes the path, also on error.
 func (s *store) openVersions(bucket format.Ino, kp keyPath, mk versionsMake) (versionsPath, error) {
 	var p versionsPath
-	create := mk != versionsFind
+	create := mk >= versionsPrefixes
 	root, st, err := s.openEntry(bucket, versionsDir)
 	if err == nil && root == nil && create {
 		if _, err = s.ensureDir(bucket, versionsDir, dirAttrs); err == nil {
@@ -103,6 +119,17 @@ func (s *store) openVersions(bucket format.Ino, kp keyPath, mk versionsMake) (ve
 	case h != nil && st.IsDir():
 		p.leaf = h
 		return p, nil
+	case h != nil && isFile(&st) && mk == versionsFind:
+		p.held, p.heldSt = h, st
+		return p, nil
+	case h != nil && isFile(&st):
+		err := s.expand(parent, kp, h.Ino(), &st)
+		h.Close()
+		if err != nil {
+			return p, err
+		}
+		p.leaf, err = s.v.Files().OpenAt(parent, name)
+		return p, retryable(err)
 	case h != nil:
 		h.Close()
 		return p, fmt.Errorf("versions of %q: %q is not a directory: %w", kp.key, name, ErrKeyConflict)
@@ -111,6 +138,55 @@ func (s *store) openVersions(bucket format.Ino, kp keyPath, mk versionsMake) (ve
 	}
 	p.leaf, err = s.makeVersionsLeaf(bucket, parent, kp.leaf)
 	return p, retryable(err)
+}
+
+// heldVersions reads a key's versions in file form, the file ino: its
+// version and the delete marker above it, with the marker's time.
+func (s *store) heldVersions(ino format.Ino, st *xfs.Stat) (v, marker version, since time.Time, err error) {
+	if v, _, err = s.storedVersionOf(ino, st.Mtime); err != nil {
+		return
+	}
+	by, err := s.v.Xattrs().Get(ino, xattrDeletedBy)
+	if err != nil {
+		return v, marker, since, fmt.Errorf("versions in file form, inode %d: %s: %w", ino, xattrDeletedBy, err)
+	}
+	marker, ok := parseVersionName(string(by))
+	if !ok || marker.seq <= v.seq {
+		return v, marker, since, fmt.Errorf("versions in file form, inode %d: marker %q not above version %q: %w", ino, by, v.name(), ErrKeyConflict)
+	}
+	if at, err := s.v.Xattrs().Get(ino, xattrNoncurrent); err == nil {
+		since, _ = time.Parse(time.RFC3339Nano, string(at))
+	}
+	return v, marker, since, nil
+}
+
+// expand gives kp's versions in file form (the file ino in the versions
+// tree's directory parent) their directory: the version moves into it
+// under its own name, and the marker above it becomes a marker file of
+// its time. One transaction that changes no version, so a crash leaves
+// the one form or the other; quota limits are not checked, since a
+// change that frees (a removal by ID) may need it first. The caller
+// holds the key's lock.
+func (s *store) expand(parent format.Ino, kp keyPath, ino format.Ino, st *xfs.Stat) error {
+	v, marker, since, err := s.heldVersions(ino, st)
+	if err != nil {
+		return err
+	}
+	name, tmp := besideName(kp.leaf), expandingPrefix+randomName()
+	var named []xfs.Xattr
+	if hashedName(name) {
+		named = []xfs.Xattr{xattrOf(xattrName, kp.leaf)}
+	}
+	dir, file := dirAttrs, fileAttrs
+	dir.ProjID, file.ProjID = st.ProjID, st.ProjID
+	immutable := isImmutable(st)
+	markerAttrs := append([]xfs.Xattr{xattrOf(xattrDeleteMarker, ""), xattrOf(xattrVersion, marker.name())}, named...)
+	return retryable(s.v.Names().ApplyUnchecked([]xfs.NameOp{
+		{Dir: parent, Name: name, ToDir: parent, ToName: tmp, Immutable: immutable},
+		{ToDir: parent, ToName: name, Attrs: named, New: &xfs.NewInode{Attrs: dir, Dir: true}},
+		{Dir: parent, Name: tmp, ToDir: xfs.MadeDir, ToName: v.name(), Immutable: immutable},
+		{ToDir: xfs.MadeDir, ToName: marker.name(), Attrs: markerAttrs, New: &xfs.NewInode{Attrs: file, Mtime: since}},
+	}))
 }
 
 // dir is where ops put the key's versions: its directory, or MadeDir
@@ -157,8 +233,17 @@ func (s *store) makeVersionsLeaf(bucket, parent format.Ino, c string) (*xfs.Hand
 }
 
 // readVersions returns the versions in a key's versions directory,
-// newest first. Names of other forms are left out.
-func (s *store) readVersions(dir format.Ino) ([]storedVersion, error) {
+// newest first. Names of other forms are left out. Versions in file form
+// (p.held) have no names: a change by name expands them first.
+func (s *store) readVersions(p *versionsPath) ([]storedVersion, error) {
+	if p.held != nil {
+		v, marker, _, err := s.heldVersions(p.held.Ino(), &p.heldSt)
+		if err != nil {
+			return nil, err
+		}
+		return []storedVersion{{version: marker}, {version: v}}, nil
+	}
+	dir := p.ino()
 	if dir == 0 {
 		return nil, nil
 	}
@@ -322,9 +407,12 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	// find a noncurrent null one, or to learn the newest version when
 	// there is no current one (a delete marker).
 	if keep || suspended || !cur.found {
-		mk := versionsFind
-		if keep {
+		mk := versionsFind // the newest version is all it needs
+		switch {
+		case keep:
 			mk = versionsMakeFor(state)
+		case suspended:
+			mk = versionsExpand // the null version may go, by its name
 		}
 		if vp, err = s.openVersions(bucket, kp, mk); err != nil {
 			return placed{}, err
@@ -332,7 +420,7 @@ func (s *store) installVersion(bucket format.Ino, state string, kp keyPath, dir 
 	}
 	var vers []storedVersion
 	if suspended || !cur.found {
-		if vers, err = s.readVersions(vp.ino()); err != nil {
+		if vers, err = s.readVersions(&vp); err != nil {
 			return placed{}, err
 		}
 	}

@@ -48,7 +48,7 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurre
 		var vers []storedVersion
 		if suspended || !cur.found {
 			var err error
-			if vers, err = s.readVersions(vp.ino()); err != nil {
+			if vers, err = s.readVersions(&vp); err != nil {
 				return err
 			}
 		}
@@ -57,6 +57,13 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurre
 			floor = vers[0].seq
 		}
 		marker := version{seq: newSeq(floor), null: suspended}
+		if cur.found && !suspended && vp.leaf == nil && !kp.folder {
+			if err := s.hideInFileForm(path.last(), &cur, &vp, marker, kp); err != nil {
+				return err
+			}
+			res, removed = DeleteResult{VersionID: marker.ID(), DeleteMarker: true}, true
+			return nil
+		}
 		var ops []xfs.NameOp
 		switch {
 		case cur.found && suspended && cur.v.null:
@@ -82,6 +89,19 @@ func (s *store) deleteVersioned(b *xfs.Handle, state string, kp keyPath, ifCurre
 		err = s.prune(kp, path)
 	}
 	return res, err
+}
+
+// hideInFileForm is the first delete marker of a key that has nothing in
+// the versions tree: the current version cur, in dir, moves there as the
+// key's versions in file form, hidden by marker. One rename.
+func (s *store) hideInFileForm(dir format.Ino, cur *current, vp *versionsPath, marker version, kp keyPath) error {
+	op := cur.asideOp(dir, vp.dirs.last(), time.Now())
+	op.ToName = besideName(kp.leaf)
+	op.Attrs = append(op.Attrs, xattrOf(xattrDeletedBy, marker.name()))
+	if hashedName(op.ToName) {
+		op.Attrs = append(op.Attrs, xattrOf(xattrName, kp.leaf))
+	}
+	return retryable(s.v.Names().Apply([]xfs.NameOp{op}))
 }
 
 // keyDirs resolves the directories of kp (b, the bucket, taken over) for
@@ -168,12 +188,12 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	vp, err := s.openVersions(bucket, kp, versionsFind)
+	vp, err := s.openVersions(bucket, kp, versionsExpand)
 	defer vp.close()
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	vers, err := s.readVersions(vp.ino())
+	vers, err := s.readVersions(&vp)
 	if err != nil {
 		return DeleteResult{}, err
 	}

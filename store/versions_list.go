@@ -252,7 +252,7 @@ func (s *store) listVersionsTree(bucket format.Ino, opt ListOptions) (treePage, 
 }
 
 // keyVersions puts on the page the versions of key, whose versions
-// directory is entry e of dir.
+// directory, or file in file form, is entry e of dir.
 func (l *lister) keyVersions(key string, dir format.Ino, e *entry) error {
 	if ok, err := l.paged(key); !ok || err != nil || l.full() {
 		return err
@@ -262,10 +262,13 @@ func (l *lister) keyVersions(key string, dir format.Ino, e *entry) error {
 		return err
 	}
 	defer h.Close()
-	if !st.IsDir() {
-		return nil
+	var vers []ObjectInfo
+	switch {
+	case st.IsDir():
+		vers, err = l.s.versionInfos(key, h.Ino())
+	case isFile(&st):
+		vers, err = l.s.heldInfos(key, h.Ino(), &st)
 	}
-	vers, err := l.s.versionInfos(key, h.Ino())
 	if err != nil || len(vers) == 0 {
 		return err
 	}
@@ -274,6 +277,21 @@ func (l *lister) keyVersions(key string, dir format.Ino, e *entry) error {
 	l.res.NextMarker = key
 	l.count += len(vers)
 	return nil
+}
+
+// heldInfos reads key's versions in file form, the file ino: the
+// delete marker and the version it hides.
+func (s *store) heldInfos(key string, ino format.Ino, st *xfs.Stat) ([]ObjectInfo, error) {
+	v, marker, since, err := s.heldVersions(ino, st)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.storedInfo(key, ino, st)
+	if err != nil {
+		return nil, err
+	}
+	info.VersionID = v.ID()
+	return []ObjectInfo{{Key: key, LastModified: since, VersionID: marker.ID(), DeleteMarker: true}, info}, nil
 }
 
 // versionInfos reads the versions in the versions directory vdir of
@@ -413,10 +431,14 @@ func (s *store) keyVersions(bucket format.Ino, key string) ([]ObjectInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	if vp.leaf != nil {
-		if it.old, err = s.versionInfos(key, vp.ino()); err != nil {
-			return nil, err
-		}
+	switch {
+	case vp.leaf != nil:
+		it.old, err = s.versionInfos(key, vp.ino())
+	case vp.held != nil:
+		it.old, err = s.heldInfos(key, vp.held.Ino(), &vp.heldSt)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return it.versions(), nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -317,6 +316,35 @@ func versioningModel(t *testing.T, seed int64, ops int) {
 			checkVersion(t, s, m, k, someVersion(k))
 		}
 	}
+	// Keys whose one version is current take a marker, which leaves
+	// their versions in file form (package doc) for the checks below.
+	// So do new keys, one with a name long enough to be hashed.
+	if err := s.Versions().SetState("bkt", VersioningEnabled); err != nil {
+		t.Fatal(err)
+	}
+	m.state = VersioningEnabled
+	for _, k := range []string{"held/a", "held/b/c", "held", strings.Repeat("h", 250)} {
+		b := body(k)
+		info, err := s.PutObject("bkt", k, strings.NewReader(b), int64(len(b)), Meta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPut(k, info, b)
+		keys = append(keys, k)
+	}
+	held := 0
+	for _, k := range keys {
+		if vs := m.keys[k]; len(vs) != 1 || vs[0].marker {
+			continue
+		}
+		held++
+		res, err := s.Versions().Delete("bkt", k, "")
+		if err != nil || !res.DeleteMarker {
+			t.Fatalf("delete %q: %+v %v", k, res, err)
+		}
+		m.add(k, mVersion{id: res.VersionID, marker: true})
+	}
+	t.Logf("%d keys in file form", held)
 	for _, k := range keys {
 		checkKey(t, s, m, k)
 		for _, v := range m.keys[k] {
@@ -439,7 +467,8 @@ func checkVersionListings(t *testing.T, s *Store, m *versionModel, rng *rand.Ran
 // checkKernelVersions compares a kernel view of the bucket with the
 // model: the current objects at their keys (kernelKeys), and every other
 // version in the versions tree, decoded by the layout in the package
-// doc: .xfs3.versions/<prefix directories>/<key's beside name>/<version>.
+// doc: .xfs3.versions/<prefix directories>/<key's beside name>/<version>,
+// or in file form the file <key's beside name> with its marker.
 func checkKernelVersions(t *testing.T, snap oracle.Snapshot, m *versionModel) {
 	t.Helper()
 	got := kernelKeys(t, snap, "bkt")
@@ -462,50 +491,67 @@ func checkKernelVersions(t *testing.T, snap oracle.Snapshot, m *versionModel) {
 	}
 	root := "bkt/.xfs3.versions"
 	type kv struct{ key, id string }
-	seen := map[kv]oracle.Entry{}
+	type found struct {
+		marker bool
+		sha256 string
+	}
+	seen := map[kv]found{}
 	for _, e := range snap {
 		if e.Type != oracle.TypeFile || !strings.HasPrefix(e.Path, root+"/") {
 			continue
 		}
-		dir, name := path.Split(e.Path)
-		dir = strings.TrimSuffix(dir, "/")
-		rel := strings.Split(strings.TrimPrefix(dir, root+"/"), "/")
+		rel := strings.Split(strings.TrimPrefix(e.Path, root+"/"), "/")
 		var key string
 		for i, seg := range rel {
 			c, beside := kernelComponent(t, seg, byPath[root+"/"+strings.Join(rel[:i+1], "/")])
-			if beside != (i == len(rel)-1) {
-				t.Fatalf("%s: a versions directory must be named beside, its parents not", e.Path)
-			}
 			key += c
 			if !beside {
 				key += "/"
+				continue
 			}
+			switch i {
+			case len(rel) - 1: // a key's versions in file form
+				by, ok := e.Xattrs[xattrDeletedBy]
+				if !ok {
+					t.Fatalf("%s: a key's versions in file form without %s", e.Path, xattrDeletedBy)
+				}
+				seen[kv{key, kernelVersionID(string(e.Xattrs[xattrVersion]))}] = found{false, e.SHA256}
+				seen[kv{key, kernelVersionID(string(by))}] = found{marker: true}
+			case len(rel) - 2: // a key's directory: its versions by name
+				_, marker := e.Xattrs[xattrDeleteMarker]
+				seen[kv{key, kernelVersionID(rel[i+1])}] = found{marker, e.SHA256}
+			default:
+				t.Fatalf("%s: a versions directory must be named beside, its parents not", e.Path)
+			}
+			break
 		}
-		id, null := strings.CutSuffix(name, ".null")
-		if null {
-			id = NullVersion
-		}
-		seen[kv{key, id}] = e
 	}
 	for k, vs := range m.keys {
 		for i, v := range vs {
 			if i == 0 && !v.marker {
 				continue // the current version, at its key
 			}
-			e, ok := seen[kv{k, v.modelID()}]
+			f, ok := seen[kv{k, v.modelID()}]
 			if !ok {
 				t.Errorf("kernel: version %s of %q missing from the versions tree", v.modelID(), k)
 				continue
 			}
 			delete(seen, kv{k, v.modelID()})
-			_, marker := e.Xattrs[xattrDeleteMarker]
 			sum := sha256.Sum256([]byte(v.body))
-			if marker != v.marker || (!marker && e.SHA256 != hex.EncodeToString(sum[:])) {
-				t.Errorf("kernel: version %s of %q: marker %v, sha256 %s; want %+v", v.modelID(), k, marker, e.SHA256, v)
+			if f.marker != v.marker || (!f.marker && f.sha256 != hex.EncodeToString(sum[:])) {
+				t.Errorf("kernel: version %s of %q: marker %v, sha256 %s; want %+v", v.modelID(), k, f.marker, f.sha256, v)
 			}
 		}
 	}
 	for k := range seen {
 		t.Errorf("kernel: versions tree holds %+v, which the model does not", k)
 	}
+}
+
+// kernelVersionID is the version ID of a version's name.
+func kernelVersionID(name string) string {
+	if _, null := strings.CutSuffix(name, nullSuffix); null {
+		return NullVersion
+	}
+	return name
 }

@@ -57,12 +57,15 @@ func (s *store) openVersion(b *xfs.Handle, state string, kp keyPath, id string) 
 	}
 	vp, err := s.openVersions(bucket, kp, versionsFind)
 	defer vp.close()
+	if err == nil && vp.held != nil {
+		return s.heldVersion(&vp, kp, id, noVersion)
+	}
 	if err != nil || vp.leaf == nil {
 		return ObjectInfo{}, nil, errors.Join(err, noVersion)
 	}
 	name := id
 	if id == NullVersion {
-		vers, err := s.readVersions(vp.ino())
+		vers, err := s.readVersions(&vp)
 		if err != nil {
 			return ObjectInfo{}, nil, err
 		}
@@ -95,6 +98,27 @@ func (s *store) openVersion(b *xfs.Handle, state string, kp keyPath, id string) 
 	return info, h, nil
 }
 
+// heldVersion is openVersion of a key whose versions are in file form
+// (vp.held), which it takes over when it is the version asked for.
+func (s *store) heldVersion(vp *versionsPath, kp keyPath, id string, noVersion error) (ObjectInfo, *xfs.Handle, error) {
+	v, marker, _, err := s.heldVersions(vp.held.Ino(), &vp.heldSt)
+	switch {
+	case err != nil:
+		return ObjectInfo{}, nil, err
+	case marker.ID() == id:
+		return ObjectInfo{}, nil, &MarkerError{Key: kp.key, VersionID: id}
+	case v.ID() != id:
+		return ObjectInfo{}, nil, noVersion
+	}
+	info, err := s.fileInfo(kp.key, vp.held, &vp.heldSt, VersioningEnabled)
+	if err != nil {
+		return ObjectInfo{}, nil, err
+	}
+	h := vp.held
+	vp.held = nil
+	return info, h, nil
+}
+
 // latestMarker is what a read of kp without a version ID answers when it
 // finds no current version: a MarkerError when the key's latest version
 // is a delete marker, else notFound.
@@ -105,9 +129,13 @@ func (s *store) latestMarker(bucket format.Ino, kp keyPath, notFound error) erro
 	if err != nil {
 		return err
 	}
-	vers, err := s.readVersions(vp.ino())
+	vers, err := s.readVersions(&vp)
 	if err != nil || len(vers) == 0 {
 		return errors.Join(err, notFound)
+	}
+	if vp.held != nil {
+		// In file form the marker is the newest version.
+		return &MarkerError{Key: kp.key, VersionID: vers[0].ID(), Latest: true}
 	}
 	if marker, err := s.markerAt(vp.ino(), vers[0].name); err != nil || !marker {
 		return errors.Join(err, notFound)

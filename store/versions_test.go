@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
 
@@ -436,4 +437,135 @@ func newVersionedStore(t *testing.T, bucket string) (*Store, string) {
 		t.Fatal(err)
 	}
 	return s, img
+}
+
+// TestVersionsFileForm: a key's first delete marker leaves its versions
+// in file form (the version, renamed into the versions tree, naming its
+// marker), which costs no inode and reads as the two versions; the next
+// change gives the key its directory and keeps both, the marker's time
+// too.
+func TestVersionsFileForm(t *testing.T) {
+	s, _ := newVersionedStore(t, "bkt")
+	v1 := put(t, s, "bkt", "p/k", "one", Meta{})
+	if err := s.quotas().Set("bkt", BucketQuota{HardObjects: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	objects := func() uint64 {
+		t.Helper()
+		u, err := s.quotas().Get("bkt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Objects
+	}
+	// Its prefix's directories in the versions tree, made once, and a
+	// key that keeps the bucket's.
+	put(t, s, "bkt", "p/stay", "x", Meta{})
+	put(t, s, "bkt", "p/first", "x", Meta{})
+	if _, err := s.Versions().Delete("bkt", "p/first", ""); err != nil {
+		t.Fatal(err)
+	}
+	before := objects()
+	m1, err := s.Versions().Delete("bkt", "p/k", "")
+	if err != nil || !m1.DeleteMarker {
+		t.Fatalf("delete: %+v %v", m1, err)
+	}
+	if got := objects(); got != before {
+		t.Errorf("the first marker made %d inodes", got-before)
+	}
+	held := "bkt/" + versionsDir + "/p/" + besideName("k")
+	ino, err := s.v.Names().LookupPath(held, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.v.Stat(ino); err != nil || !isFile(&st) {
+		t.Fatalf("%s: %+v %v; want a file", held, st, err)
+	}
+	if by, err := s.v.Xattrs().Get(ino, xattrDeletedBy); err != nil || string(by) != m1.VersionID {
+		t.Fatalf("%s: %s = %q %v; want %s", held, xattrDeletedBy, by, err, m1.VersionID)
+	}
+	list := func() []ObjectInfo {
+		t.Helper()
+		res, err := s.Versions().List("bkt", VersionListOptions{Prefix: "p/k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Versions
+	}
+	markerTime := list()[0].LastModified
+	if time.Since(markerTime) > time.Minute {
+		t.Fatalf("marker time %v", markerTime)
+	}
+	want := []string{m1.VersionID + "(marker)*", v1.VersionID}
+	if got := versionIDs(t, s, "p/k"); !slices.Equal(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
+	}
+	var me *MarkerError
+	if _, _, err := getVersion(t, s, "p/k", ""); !errors.As(err, &me) || !me.Latest || me.VersionID != m1.VersionID {
+		t.Fatalf("get: %v", err)
+	}
+	if _, _, err := getVersion(t, s, "p/k", m1.VersionID); !errors.As(err, &me) || me.Latest {
+		t.Fatalf("get the marker: %v", err)
+	}
+	if body, info, err := getVersion(t, s, "p/k", v1.VersionID); err != nil || body != "one" || info.VersionID != v1.VersionID {
+		t.Fatalf("get %s: %q %+v %v", v1.VersionID, body, info, err)
+	}
+	if _, _, err := getVersion(t, s, "p/k", NullVersion); !errors.Is(err, ErrNoSuchVersion) {
+		t.Fatalf("get the null version: %v", err)
+	}
+
+	// A new current version leaves the form as it is.
+	v2 := put(t, s, "bkt", "p/k", "two", Meta{})
+	want = []string{v2.VersionID + "*", m1.VersionID + "(marker)", v1.VersionID}
+	if got := versionIDs(t, s, "p/k"); !slices.Equal(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
+	}
+	// A second marker gives the key its directory.
+	m2, err := s.Versions().Delete("bkt", "p/k", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := s.v.Stat(mustLookupPath(t, s, held)); err != nil || !st.IsDir() {
+		t.Fatalf("%s after a second marker: %+v %v; want a directory", held, st, err)
+	}
+	want = []string{m2.VersionID + "(marker)*", v2.VersionID, m1.VersionID + "(marker)", v1.VersionID}
+	if got := versionIDs(t, s, "p/k"); !slices.Equal(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
+	}
+	if got := list()[2].LastModified; !got.Equal(markerTime) {
+		t.Errorf("marker time %v in the directory, was %v", got, markerTime)
+	}
+
+	// Removals by ID from file form: the marker brings the version back,
+	// the version leaves the marker.
+	for _, removeMarker := range []bool{true, false} {
+		key := fmt.Sprint("r/", removeMarker)
+		v := put(t, s, "bkt", key, "kept", Meta{})
+		m, err := s.Versions().Delete("bkt", key, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, want := v.VersionID, []string{m.VersionID + "(marker)*"}
+		if removeMarker {
+			id, want = m.VersionID, []string{v.VersionID + "*"}
+		}
+		if _, err := s.Versions().Delete("bkt", key, id); err != nil {
+			t.Fatal(err)
+		}
+		if got := versionIDs(t, s, key); !slices.Equal(got, want) {
+			t.Fatalf("%s after removing %s: versions %v, want %v", key, id, got, want)
+		}
+		if body, _, err := getVersion(t, s, key, ""); removeMarker && (err != nil || body != "kept") {
+			t.Fatalf("%s: %q %v", key, body, err)
+		}
+	}
+}
+
+func mustLookupPath(t *testing.T, s *Store, p string) format.Ino {
+	t.Helper()
+	ino, err := s.v.Names().LookupPath(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ino
 }

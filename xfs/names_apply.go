@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs/dir"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -40,11 +41,13 @@ type NameOp struct {
 
 // NewInode is what a NameOp with New makes: a directory if Dir, else a
 // regular file holding Data (at most MaxCreateData bytes), with Attrs'
-// mode, owner and project.
+// mode, owner and project, and Mtime as its modification time (zero:
+// now). A store that remakes a file it once made keeps its time so.
 type NewInode struct {
 	Attrs
-	Dir  bool
-	Data []byte
+	Dir   bool
+	Data  []byte
+	Mtime time.Time
 }
 
 // MadeDir, as a NameOp's Dir or ToDir, is the directory an earlier op of
@@ -82,7 +85,15 @@ const maxApplyOps = 8
 // op removes or replaces a file's last link): the AGI that release
 // takes could come below the one the allocation holds. A name a New op
 // would take that exists gives ErrExist.
-func (v Namespace) Apply(ops []NameOp) (err error) {
+func (v Namespace) Apply(ops []NameOp) error { return v.apply(ops, false) }
+
+// ApplyUnchecked is Apply with the projects' quota limits not checked
+// (usage is counted all the same): for a store that rearranges what it
+// already keeps, a change no limit may refuse, as the kernel forces the
+// reservations of some of its own changes.
+func (v Namespace) ApplyUnchecked(ops []NameOp) error { return v.apply(ops, true) }
+
+func (v Namespace) apply(ops []NameOp, unchecked bool) (err error) {
 	defer v.settle(&err)
 	if err := v.checkWritable(); err != nil {
 		return err
@@ -125,7 +136,7 @@ func (v Namespace) Apply(ops []NameOp) (err error) {
 			return err
 		}
 	}
-	gone, err := v.applyLocked(ops, sets)
+	gone, err := v.applyLocked(ops, sets, unchecked)
 	for _, ino := range gone {
 		if rerr := v.space().lastLinkGone(ino); err == nil {
 			err = rerr
@@ -306,7 +317,7 @@ func (p *namePlan) checkFlags(ops []NameOp, changes map[format.Ino]*inodeChange)
 
 // applyLocked takes the locks, plans and runs the transaction; it
 // returns the inodes that lost their last link.
-func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino, err error) {
+func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet, unchecked bool) (gone []format.Ino, err error) {
 	var dirs []format.Ino
 	makes := 0
 	for _, op := range ops {
@@ -392,6 +403,7 @@ func (v Namespace) applyLocked(ops []NameOp, sets []xattrSet) (gone []format.Ino
 	// holds no unlinked inode and no unlinked list).
 	err = v.runTx(reserve, makes == 0, func(t *txn) error {
 		var err error
+		t.unchecked = unchecked
 		gone, err = v.applyTx(t, handles, ops, sets, p, dirs, files, dying)
 		return err
 	})
@@ -439,6 +451,9 @@ func (v Namespace) applyTx(t *txn, handles map[format.Ino]*inodeHandle, ops []Na
 		c, err := v.makeInode(t, changes[op.ToDir], mode, op.New.Attrs, "")
 		if err != nil {
 			return nil, err
+		}
+		if !op.New.Mtime.IsZero() {
+			c.core.Mtime = format.TimestampOf(op.New.Mtime)
 		}
 		if op.New.Dir {
 			changes[MadeDir] = c

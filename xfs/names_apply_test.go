@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
@@ -237,12 +238,15 @@ func TestApplyNew(t *testing.T) {
 	}
 	file := &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o640, ProjID: 7}}
 	dirNew := &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o750}, Dir: true}
+	// The marker keeps a time of its own (a store remaking it).
+	since := time.Date(2021, 3, 4, 5, 6, 7, 890123456, time.UTC)
+	marker := &xfs.NewInode{Attrs: file.Attrs, Mtime: since}
 
 	// A marker, in a directory made for the key, hides the current
 	// version, which moves in beside it.
 	err := v.Names().Apply([]xfs.NameOp{
 		{ToDir: vers, ToName: "k.d", Attrs: attr("key", "k"), New: dirNew},
-		{ToDir: xfs.MadeDir, ToName: "m2", Attrs: attr("marker", ""), New: file},
+		{ToDir: xfs.MadeDir, ToName: "m2", Attrs: attr("marker", ""), New: marker},
 		{Dir: cur, Name: "k", ToDir: xfs.MadeDir, ToName: "v1", Attrs: attr("noncurrent", "since")},
 	})
 	if err != nil {
@@ -274,8 +278,11 @@ func TestApplyNew(t *testing.T) {
 			t.Errorf("inode %d: %s = %q, %v; want %q", c.ino, c.name, got, err, c.value)
 		}
 	}
-	if st, err := v.Stat(m2); err != nil || st.ProjID != 7 {
-		t.Errorf("marker: project %d, %v; want 7", st.ProjID, err)
+	if st, err := v.Stat(m2); err != nil || st.ProjID != 7 || !st.Mtime.Equal(since) {
+		t.Errorf("marker: project %d, mtime %v, %v; want 7, %v", st.ProjID, st.Mtime, err, since)
+	}
+	if st, err := v.Stat(kd); err != nil || time.Since(st.Mtime) > time.Minute {
+		t.Errorf("made directory: mtime %v, %v; want now", st.Mtime, err)
 	}
 	if st, err := v.Stat(vers); err != nil || st.Nlink != 3 {
 		t.Errorf("parent of the made directory: %d links, %v; want 3", st.Nlink, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/xfs3/xfs3/xfs"
+	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/oracle"
 	"github.com/xfs3/xfs3/xfs/quota"
@@ -241,19 +242,7 @@ func TestQuotaGoldenDecode(t *testing.T) {
 // grace timer; once the grace period is over, growth fails with ErrQuota;
 // going back under the soft limit clears the timer and writes work again.
 func TestQuotaSoftLimitGrace(t *testing.T) {
-	img := filepath.Join(t.TempDir(), "soft.img")
-	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	v, err := xfs.Open(img, xfs.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer v.Close()
-	d, err := v.Names().Mkdir(v.Root(), "p", xfs.Attrs{Mode: 0o755, ProjID: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v, d := newProjectDir(t, 3)
 	if err := v.Quotas().SetLimits(3, quota.Limits{BlkSoft: 10, BlkHard: 1000}); err != nil {
 		t.Fatal(err)
 	}
@@ -291,4 +280,57 @@ func TestQuotaSoftLimitGrace(t *testing.T) {
 	if err := write("again", 5); err != nil {
 		t.Fatalf("write under the soft limit: %v", err)
 	}
+}
+
+// TestApplyUncheckedPassesLimits: at a project's inode hard limit, Apply
+// making inodes fails with ErrQuota and changes nothing; ApplyUnchecked
+// makes them, and they are counted.
+func TestApplyUncheckedPassesLimits(t *testing.T) {
+	v, d := newProjectDir(t, 5)
+	if err := v.Quotas().SetLimits(5, quota.Limits{InoHard: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ops := []xfs.NameOp{
+		{ToDir: d, ToName: "k", New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o755, ProjID: 5}, Dir: true}},
+		{ToDir: xfs.MadeDir, ToName: "m", New: &xfs.NewInode{Attrs: xfs.Attrs{Mode: 0o644, ProjID: 5}}},
+	}
+	if err := v.Names().Apply(ops); !errors.Is(err, xfs.ErrQuota) {
+		t.Fatalf("Apply past the inode limit: %v, want ErrQuota", err)
+	}
+	if _, err := v.Names().Lookup(d, "k"); !errors.Is(err, xfs.ErrNotFound) {
+		t.Fatalf("after the refused Apply: lookup k: %v", err)
+	}
+	if err := v.Names().ApplyUnchecked(ops); err != nil {
+		t.Fatalf("ApplyUnchecked past the inode limit: %v", err)
+	}
+	k, err := v.Names().Lookup(d, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Names().Lookup(k, "m"); err != nil {
+		t.Fatal(err)
+	}
+	if q, err := v.Quotas().Get(5); err != nil || q.Usage.Inodes != 3 {
+		t.Fatalf("usage %+v, %v; want 3 inodes (p, k, m)", q.Usage, err)
+	}
+}
+
+// newProjectDir opens a fresh 64 MiB volume, closed when the test ends,
+// with the directory "p" of project id.
+func newProjectDir(t *testing.T, id uint32) (*xfs.Volume, format.Ino) {
+	t.Helper()
+	img := filepath.Join(t.TempDir(), "project.img")
+	if _, err := mkfs.Format(img, mkfs.Options{Size: 64 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := xfs.Open(img, xfs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { v.Close() })
+	d, err := v.Names().Mkdir(v.Root(), "p", xfs.Attrs{Mode: 0o755, ProjID: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, d
 }

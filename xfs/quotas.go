@@ -398,7 +398,8 @@ func (v Quotas) withDquotBlock(m *quota.Manager, fb uint64, change func(b []byte
 // chargeQuota charges a changed inode's project with what the change did
 // to its blocks and to the inode itself (allocated, freed, or moved to
 // another project). Growth is checked against the limits unless the
-// transaction frees space, which must never fail on a quota.
+// transaction frees space, which must never fail on a quota, or is
+// unchecked (Namespace.ApplyUnchecked).
 func (c *inodeChange) chargeQuota() {
 	v := c.t.v
 	m := v.w.quota
@@ -414,7 +415,7 @@ func (c *inodeChange) chargeQuota() {
 		newID, newBlocks, newInodes = c.core.ProjID(), int64(c.core.NBlocks), 1
 	}
 	charge := m.Charge
-	if c.t.freeing {
+	if c.t.freeing || c.t.unchecked {
 		charge = m.Force
 	}
 	if oldID == newID || oldInodes == 0 || newInodes == 0 {

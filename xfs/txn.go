@@ -30,6 +30,9 @@ type txn struct {
 	res, used int64
 	// freeing transactions may grow their reservation on the way.
 	freeing bool
+	// unchecked: the projects' quota limits are not checked, as for a
+	// freeing transaction (Namespace.ApplyUnchecked).
+	unchecked bool
 	// refcounts are the refcount btrees the transaction opened, by AG
 	// (refcountTree).
 	refcounts map[format.AgNumber]*refcount.Tree
