@@ -90,7 +90,8 @@
 // File form: a key's first delete marker over a current version, with
 // nothing in the tree, is one rename: the version becomes the file at
 // the name of the key's directory, its user.xfs3.deleted-by naming the
-// marker (whose time is its user.xfs3.noncurrent-since). Other changes
+// marker (whose time is its user.xfs3.noncurrent-since); removing that
+// marker while no version is current renames it back. Other changes
 // first expand it to the directory, in a transaction that changes no
 // version and skips the inode quota check, so removals never fail on it.
 //

@@ -21,10 +21,11 @@ import (
 // File form: the first DELETE of a key with a current version and
 // nothing in the versions tree moves the version to the key's name in
 // the tree, .xfs3.versions/a/.xfs3.o.b, as a file, with xattrDeletedBy
-// naming the marker that now hides it: one rename, no inode made. Any
-// other change of such a key's versions first gives it its directory
-// (expand), in a transaction of its own that changes no version; reads
-// take either form.
+// naming the marker that now hides it: one rename, no inode made;
+// removing that marker while no version is current renames it back
+// (unhide). Any other change of such a key's versions first gives it its
+// directory (expand), in a transaction of its own that changes no
+// version; reads take either form.
 
 // storedVersion is a file of a key's versions directory.
 type storedVersion struct {

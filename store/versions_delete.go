@@ -188,10 +188,20 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 	if err != nil {
 		return DeleteResult{}, err
 	}
-	vp, err := s.openVersions(bucket, kp, versionsExpand)
-	defer vp.close()
+	vp, err := s.openVersions(bucket, kp, versionsFind)
+	defer func() { vp.close() }()
 	if err != nil {
 		return DeleteResult{}, err
+	}
+	if vp.held != nil {
+		res, done, err := s.unhide(bucketDir, kp, path, mainDir, &vp, id, opt)
+		if done || err != nil {
+			return res, err
+		}
+		vp.close()
+		if vp, err = s.openVersions(bucket, kp, versionsExpand); err != nil {
+			return DeleteResult{}, err
+		}
 	}
 	vers, err := s.readVersions(&vp)
 	if err != nil {
@@ -277,6 +287,46 @@ func (s *store) deleteVersion(b *xfs.Handle, kp keyPath, id string, opt DeleteOp
 		err = s.pruneVersions(kp, &vp)
 	}
 	return res, err
+}
+
+// unhide removes the delete marker of kp's versions in file form
+// (vp.held) when id names it and no version is current, as a client
+// undoing a DELETE does: the version goes back to the key's name, one
+// rename (its user.xfs3.deleted-by stays, meaning nothing there). done
+// is false for any other case, which the caller takes the general way.
+// The caller holds the key's lock.
+func (s *store) unhide(bucketDir *xfs.Handle, kp keyPath, path dirPath, mainDir bool, vp *versionsPath, id string, opt DeleteOptions) (DeleteResult, bool, error) {
+	if opt.ifNoncurrent || opt.ifSoleMarker {
+		return DeleteResult{}, false, nil
+	}
+	_, marker, _, err := s.heldVersions(vp.held.Ino(), &vp.heldSt)
+	if err != nil || marker.ID() != id {
+		return DeleteResult{}, false, err
+	}
+	op := keyNameOp(vp.dirs.last(), besideName(kp.leaf), 0, "", kp)
+	op.Immutable = isImmutable(&vp.heldSt)
+	done := true
+	if !mainDir {
+		err = s.promoteInto(bucketDir, kp, []xfs.NameOp{op})
+	} else {
+		err = s.withCurrent(kp, path, mainDir, func(cur current) error {
+			if cur.found {
+				done = false // the marker is not the latest
+				return nil
+			}
+			name, err := s.leafName(kp, path.last())
+			if err != nil {
+				return err
+			}
+			last := keyNameOp(op.Dir, op.Name, path.last(), name, kp)
+			last.Immutable = op.Immutable
+			return retryable(s.v.Names().Apply([]xfs.NameOp{last}))
+		})
+	}
+	if err != nil || !done {
+		return DeleteResult{}, done, err
+	}
+	return DeleteResult{VersionID: id, DeleteMarker: true}, true, s.prune(kp, vp.dirs)
 }
 
 // nextObject returns vers[i] when it is an object, not a delete marker.

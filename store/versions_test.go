@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xfs3/xfs3/xfs"
 	"github.com/xfs3/xfs3/xfs/format"
 	"github.com/xfs3/xfs3/xfs/oracle"
 )
@@ -558,6 +559,24 @@ func TestVersionsFileForm(t *testing.T) {
 		if body, _, err := getVersion(t, s, key, ""); removeMarker && (err != nil || body != "kept") {
 			t.Fatalf("%s: %q %v", key, body, err)
 		}
+		// Undoing the DELETE is one rename back: no directory is made.
+		_, err = s.v.Names().LookupPath("bkt/"+versionsDir+"/r/"+besideName(fmt.Sprint(removeMarker)), false)
+		if removeMarker != errors.Is(err, xfs.ErrNotFound) {
+			t.Fatalf("%s after removing %s: its versions' name: %v", key, id, err)
+		}
+	}
+	// A marker under a current version goes the general way.
+	v := put(t, s, "bkt", "s", "old", Meta{})
+	m, err := s.Versions().Delete("bkt", "s", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur := put(t, s, "bkt", "s", "new", Meta{})
+	if _, err := s.Versions().Delete("bkt", "s", m.VersionID); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := versionIDs(t, s, "s"), []string{cur.VersionID + "*", v.VersionID}; !slices.Equal(got, want) {
+		t.Fatalf("versions %v, want %v", got, want)
 	}
 }
 
