@@ -154,12 +154,13 @@ func checkKernelVersion(t *testing.T, e oracle.Entry, expect map[place]verEntry,
 // user.xfs3.version names its version and delete markers are empty
 // files with user.xfs3.delete-marker. Keys must be plain names (no
 // component the store escapes). The volume is unmounted again before it
-// returns, so that it can be served again.
+// returns, so that it can be served again. It returns how many keys it
+// found in file form.
 //
 // checkKernelView cannot be used on a volume with versions: it takes
 // every file in a bucket for a current object, so each file of a
 // versions tree is one the API "does not list".
-func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
+func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) (held int) {
 	t.Helper()
 	s.stop(t)
 	oracle.Repair(t, s.Volume)
@@ -211,6 +212,7 @@ func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
 					continue
 				}
 				delete(expect, place{bucket: bucket, key: dir + key, version: by})
+				held++
 				p = place{bucket: bucket, key: dir + key, version: name}
 				if strings.HasSuffix(name, nullVersionSuffix) {
 					p.version = "null"
@@ -260,8 +262,9 @@ func (s *server) checkKernelVersions(t *testing.T, want map[string][]verEntry) {
 		}
 	}
 	if !t.Failed() {
-		t.Logf("kernel mount matches the API: %d buckets, %d files of versions", len(want), files)
+		t.Logf("kernel mount matches the API: %d buckets, %d files of versions (%d keys in file form)", len(want), files, held)
 	}
+	return held
 }
 
 // TestVersioningAwsCLI drives bucket versioning through the real binary
@@ -493,13 +496,44 @@ func TestVersioningAwsCLI(t *testing.T) {
 		t.Errorf("delete-bucket with versions left: %v\n%s", err, out)
 	}
 
+	// A key deleted once keeps its version as one file in the versions
+	// tree (file form, store package doc), read as the version and its
+	// marker; undoing such a DELETE brings the key back.
+	const once = "vonce"
+	aws.run("s3api", "create-bucket", "--bucket", once)
+	aws.run("s3api", "put-bucket-versioning", "--bucket", once, "--versioning-configuration", "Status=Enabled")
+	onceIDs := map[string][2]string{} // key: version, marker
+	for _, key := range []string{"kept.txt", "undo.txt"} {
+		var r struct{ VersionId string }
+		decode(t, aws.run("s3api", "put-object", "--bucket", once, "--key", key, "--body", file("body of "+key)), &r)
+		del = deleted{}
+		decode(t, aws.run("s3api", "delete-object", "--bucket", once, "--key", key), &del)
+		if !del.DeleteMarker || del.VersionId == r.VersionId {
+			t.Fatalf("delete-object %s: %+v (its version %s)", key, del, r.VersionId)
+		}
+		onceIDs[key] = [2]string{r.VersionId, del.VersionId}
+	}
+	if out, err := aws.try("s3api", "head-object", "--bucket", once, "--key", "kept.txt"); err == nil || !strings.Contains(out, "404") {
+		t.Errorf("head-object of a key deleted once: %v\n%s", err, out)
+	}
+	aws.run("s3api", "get-object", "--bucket", once, "--key", "kept.txt", "--version-id", onceIDs["kept.txt"][0], outFile)
+	if got, err := os.ReadFile(outFile); err != nil || string(got) != "body of kept.txt" {
+		t.Errorf("get-object of the version a marker hides: %q %v", got, err)
+	}
+	aws.run("s3api", "delete-object", "--bucket", once, "--key", "undo.txt", "--version-id", onceIDs["undo.txt"][1])
+	if got := mustGet(t, ctx, c, once, "undo.txt", minio.GetObjectOptions{}); string(got) != "body of undo.txt" {
+		t.Errorf("undo.txt after removing its marker: %q", got)
+	}
+
 	// The volume holds what the API lists, the versions survive a
 	// restart.
 	want := versionsOf(t, c)
-	if len(want[b]) != 5 || len(want["vcli-plain"]) != 1 {
+	if len(want[b]) != 5 || len(want["vcli-plain"]) != 1 || len(want[once]) != 3 {
 		t.Fatalf("versions before the restart: %v", want)
 	}
-	s.checkKernelVersions(t, want)
+	if held := s.checkKernelVersions(t, want); held != 1 {
+		t.Errorf("%d keys in file form on the volume, want 1 (%s/kept.txt)", held, once)
+	}
 	s = startServerOn(t, s.Volume, "1G")
 	aws, _ = awsClient(t, s)
 	c = s.client(t)
@@ -529,6 +563,12 @@ func TestVersioningAwsCLI(t *testing.T) {
 	if ok, err := c.BucketExists(ctx, b); ok || err != nil {
 		t.Errorf("bucket after delete-bucket: exists %v (%v)", ok, err)
 	}
+	// The key in file form goes by ID too, version first.
+	for _, id := range onceIDs["kept.txt"] {
+		aws.run("s3api", "delete-object", "--bucket", once, "--key", "kept.txt", "--version-id", id)
+	}
+	aws.run("s3api", "delete-object", "--bucket", once, "--key", "undo.txt", "--version-id", onceIDs["undo.txt"][0])
+	aws.run("s3api", "delete-bucket", "--bucket", once)
 	s.checkKernelView(t, s.apiView(t))
 }
 

@@ -18,9 +18,8 @@
 //	        └── .xfs3.o.a.jpg          "a.jpg" deleted: its version (file form)
 //
 // It knows nothing of HTTP or S3 error codes: failures are the sentinel
-// errors in errors.go (tested with errors.Is), which the S3 layer maps.
-// The full key and metadata mapping is in docs/s3-compatibility.md, the
-// request paths in docs/design.md, figures in docs/benchmarks.md.
+// errors of errors.go, which the S3 layer maps. Full mapping of keys and
+// metadata: docs/s3-compatibility.md; request paths: docs/design.md.
 //
 // # Model
 //
@@ -42,9 +41,8 @@
 //
 // Metadata is user-namespace xattrs on the object's inode: user.xfs3.*
 // for the ETag, standard headers, storage class, tags, checksums and the
-// parts of a multipart object; user.meta.<name> for x-amz-meta-*. User
-// metadata names are 1 to 245 bytes of printable ASCII without spaces,
-// names and values 2 KiB in all. Last-Modified is the mtime.
+// parts of a multipart object; user.meta.<name> for x-amz-meta-* (limits
+// in Meta.check). Last-Modified is the mtime.
 //
 // Writes are staged and renamed. PutObject writes the body into a file in
 // .xfs3/tmp charged to the bucket's project, then, under the leaf
@@ -56,59 +54,54 @@
 // Precondition under the same lock, just before the rename or create.
 //
 // The engine's commits are lazy; each store operation ends in settle,
-// which forces the log once (shared with concurrent operations) before it
+// which forces the log (shared with concurrent operations) before it
 // returns, unless Options.AckBeforeDurable.
 //
-// Deletes only unlink: the transaction that removes the name puts the
-// inode on its AG's unlinked list, and the call returns once that is
-// durable. The inode and its extents are freed later by the store's
-// gc.InodeGC; space reports flush it first, and a write that finds the
-// volume full flushes it and retries once. Trim (gc.Trimmer) gives freed
-// space back to the storage. An Object returned by GetObject holds its
-// inode (xfs.Handle), so it reads the content it opened even if the key is
-// replaced or deleted meanwhile.
+// Deletes only unlink: the name goes and the inode joins its AG's
+// unlinked list in one transaction, durable before the call returns;
+// gc.InodeGC frees inode and extents later (space reports flush it
+// first; a write that finds the volume full flushes it and retries once).
+// An Object from GetObject holds its inode (xfs.Handle), so it reads what
+// it opened even if the key is replaced or deleted meanwhile.
 //
-// Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id>, their
-// bucket, key and metadata xattrs of the directory, indexed in memory. A
-// part is staged like a PUT and renamed over its number. Completion moves
-// block-aligned parts' extents onto a staging file (AppendExtents),
-// copies the rest, and places it as a PUT.
+// Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id> (bucket,
+// key and metadata as its xattrs), indexed in memory. A part is staged
+// like a PUT and renamed over its number. Completion moves block-aligned
+// parts' extents onto a staging file (AppendExtents), copies the rest,
+// and places it as a PUT.
 //
 // # Versions
 //
 // A bucket's versioning state is the xattr user.xfs3.versioning of its
-// directory. The current version of a key stays the plain file at its
-// key; ListObjects never looks elsewhere. Its other versions and delete
-// markers (empty files with user.xfs3.delete-marker) are the files of
-// the key's own directory in .xfs3.versions, named by version ID: 26
-// characters of base32hex of 8 bytes of Unix nanoseconds and 8 random
-// ones, so names sort by age; the null version's sequence ends ".null".
-// That name is also the file's user.xfs3.version; a file without it is
-// the null version of its mtime. Prefix directories of the tree are named
-// as in the bucket, a key's directory by besideName (versions.go).
+// directory. A key's current version stays the plain file at its key;
+// ListObjects never looks elsewhere. Its other versions and delete
+// markers (empty files with user.xfs3.delete-marker) are the files of the
+// key's directory in .xfs3.versions, named by version ID (IDs sort by
+// age; the null version's name ends ".null"). That name is also the
+// file's user.xfs3.version; a file without it is the null version of its
+// mtime. The tree's directories are named as in the bucket, a key's by
+// besideName (versions.go).
 //
-// File form: a key's first delete marker over a current version, with
-// nothing in the tree, is one rename: the version becomes the file at
-// the name of the key's directory, its user.xfs3.deleted-by naming the
-// marker (whose time is its user.xfs3.noncurrent-since); removing that
-// marker while no version is current renames it back. Other changes
-// first expand it to the directory, in a transaction that changes no
-// version and skips the inode quota check, so removals never fail on it.
+// File form: a key's first marker over a current version, with nothing
+// in the tree, is one rename: the version becomes the file at the name
+// of the key's directory, its user.xfs3.deleted-by naming the marker
+// (whose time is its user.xfs3.noncurrent-since); removing that marker
+// while no version is current renames it back. Other changes first
+// expand it to the directory in a transaction that changes no version
+// and skips the inode quota check, so removals never fail on it.
 //
 // Invariant: a key's current file, if any, is its newest version; with
 // none, its newest version is a delete marker. Each transition (a new
 // version, a marker, a Suspended replace, a removal by ID promoting the
 // next newest) is one xfs.Namespace.Apply under the key's lock and its
-// directory's lock, so after a crash a key's versions are those before
-// or after a request. That Apply also makes what is new (NameOp.New): a
-// versions directory, a marker, a small version; one that releases the
-// null version (Suspended) may not, so it stages them first. Versions
-// count in the bucket's project. ListObjectVersions walks the bucket and
-// the versions tree side by side, one key's directory (or file) a key.
+// directory's lock, which also makes what is new (NameOp.New), so after
+// a crash a key's versions are those before or after a request. An
+// Apply that releases the null version (Suspended) may not make inodes:
+// it stages them first. Versions count in the bucket's project.
+// ListObjectVersions walks the bucket and the versions tree side by side.
 //
-// Listing walks the bucket depth-first in S3's byte order, one sorted
-// directory per level ("/" appended to directories; large ones cached
-// while unchanged, listcache.go): Prefix's directories are looked up by
+// Listing walks the bucket depth-first in S3's byte order, a sorted
+// directory a level (listcache.go): Prefix's directories looked up by
 // name, StartAfter binary-searched, subtrees outside Prefix or inside a
 // common prefix skipped.
 //
@@ -131,34 +124,32 @@
 // # Health
 //
 // A sick structure (xfs.SickStructure) refuses changes. Health places
-// each (".." walks, the operation that met it, or FindSick's walk of
-// every directory); failing operations return a *SickError naming it;
-// Options.OnSick hears of each once (health.go, health_walk.go).
+// each (".." walks, the operation that met it, FindSick's walk); failing
+// operations return a *SickError naming it, and Options.OnSick hears of
+// each once (health.go, health_walk.go).
 //
 // # Lifecycle and scrub
 //
 // Lifecycle (gc.Lifecycle's Expirer) expires what a bucket's rules
-// (package store/lifecycle, the xattr user.xfs3.lifecycle) say is due, a
-// batch of one bucket's versions or uploads at a time, through deleteKey
-// with a condition re-checked under the delete's own locks, so an object
-// changed since it was judged stays. Its cursor is the system file
-// lifecycle-cursor; neither it nor its deletes count as clients' changes
-// (settleQuietly), which the scanner paces itself by.
+// (store/lifecycle; xattr user.xfs3.lifecycle) say is due, a batch of
+// versions or uploads at a time, through deleteKey with a condition
+// re-checked under its locks, so an object changed since it was judged
+// stays. Cursor: lifecycle-cursor; its writes do not count as clients'
+// changes (settleQuietly), which the scanner paces itself by.
 //
 // Scrub (scrub.go), gc.Scrubber's source: xfs.Space.Scrub in batches,
-// then every object version read against its MD5 ETag and checksums. A
-// rotten version is kept in the system file scrub-rotten with its
-// inode's number, generation and birth time (so an overwrite voids it);
-// getObject refuses it (ErrObjectCorrupt). Cursor: scrub-cursor.
+// then every version read against its MD5 ETag and checksums. A rotten
+// one is kept in the system file scrub-rotten by inode number,
+// generation and birth time (an overwrite voids it); getObject refuses
+// it (ErrObjectCorrupt). Cursor: scrub-cursor.
 //
 // # Configuration
 //
 // A bucket's configuration documents (BucketConfigs: policy, public
-// access block) are xattrs of its directory, user.xfs3.<kind> (ConfigKind
-// has the size limit), bytes the S3 layer validates, each Put or Delete
-// one engine transaction. Generation, moved after every such change and
-// every bucket made or removed, tells the S3 layer when what it parsed
-// may be stale.
+// access block) are xattrs user.xfs3.<kind> of its directory, bytes the
+// S3 layer validates, each change one engine transaction. Generation,
+// moved by every such change and bucket made or removed, tells the S3
+// layer when what it parsed may be stale.
 //
 // System files (SystemFiles: IAM, the lifecycle cursor) are the regular
 // files of .xfs3/config, in no bucket's project. A Write makes the new

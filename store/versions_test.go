@@ -565,6 +565,36 @@ func TestVersionsFileForm(t *testing.T) {
 			t.Fatalf("%s after removing %s: its versions' name: %v", key, id, err)
 		}
 	}
+	// Damage: versions in file form without their marker's name are an
+	// error for whoever reads or changes them, and nothing is lost.
+	bad := put(t, s, "bkt", "bad", "kept", Meta{})
+	if _, err := s.Versions().Delete("bkt", "bad", ""); err != nil {
+		t.Fatal(err)
+	}
+	badIno := mustLookupPath(t, s, "bkt/"+versionsDir+"/"+besideName("bad"))
+	by, err := s.v.Xattrs().Get(badIno, xattrDeletedBy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.v.Xattrs().Remove(badIno, xattrDeletedBy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Versions().List("bkt", VersionListOptions{Prefix: "bad"}); err == nil || !strings.Contains(err.Error(), xattrDeletedBy) {
+		t.Errorf("listing damaged versions: %v", err)
+	}
+	if _, _, err := getVersion(t, s, "bad", bad.VersionID); err == nil {
+		t.Error("reading a damaged version: no error")
+	}
+	if _, err := s.Versions().Delete("bkt", "bad", ""); err == nil {
+		t.Error("a marker over damaged versions: no error")
+	}
+	if err := s.v.Xattrs().Set(badIno, xattrDeletedBy, by, 0); err != nil {
+		t.Fatal(err)
+	}
+	if body, _, err := getVersion(t, s, "bad", bad.VersionID); err != nil || body != "kept" {
+		t.Errorf("the version after the repair: %q %v", body, err)
+	}
+
 	// A marker under a current version goes the general way.
 	v := put(t, s, "bkt", "s", "old", Meta{})
 	m, err := s.Versions().Delete("bkt", "s", "")
