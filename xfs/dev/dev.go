@@ -33,6 +33,7 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Device is random-access storage with an explicit flush.
@@ -80,7 +81,7 @@ func Open(path string, readOnly bool) (*File, error) {
 	if !readOnly {
 		// One writer at a time: two engines writing one volume would
 		// corrupt it. Read-only opens take no lock.
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := lockWriter(f); err != nil {
 			f.Close()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, fmt.Errorf("%s: %w", path, ErrInUse)
@@ -100,6 +101,24 @@ func Open(path string, readOnly bool) (*File, error) {
 	}
 	blockDev, gran := probeDiscard(f)
 	return &File{f: f, rc: rc, size: size, readOnly: readOnly, blockDev: blockDev, gran: gran}, nil
+}
+
+// lockWaits bounds how long lockWriter retries a lock it finds taken.
+const lockWaits = 500 * time.Millisecond
+
+// lockWriter takes f's exclusive lock. A lock this process released an
+// instant ago can still be held by a child it forked and that has not
+// reached its exec (which closes the copied descriptor): so a lock found
+// taken is tried again for lockWaits before the volume counts as in use.
+func lockWriter(f *os.File) error {
+	deadline := time.Now().Add(lockWaits)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // WriterActive reports whether a process has the volume open for writing

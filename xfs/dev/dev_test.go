@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -34,6 +35,41 @@ func TestExclusiveWriter(t *testing.T) {
 		t.Fatalf("writer after close: %v", err)
 	}
 	w2.Close()
+}
+
+// TestWriterWaitsForABriefLock: a lock released within lockWaits (as by
+// a forked child reaching its exec) lets a writer in; one held longer
+// is ErrInUse.
+func TestWriterWaitsForABriefLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vol")
+	if err := os.WriteFile(path, make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	release := time.AfterFunc(lockWaits/4, func() { syscall.Flock(int(held.Fd()), syscall.LOCK_UN) })
+	defer release.Stop()
+	w, err := Open(path, false)
+	if err != nil {
+		t.Fatalf("a writer after a brief lock: %v", err)
+	}
+	w.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, err := Open(path, false); !errors.Is(err, ErrInUse) {
+		t.Fatalf("a writer beside a held lock: %v", err)
+	}
+	if waited := time.Since(start); waited < lockWaits {
+		t.Fatalf("gave up after %v, before lockWaits", waited)
+	}
 }
 
 func TestReadPastEndIsAnError(t *testing.T) {
