@@ -50,17 +50,22 @@ func TestWriterWaitsForABriefLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+	fd := int(held.Fd())
+	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
-	release := time.AfterFunc(lockWaits/4, func() { syscall.Flock(int(held.Fd()), syscall.LOCK_UN) })
-	defer release.Stop()
+	released := make(chan struct{})
+	time.AfterFunc(lockWaits/4, func() {
+		syscall.Flock(fd, syscall.LOCK_UN)
+		close(released)
+	})
 	w, err := Open(path, false)
 	if err != nil {
 		t.Fatalf("a writer after a brief lock: %v", err)
 	}
 	w.Close()
-	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+	<-released
+	if err := syscall.Flock(fd, syscall.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
