@@ -32,7 +32,9 @@ import (
 // by default (a console line per request). XFS3_BENCH_CLIENTS (default
 // 1,8,32), XFS3_BENCH_ROUNDS (default 3) and XFS3_BENCH_PHASE (default 4s)
 // shape the schedule. XFS3_BENCH_WITHIN1S=1 adds each binary again with
-// --durability within-1s. XFS3_BENCH_PEER=/path/versitygw adds versitygw's
+// --durability within-1s. XFS3_BENCH_PROFILES=0 profiles no side (for a
+// fair CPU comparison with a build that has no profiling listener; the
+// profiles cost the profiled side a little CPU). XFS3_BENCH_PEER=/path/versitygw adds versitygw's
 // posix backend on a kernel XFS loop mount of a fresh volume of the same
 // size (it never syncs and logs no requests), the peer issue 50 names.
 func BenchmarkHTTPEdgeCPU(b *testing.B) {
@@ -68,6 +70,9 @@ type edgeBenchConfig struct {
 	clients []int
 	rounds  int
 	phase   time.Duration
+	// noProfiles: no side is profiled, so that every side's CPU is
+	// measured alike against a build without the profiling listener.
+	noProfiles bool
 }
 
 func edgeBenchConfigFrom(getenv func(string) string, self string) (edgeBenchConfig, error) {
@@ -82,6 +87,7 @@ func edgeBenchConfigFrom(getenv func(string) string, self string) (edgeBenchConf
 	for _, nb := range binaries {
 		c.sides = append(c.sides, edgeSide{label: nb.label, bin: nb.path})
 	}
+	c.noProfiles = getenv("XFS3_BENCH_PROFILES") == "0"
 	if getenv("XFS3_BENCH_WITHIN1S") == "1" {
 		for _, nb := range binaries {
 			c.sides = append(c.sides, edgeSide{label: nb.label + "/within-1s", bin: nb.path, flags: []string{"--durability", "within-1s"}})
@@ -141,7 +147,7 @@ func runEdgeBench(tb testing.TB, side edgeSide, cfg edgeBenchConfig) edgeReport 
 		s = startPeer(tb, side.bin, dir)
 	default:
 		flags := side.flags
-		if servesProfiles(tb, side.bin) {
+		if !cfg.noProfiles && servesProfiles(tb, side.bin) {
 			addr := freeLoopbackAddr(tb)
 			flags = append(slices.Clip(flags), "--debug-listen", addr)
 			profile = "http://" + addr
@@ -319,7 +325,7 @@ func edgeBenchSummary(runs []edgeRun, sides []edgeSide) string {
 func TestEdgeBenchConfig(t *testing.T) {
 	env := map[string]string{
 		"XFS3_BENCH_BINARIES": "old=/a,new=/b", "XFS3_BENCH_WITHIN1S": "1", "XFS3_BENCH_PEER": "/v",
-		"XFS3_BENCH_CLIENTS": "8", "XFS3_BENCH_ROUNDS": "2", "XFS3_BENCH_PHASE": "2s",
+		"XFS3_BENCH_CLIENTS": "8", "XFS3_BENCH_ROUNDS": "2", "XFS3_BENCH_PHASE": "2s", "XFS3_BENCH_PROFILES": "0",
 	}
 	c, err := edgeBenchConfigFrom(func(k string) string { return env[k] }, "/self")
 	if err != nil {
@@ -331,11 +337,11 @@ func TestEdgeBenchConfig(t *testing.T) {
 	}
 	if want := []string{"old", "new", "old/within-1s", "new/within-1s", "versitygw"}; !slices.Equal(labels, want) ||
 		!slices.Equal(c.clients, []int{8}) || c.rounds != 2 || c.phase != 2*time.Second || !c.sides[4].peer ||
-		!slices.Equal(c.sides[3].flags, []string{"--durability", "within-1s"}) {
+		!slices.Equal(c.sides[3].flags, []string{"--durability", "within-1s"}) || !c.noProfiles {
 		t.Fatalf("config %+v", c)
 	}
 	if c, err := edgeBenchConfigFrom(func(string) string { return "" }, "/self"); err != nil || len(c.sides) != 1 ||
-		c.sides[0].bin != "/self" || c.rounds != 3 || c.phase != 4*time.Second || !slices.Equal(c.clients, []int{1, 8, 32}) {
+		c.sides[0].bin != "/self" || c.noProfiles || c.rounds != 3 || c.phase != 4*time.Second || !slices.Equal(c.clients, []int{1, 8, 32}) {
 		t.Fatalf("defaults %+v, %v", c, err)
 	}
 	for _, bad := range []map[string]string{{"XFS3_BENCH_PHASE": "10ms"}, {"XFS3_BENCH_ROUNDS": "1,2"}, {"XFS3_BENCH_BINARIES": "x"}} {
