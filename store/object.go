@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"sync"
 	"time"
@@ -117,12 +118,14 @@ func (s *store) putObject(bucket, key string, r io.Reader, size int64, meta Meta
 // (a smallObject); a key that exists is replaced through a staging file,
 // as a large body is, since a rename is what replaces a name atomically.
 func (s *store) putSmall(bucket string, kp keyPath, key string, r io.Reader, size int64, meta Meta, project uint32, cond Precondition) (ObjectInfo, error) {
-	data, etag, err := readSmallBody(r, size)
+	body, err := readSmallBody(r, size)
 	if err != nil {
 		return ObjectInfo{}, err
 	}
+	defer body.release()
+	etag := body.etag
 	meta.Checksums = meta.Checksums.reported(r)
-	obj := &smallObject{s: s, project: project, data: data, xattrs: xattrList(meta.xattrs(etag))}
+	obj := &smallObject{s: s, project: project, data: body.data, xattrs: xattrList(meta.xattrs(etag))}
 	p, err := s.place(bucket, kp, obj, cond)
 	if errors.Is(err, errNameTaken) {
 		p, err = s.placeStaged(bucket, kp, obj, cond)
@@ -145,23 +148,68 @@ func (s *store) placeStaged(bucket string, kp keyPath, obj *smallObject, cond Pr
 	return s.place(bucket, kp, st, cond)
 }
 
+// smallBody is a body read whole into a recycled buffer, with its MD5
+// hex.
+type smallBody struct {
+	data []byte
+	etag string
+	buf  *[]byte
+}
+
+// release gives the buffer back; data must no longer be read.
+func (b *smallBody) release() {
+	if b.buf != nil {
+		bodyBuffers[bodyClass(cap(*b.buf))].Put(b.buf)
+		b.buf, b.data = nil, nil
+	}
+}
+
+// bodyBuffers recycles the buffers of small bodies, one pool a
+// power-of-two capacity from 1<<minBodyShift to chunkSize: a PUT
+// allocated its body afresh, the most bytes of any of its allocations.
+var bodyBuffers [bodyClasses]sync.Pool
+
+const (
+	minBodyShift = 12
+	bodyClasses  = 20 - minBodyShift + 1 // up to chunkSize
+)
+
+// bodyClass is the class of the smallest buffer that holds n bytes.
+func bodyClass(n int) int {
+	if n <= 1<<minBodyShift {
+		return 0
+	}
+	return bits.Len(uint(n-1)) - minBodyShift
+}
+
 // readSmallBody reads a body of known size below chunkSize whole,
-// following PutObject's reader contract, and returns it with its MD5 hex.
-func readSmallBody(r io.Reader, size int64) ([]byte, string, error) {
-	// One byte more than the body lets the read see the end.
-	buf := make([]byte, size+1)
-	n, err := readFull(io.LimitReader(r, size), buf)
-	if err != nil && err != io.EOF {
-		return nil, "", readError(err)
+// following PutObject's reader contract. The caller releases it.
+func readSmallBody(r io.Reader, size int64) (smallBody, error) {
+	class := bodyClass(int(size))
+	buf, _ := bodyBuffers[class].Get().(*[]byte)
+	if buf == nil {
+		b := make([]byte, 1<<(class+minBodyShift))
+		buf = &b
 	}
-	if int64(n) != size {
-		return nil, "", fmt.Errorf("read %d of %d bytes: %w", n, size, ErrIncompleteBody)
+	body := smallBody{data: (*buf)[:size], buf: buf}
+	n, err := readFull(io.LimitReader(r, size), body.data)
+	switch {
+	case err != nil && err != io.EOF:
+		err = readError(err)
+	case int64(n) != size:
+		err = fmt.Errorf("read %d of %d bytes: %w", n, size, ErrIncompleteBody)
+	default:
+		if err = readEOF(r); err != nil {
+			err = readError(err)
+		}
 	}
-	if err := readEOF(r); err != nil {
-		return nil, "", readError(err)
+	if err != nil {
+		body.release()
+		return smallBody{}, err
 	}
-	sum := md5.Sum(buf[:n])
-	return buf[:n], hex.EncodeToString(sum[:]), nil
+	sum := md5.Sum(body.data)
+	body.etag = hex.EncodeToString(sum[:])
+	return body, nil
 }
 
 // A placement is an object ready to take its name in place: a staging
@@ -455,11 +503,12 @@ func (s *store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 	if size >= 0 && size < chunkSize {
 		// Small bodies are the common case: a 1 MiB buffer each would
 		// cost more in zeroing than the PUT itself.
-		data, etag, err := readSmallBody(r, size)
+		body, err := readSmallBody(r, size)
 		if err == nil && size > 0 {
-			_, err = s.v.Files().WriteAt(ino, data, 0)
+			_, err = s.v.Files().WriteAt(ino, body.data, 0)
 		}
-		return etag, size, err
+		body.release()
+		return body.etag, size, err
 	}
 	body := r
 	if size >= 0 {

@@ -239,21 +239,26 @@ func (v Files) writeData(ext, fresh []format.Extent, p []byte, off int64) error 
 			return fmt.Errorf("xfs: internal error: file block %d unmapped during a write", fb)
 		}
 		n := min(int64(run)<<g.BlockLog, end-pos)
-		buf := make([]byte, n)
 		disk := format.DaddrToByte(g.FsbToDaddr(fsb))
-		// Complete partial head and tail blocks.
-		for _, edge := range []int64{pos, pos + n - bs} {
-			if edge >= pos && (edge < off || edge+bs > off+int64(len(p))) {
-				if !isFresh(fresh, format.FileOff(edge>>g.BlockLog)) {
-					if _, err := v.dev.ReadAt(buf[edge-pos:edge-pos+bs], disk+edge-pos); err != nil {
-						return err
+		lo, hi := max(pos, off), min(pos+n, off+int64(len(p)))
+		// Where p fills the blocks whole they are written from p.
+		data := p[lo-off : hi-off]
+		if lo != pos || hi != pos+n {
+			buf := make([]byte, n)
+			// Complete partial head and tail blocks.
+			for _, edge := range []int64{pos, pos + n - bs} {
+				if edge >= pos && (edge < off || edge+bs > off+int64(len(p))) {
+					if !isFresh(fresh, format.FileOff(edge>>g.BlockLog)) {
+						if _, err := v.dev.ReadAt(buf[edge-pos:edge-pos+bs], disk+edge-pos); err != nil {
+							return err
+						}
 					}
 				}
 			}
+			copy(buf[lo-pos:hi-pos], data)
+			data = buf
 		}
-		lo, hi := max(pos, off), min(pos+n, off+int64(len(p)))
-		copy(buf[lo-pos:hi-pos], p[lo-off:hi-off])
-		if err := v.writeFileData(buf, disk); err != nil {
+		if err := v.writeFileData(data, disk); err != nil {
 			return fmt.Errorf("write data: %w", err)
 		}
 		pos += n
