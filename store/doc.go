@@ -46,23 +46,18 @@
 //
 // Writes are staged and renamed. PutObject writes the body into a file in
 // .xfs3/tmp charged to the bucket's project, then, under the leaf
-// directory's lock, renames it over the key with its xattrs in one engine
-// transaction: readers see the old object or the new one. A small body
-// is made whole instead (xfs.Namespace.CreateFile, or NameOp.New): at a
-// new key, or as the staging file. Any error removes the staging file and
-// every directory the write made. Conditional writes check their
-// Precondition under the same lock, just before the rename or create.
-//
-// The engine's commits are lazy; each store operation ends in settle,
-// which forces the log (shared with concurrent operations) before it
-// returns, unless Options.AckBeforeDurable.
+// directory's lock, checks the Precondition and renames it over the key
+// with its xattrs in one engine transaction: readers see the old object
+// or the new one. A small body is made whole instead, with its data
+// (xfs.Namespace.CreateFile, or NameOp.New). Each operation ends in
+// settle, which forces the log (shared with concurrent operations),
+// unless Options.AckBeforeDurable.
 //
 // Deletes only unlink: the name goes and the inode joins its AG's
-// unlinked list in one transaction, durable before the call returns;
-// gc.InodeGC frees inode and extents later (space reports flush it
-// first; a write that finds the volume full flushes it and retries once).
-// An Object from GetObject holds its inode (xfs.Handle), so it reads what
-// it opened even if the key is replaced or deleted meanwhile.
+// unlinked list in one transaction; gc.InodeGC frees it later (a write
+// that finds the volume full flushes the gc and retries once). An Object
+// from GetObject holds its inode (xfs.Handle), so it reads what it opened
+// even if the key is replaced or deleted meanwhile.
 //
 // Multipart uploads (Store.Uploads) live in .xfs3/uploads/<id> (bucket,
 // key and metadata as its xattrs), indexed in memory. A part is staged
@@ -131,30 +126,22 @@
 // # Lifecycle and scrub
 //
 // Lifecycle (gc.Lifecycle's Expirer) expires what a bucket's rules
-// (store/lifecycle; xattr user.xfs3.lifecycle) say is due, a batch of
-// versions or uploads at a time, through deleteKey with a condition
-// re-checked under its locks, so an object changed since it was judged
-// stays. Cursor: lifecycle-cursor; its writes do not count as clients'
-// changes (settleQuietly), which the scanner paces itself by.
-//
-// Scrub (scrub.go), gc.Scrubber's source: xfs.Space.Scrub in batches,
-// then every version read against its MD5 ETag and checksums. A rotten
-// one is kept in the system file scrub-rotten by inode number,
-// generation and birth time (an overwrite voids it); getObject refuses
-// it (ErrObjectCorrupt). Cursor: scrub-cursor.
+// (xattr user.xfs3.lifecycle) say is due through deleteKey, its condition
+// re-checked under the key's locks, so an object changed since it was
+// judged stays. Scrub (gc.Scrubber's source) checks the engine's metadata,
+// then every version against its MD5 ETag and checksums; a rotten one is
+// recorded by inode, generation and birth time (an overwrite voids it)
+// and getObject refuses it (ErrObjectCorrupt). Both keep their place in a
+// system file.
 //
 // # Configuration
 //
 // A bucket's configuration documents (BucketConfigs: policy, public
-// access block) are xattrs user.xfs3.<kind> of its directory, bytes the
-// S3 layer validates, each change one engine transaction. Generation,
-// moved by every such change and bucket made or removed, tells the S3
-// layer when what it parsed may be stale.
-//
-// System files (SystemFiles: IAM, the lifecycle cursor) are the regular
-// files of .xfs3/config, in no bucket's project. A Write makes the new
-// file whole in staging and renames it over the name in one transaction:
-// after a crash the name holds the old content or the new.
+// access block) are xattrs user.xfs3.<kind> of its directory, each change
+// one transaction; Generation moves with every change so the S3 layer
+// knows when what it parsed may be stale. System files (SystemFiles: IAM,
+// cursors) are the files of .xfs3/config, in no project, each Write a
+// whole new file renamed over the name.
 //
 // # Invariants
 //
@@ -201,14 +188,13 @@
 // uploads' mutexes in ID order.
 //
 // Readers (GET, HEAD, listings, tagging reads) take no store lock. Every
-// inode the store uses after a lookup is held by an xfs.Handle taken under
-// the directory's engine lock (xfs.Files.OpenAt), so a replaced object or
-// removed directory stays the same inode until the handle closes. The
-// engine refuses to add a name to a removed directory, which a change
-// takes as errRetry and starts again from the bucket (at most maxAttempts
-// times). The one state a lock-free lookup can miss, an object moving back
-// from beside a pruned directory between the lookups of its two names, is
-// looked up again under the directory's lock shared.
+// inode used after a lookup is held by an xfs.Handle taken under the
+// directory's engine lock (xfs.Files.OpenAt), so it stays the same inode
+// until the handle closes. A name added to a removed directory is refused
+// by the engine, and the change starts again from the bucket (errRetry,
+// at most maxAttempts times). An object moving back from beside a pruned
+// directory between the lookups of its two names is looked up again under
+// the directory's lock shared.
 //
 // The store imports the engine (xfs, and xfs/format, xfs/quota,
 // xfs/xlog, xfs/reclaim for their types), gc and store/checksum.

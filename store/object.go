@@ -165,8 +165,8 @@ func (b *smallBody) release() {
 }
 
 // bodyBuffers recycles the buffers of small bodies, one pool a
-// power-of-two capacity from 1<<minBodyShift to chunkSize: a PUT
-// allocated its body afresh, the most bytes of any of its allocations.
+// power-of-two capacity from 1<<minBodyShift to chunkSize: the body is
+// the largest thing a small PUT would otherwise allocate.
 var bodyBuffers [bodyClasses]sync.Pool
 
 const (

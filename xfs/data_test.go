@@ -13,8 +13,8 @@ import (
 )
 
 // TestFileWritesAgainstKernel has the kernel create empty files, then
-// writes, truncates and punches them through the engine following a
-// byte-level model (interleaved so one file fragments into a B+tree and
+// writes (some of whole blocks), truncates and punches them through the
+// engine following a byte-level model (interleaved so one file fragments into a B+tree and
 // back), and requires xfs_repair to be clean and the kernel to read
 // exactly the model.
 func TestFileWritesAgainstKernel(t *testing.T) {
@@ -58,6 +58,11 @@ func TestFileWritesAgainstKernel(t *testing.T) {
 						off += int64(rng.Intn(bs))
 					}
 					p := make([]byte, 1+rng.Intn(3*bs))
+					if rng.Intn(4) == 0 {
+						// Whole blocks, which are written from p itself.
+						off &^= int64(bs - 1)
+						p = make([]byte, (1+rng.Intn(3))*bs)
+					}
 					rng.Read(p)
 					if _, err := v.Files().WriteAt(ino, p, off); err != nil {
 						t.Fatalf("op %d write %s %d+%d: %v", op, n, off, len(p), err)
