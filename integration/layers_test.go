@@ -20,6 +20,7 @@ var allowed = map[string][]string{
 	"s3api/iam":      {},
 	"s3api/identity": {"s3api/iam"},
 	"s3api/sigv4":    {},
+	"s3api/h1":       {},
 	"store":          {"store", "xfs", "gc"},
 	"gc":             {"gc", "xfs"},
 	"xfs":            {"xfs"},
@@ -51,7 +52,7 @@ var allowed = map[string][]string{
 // never reach the store, the engine, the network or a logger; of them,
 // noIO may not even import I/O (policy evaluation is a computation).
 var (
-	pure = []string{"s3api/iam", "s3api/sigv4", "store/lifecycle"}
+	pure = []string{"s3api/iam", "s3api/sigv4", "s3api/h1", "store/lifecycle"}
 	noIO = map[string][]string{"s3api/iam": {"net/http", "os", "io"}, "store/lifecycle": {"net/http", "os", "io"}}
 )
 

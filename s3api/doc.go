@@ -10,6 +10,9 @@
 //
 // # Request flow
 //
+//	connection ─► s3api/h1 (xfs3 serve's server): HTTP/1.1 framing,
+//	   │       keep-alive, TLS; a small response leaves in one write
+//	   ▼
 //	request ─► middleware (request.go): request IDs (x-amz-request-id,
 //	   │       x-amz-id-2); sigv4.Verifier on headers and URL only, so a
 //	   │       bad signature never reaches the store; one log line and

@@ -8,8 +8,8 @@ import (
 	"encoding/xml"
 	"hash"
 	"io"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -20,6 +20,7 @@ import (
 	"github.com/minio/minio-go/v7/pkg/signer"
 	"github.com/rs/zerolog"
 
+	"github.com/xfs3/xfs3/s3api/h1"
 	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 )
@@ -30,7 +31,7 @@ const (
 	testRegion    = "us-east-1"
 )
 
-// testServer is the handler on a fresh volume behind httptest, with a
+// testServer is the handler on a fresh volume served by h1 on loopback, with a
 // minio-go client and the log it wrote.
 type testServer struct {
 	url    string
@@ -70,13 +71,9 @@ func newTestServerOn(t testing.TB, st *store.Store, options ...func(*Config)) *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.Close()
-		st.Close()
-	})
+	t.Cleanup(func() { st.Close() }) // after the server's: cleanups run last first
+	host := serve(t, h)
 	opts := &minio.Options{Creds: credentials.NewStaticV4(testAccessKey, testSecretKey, ""), Region: testRegion}
-	host := srv.Listener.Addr().String()
 	client, err := minio.New(host, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +82,25 @@ func newTestServerOn(t testing.TB, st *store.Store, options ...func(*Config)) *t
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testServer{url: srv.URL, store: st, client: client, core: core, log: logBuf}
+	return &testServer{url: "http://" + host, store: st, client: client, core: core, log: logBuf}
+}
+
+// serve serves h on a loopback listener with the server xfs3 serve
+// uses (h1), until the test ends, and returns the listener's address.
+func serve(t testing.TB, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &h1.Server{Handler: h, ReadHeaderTimeout: time.Minute}
+	done := make(chan struct{})
+	go func() { srv.Serve(ln); close(done) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-done
+	})
+	return ln.Addr().String()
 }
 
 // syncBuffer is a log sink safe for the server's goroutines.

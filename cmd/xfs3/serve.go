@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"github.com/xfs3/xfs3/config"
 	"github.com/xfs3/xfs3/gc"
 	"github.com/xfs3/xfs3/s3api"
+	"github.com/xfs3/xfs3/s3api/h1"
 	"github.com/xfs3/xfs3/store"
 	"github.com/xfs3/xfs3/xfs/mkfs"
 	"github.com/xfs3/xfs3/xfs/reclaim"
@@ -293,23 +293,17 @@ func serve(ctx context.Context, cfg config.Config, e *env) error {
 
 	// The S3 handler serves every path itself, /minio/ endpoints included:
 	// a front mux would clean paths and redirect keys such as "a//b".
-	srv := &http.Server{
+	srv := &h1.Server{
 		Handler:           api,
 		ReadHeaderTimeout: 30 * time.Second, // bounds a TLS handshake too
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          serverErrorLog(log),
 	}
-	served := make(chan error, 1)
-	if certs == nil {
-		go func() { served <- srv.Serve(ln) }()
-	} else {
-		// HTTP/1.1 only, as over plain HTTP: S3 clients speak it, and
-		// the handler is tested through it alone.
-		srv.TLSConfig = certs.tlsConfig()
-		srv.Protocols = new(http.Protocols)
-		srv.Protocols.SetHTTP1(true)
-		go func() { served <- srv.ServeTLS(ln, "", "") }()
+	if certs != nil {
+		srv.TLSConfig = certs.tlsConfig() // HTTP/1.1 only, as over plain HTTP
 	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 
 	select {
 	case err := <-served: // the listener failed
