@@ -697,7 +697,7 @@ func randomCase(rng *mrand.Rand) exchangeCase {
 // type, whether the connection closes and serves a next request.
 // Framing (Content-Length or chunked) may differ; HEAD's length too.
 func TestAgainstNetHTTP(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
+	seed := uint64(1)
 	if s := os.Getenv("XFS3_H1_SEED"); s != "" {
 		fmt.Sscan(s, &seed)
 	}
