@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -579,6 +580,7 @@ type outcome struct {
 	body, read, mediaType string
 	closed, followed      bool
 	truncated             bool // a body shorter than declared
+	reset                 bool // the connection was reset under the response
 }
 
 func (c exchangeCase) run(t *testing.T, addr string) outcome {
@@ -652,6 +654,7 @@ func (c exchangeCase) run(t *testing.T, addr string) outcome {
 	}
 	b, err := io.ReadAll(r.Body)
 	out.truncated = err != nil
+	out.reset = errors.Is(err, syscall.ECONNRESET)
 	out.status, out.body, out.read, out.closed = r.StatusCode, string(b), r.Header.Get("X-Read"), r.Close
 	out.mediaType = r.Header.Get("Content-Type")
 	if !r.Close {
@@ -716,6 +719,12 @@ func TestAgainstNetHTTP(t *testing.T) {
 		c := randomCase(rng)
 		want := c.run(t, std.Listener.Addr().String())
 		got := c.run(t, ours.Addr().String())
+		if want.reset && !got.reset && strings.HasPrefix(got.body, want.body) {
+			// net/http closed with request bytes unread, and the reset
+			// destroyed the end of its response: h1 lingers instead. Only
+			// what arrived before the reset can be compared.
+			want.body, want.truncated, want.reset = got.body, got.truncated, false
+		}
 		if got != want {
 			t.Errorf("%s %s body %d chunked %v expect %v close %v:\n h1       %+v\n net/http %+v",
 				c.method, c.query, c.body, c.chunked, c.expect, c.close, brief(got), brief(want))
