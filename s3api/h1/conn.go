@@ -54,6 +54,7 @@ type conn struct {
 
 	pending     [pendingMax]byte // a body held until its length is known
 	deadlineSet bool
+	refused     bool // a request was answered without a handler: bytes may follow
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -67,7 +68,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 // serve runs the connection until it closes.
 func (c *conn) serve() {
 	linger := false
-	defer func() { c.close(linger) }()
+	defer func() { c.close(linger || c.refused) }()
 	if c.s.TLSConfig != nil && !c.handshake() {
 		return
 	}
@@ -218,6 +219,7 @@ func (c *conn) runHandler(w *response, req *http.Request) (ok bool) {
 // refuse answers a request that reached no handler; the connection
 // closes after it.
 func (c *conn) refuse(code int, detail string) {
+	c.refused = true
 	text := statusLine(code)
 	body := text[len("HTTP/1.1 ") : len(text)-2]
 	if detail != "" {
