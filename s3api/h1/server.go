@@ -28,8 +28,9 @@
 //
 // A request body the handler left unread is read and dropped, up to
 // maxDrain bytes, before the response goes out; past that, or when the
-// client waits for a "100 Continue" that was never sent, the response
-// says "Connection: close" and the connection closes after it.
+// request asked for a "100 Continue" (its client may hold the body
+// back, so what follows on the wire is unknown), the response says
+// "Connection: close" and the connection closes after it.
 // "Expect: 100-continue" is answered by WriteHeader(100) or, failing
 // that, on the body's first read, never after the final header.
 //
