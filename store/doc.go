@@ -195,7 +195,4 @@
 // at most maxAttempts times). An object moving back from beside a pruned
 // directory between the lookups of its two names is looked up again under
 // the directory's lock shared.
-//
-// The store imports the engine (xfs, and xfs/format, xfs/quota,
-// xfs/xlog, xfs/reclaim for their types), gc and store/checksum.
 package store
