@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand"
 	"testing"
+	"time"
 )
 
 // shortReader returns at most a random few bytes a Read, and fails with
@@ -41,7 +42,7 @@ func (r *shortReader) Read(p []byte) (int, error) {
 // or not, read in short pieces, gets the MD5 of its bytes as its ETag and
 // reads back whole, whatever its size against the chunk; a body that
 // fails part way fails the PUT, keeps the old object, and leaves the
-// store serving (the hasher gave its buffers back).
+// store serving (the body pipe gave its buffers back).
 func TestLargeBodyETagAcrossChunks(t *testing.T) {
 	s, _ := newTestStore(t)
 	if err := s.CreateBucket("big"); err != nil {
@@ -83,5 +84,56 @@ func TestLargeBodyETagAcrossChunks(t *testing.T) {
 				t.Fatalf("size %d (%d), broken at %d: object now %+v, %v", size, i, failAt, st, err)
 			}
 		}
+	}
+}
+
+// TestLargeBodyWriteFailsMidway: a body of unknown length whose chunks
+// are written while it is read fails at the write that passes the
+// bucket's quota. The PUT reports the quota, stops reading the body soon
+// after (not at its end), keeps the old object and the bucket's usage,
+// and leaves the store serving: once the inode gc has freed the
+// upload's blocks, the next large PUTs go through.
+func TestLargeBodyWriteFailsMidway(t *testing.T) {
+	s, _ := newTestStore(t)
+	if err := s.CreateBucket("big"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.quotas().Set("big", BucketQuota{HardBytes: 4 * chunkSize}); err != nil {
+		t.Fatal(err)
+	}
+	old := bytes.Repeat([]byte("o"), chunkSize+7)
+	put(t, s, "big", "k", string(old), Meta{})
+	before, err := s.quotas().Get("big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 32 * chunkSize
+	body := &io.LimitedReader{R: rand.New(rand.NewSource(2)), N: size}
+	if _, err := s.PutObject("big", "k", body, -1, Meta{}); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("PUT past the quota: %v, want ErrQuotaExceeded", err)
+	}
+	if read := size - body.N; read >= size/2 {
+		t.Fatalf("the failed PUT read %d of %d bytes: it should stop soon after the write that failed", read, size)
+	}
+	if got, _ := get(t, s, "big", "k"); got != string(old) {
+		t.Fatalf("the old object changed to %d bytes", len(got))
+	}
+	after, _ := s.quotas().Get("big")
+	if after.Bytes != before.Bytes || after.Objects != before.Objects {
+		t.Fatalf("usage %d/%d after the refused PUT, %d/%d before", after.Bytes, after.Objects, before.Bytes, before.Objects)
+	}
+	// The failed upload's blocks go back with its inode, through the
+	// inode gc.
+	for deadline := time.Now().Add(10 * time.Second); s.GCStats().Pending > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the inode gc still holds %d inodes", s.GCStats().Pending)
+		}
+	}
+	next := bytes.Repeat([]byte("n"), chunkSize+chunkSize/2+3) // twice fits the quota
+	for range 3 {
+		put(t, s, "big", "k", string(next), Meta{})
+	}
+	if got, _ := get(t, s, "big", "k"); got != string(next) {
+		t.Fatalf("read back %d bytes after the failure", len(got))
 	}
 }
