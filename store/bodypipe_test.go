@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"math/rand"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -135,5 +137,41 @@ func TestLargeBodyWriteFailsMidway(t *testing.T) {
 	}
 	if got, _ := get(t, s, "big", "k"); got != string(next) {
 		t.Fatalf("read back %d bytes after the failure", len(got))
+	}
+}
+
+// TestBodyPipeWritePanics: a write that panics on the pipe's goroutine
+// fails the body with an error naming the panic, instead of taking the
+// server down; the chunks after it are not written, the reader is told
+// to stop, and every buffer comes back.
+func TestBodyPipeWritePanics(t *testing.T) {
+	var wrote []int64
+	p := newBodyPipe(func(b []byte, off int64) error {
+		if off == 2*chunkSize {
+			panic("engine bug")
+		}
+		wrote = append(wrote, off)
+		return nil
+	})
+	for i := range int64(6) {
+		if p.failed() {
+			break
+		}
+		buf := p.buffer()
+		p.put(buf, chunkSize, i*chunkSize)
+	}
+	_, err := p.finish()
+	if err == nil || !strings.Contains(err.Error(), "engine bug") {
+		t.Fatalf("finish: %v, want the panic as an error", err)
+	}
+	if !p.failed() {
+		t.Fatal("the pipe does not report the failed write")
+	}
+	if !slices.Equal(wrote, []int64{0, chunkSize}) {
+		t.Fatalf("wrote chunks at %v, want only the two before the panic", wrote)
+	}
+	p.stop()
+	if n := len(p.free); n != pipeDepth {
+		t.Fatalf("%d of %d buffers came back", n, pipeDepth)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -613,7 +614,7 @@ func newBodyPipe(write func(p []byte, off int64) error) *bodyPipe {
 		var err error
 		for c := range p.writes {
 			if err == nil {
-				if err = write(c.data, c.off); err != nil {
+				if err = writeChunk(write, c); err != nil {
 					p.broken.Store(true)
 				}
 			}
@@ -622,6 +623,18 @@ func newBodyPipe(write func(p []byte, off int64) error) *bodyPipe {
 		p.ends <- err
 	}()
 	return p
+}
+
+// writeChunk runs write for c, a panic in it turned into its error: on
+// the pipe's goroutine no request's recovery would catch it, and the
+// whole server would go down.
+func writeChunk(write func(p []byte, off int64) error, c *pipeChunk) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("write of the body at %d panicked: %v\n%s", c.off, r, debug.Stack())
+		}
+	}()
+	return write(c.data, c.off)
 }
 
 // release marks a stage done with c; the last one frees its buffer.
