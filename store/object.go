@@ -26,8 +26,7 @@ const chunkSize = 1 << 20
 // larger body would hold too long for the other PUTs into it.
 const smallObjectMax = 128 << 10
 
-// chunkPool recycles the buffers of large bodies, aligned so that their
-// whole blocks are written past the page cache (xfs.DataBuffer).
+// chunkPool recycles the buffers of large bodies.
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // emptyETag is the MD5 of no bytes.
@@ -560,10 +559,11 @@ func (s *store) writeBody(ino format.Ino, r io.Reader, size, limit int64) (strin
 // bodyPipe moves a large body to its file in chunks, in three stages
 // that overlap: the caller reads chunk n+1 from the client (checking its
 // signature) while one goroutine takes the MD5 of chunk n and another
-// writes it. The digest runs at about 640 MB/s a core here, and a write
-// past the page cache waits for the device; done one after another with
-// the reading, each would stall the client's stream. pipeDepth buffers go
-// round: a chunk's is free again once it is both hashed and written.
+// writes it. The digest runs at about 640 MB/s a core here, and writing
+// new blocks into the host's page cache costs its kernel about as much;
+// done one after another with the reading, each would stall the client's
+// stream. pipeDepth buffers go round: a chunk's is free again once it is
+// both hashed and written.
 type bodyPipe struct {
 	hashes, writes chan *pipeChunk
 	free           chan *[]byte
