@@ -861,7 +861,16 @@ func (s *store) moveObject(dir format.Ino, name, toName, c string, file format.I
 // stopping at the bucket, at a folder marker or at a non-empty directory.
 // An object that lay beside a removed directory takes its plain place
 // again. path is resolveDirs' result.
-func (s *store) prune(kp keyPath, path dirPath) error {
+func (s *store) prune(kp keyPath, path dirPath) error { return s.pruneTree(kp, path, false) }
+
+// pruneVersionsTree is prune in a bucket's versions tree, whose name
+// beside a prefix directory holds that key's own versions (versions.go):
+// it stays where it is.
+func (s *store) pruneVersionsTree(kp keyPath, path dirPath) error {
+	return s.pruneTree(kp, path, true)
+}
+
+func (s *store) pruneTree(kp keyPath, path dirPath, versions bool) error {
 	if len(path) < 2 {
 		return nil
 	}
@@ -875,7 +884,7 @@ func (s *store) prune(kp keyPath, path dirPath) error {
 		return nil
 	}
 	for i := len(path) - 1; i >= 1; i-- {
-		more, err := s.pruneDir(path.ino(i-1), path.ino(i), kp.dirs[i-1])
+		more, err := s.pruneDir(path.ino(i-1), path.ino(i), kp.dirs[i-1], versions)
 		if err != nil || !more {
 			return err
 		}
@@ -890,7 +899,8 @@ func (s *store) prune(kp keyPath, path dirPath) error {
 // is until moved back) and no marker is set on dir (putFolder holds dir's
 // lock). Entries added to dir without its lock make the engine's Rmdir
 // fail, and those that come after it find dir removed and start again.
-func (s *store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
+// In the versions tree (versions) nothing moves back.
+func (s *store) pruneDir(parent, dir format.Ino, c string, versions bool) (bool, error) {
 	defer s.locks.lock(parent)()
 	defer s.locks.lock(dir)()
 	name := entryName(c)
@@ -915,6 +925,9 @@ func (s *store) pruneDir(parent, dir format.Ino, c string) (bool, error) {
 		return false, nil
 	} else if err != nil {
 		return false, err
+	}
+	if versions {
+		return true, nil
 	}
 	st, found, err := s.lookupStat(parent, besideName(c))
 	if err != nil {

@@ -326,7 +326,7 @@ func (s *store) unhide(bucketDir *xfs.Handle, kp keyPath, path dirPath, mainDir 
 	if err != nil || !done {
 		return DeleteResult{}, done, err
 	}
-	return DeleteResult{VersionID: id, DeleteMarker: true}, true, s.prune(kp, vp.dirs)
+	return DeleteResult{VersionID: id, DeleteMarker: true}, true, s.pruneVersionsTree(kp, vp.dirs)
 }
 
 // nextObject returns vers[i] when it is an object, not a delete marker.
@@ -411,5 +411,5 @@ func (s *store) pruneVersions(kp keyPath, vp *versionsPath) error {
 	if err != nil {
 		return err
 	}
-	return s.prune(kp, vp.dirs)
+	return s.pruneVersionsTree(kp, vp.dirs)
 }

@@ -618,3 +618,72 @@ func mustLookupPath(t *testing.T, s *Store, p string) format.Ino {
 	}
 	return ino
 }
+
+// TestVersionsPruneKeepsBesideName: in the versions tree the name beside
+// a prefix directory holds that key's own versions, so pruning the
+// prefix directory leaves it where it is (in the bucket the object beside
+// a pruned directory takes its plain name again). Before, pruning moved a
+// file-form version of "c" to the prefix's name "c", and a later change
+// of "c" and of "c/x" then found a directory where that file was to go
+// back (ErrIsDir; TestVersioningConcurrent met it at random).
+func TestVersionsPruneKeepsBesideName(t *testing.T) {
+	s, img := newVersionedStore(t, "bkt")
+	put(t, s, "bkt", "c", "c1", Meta{})
+	if _, err := s.Versions().Delete("bkt", "c", ""); err != nil { // "c" in file form
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "c/x", "x1", Meta{})
+	marker, err := s.Versions().Delete("bkt", "c/x", "") // makes the prefix "c" in the tree
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Versions().List("bkt", VersionListOptions{Prefix: "c/x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range res.Versions { // "c/x" gone for good: the prefix is pruned
+		if _, err := s.Versions().Delete("bkt", "c/x", v.VersionID); err != nil {
+			t.Fatalf("delete %s: %v", v.VersionID, err)
+		}
+	}
+	if len(res.Versions) != 2 || res.Versions[0].VersionID != marker.VersionID {
+		t.Fatalf("versions of c/x: %+v", res.Versions)
+	}
+	root := "bkt/" + versionsDir + "/"
+	if _, err := s.v.Names().LookupPath(root+besideName("c"), false); err != nil {
+		t.Fatalf("c's versions after the prune: %v", err)
+	}
+	if _, err := s.v.Names().LookupPath(root+"c", false); !errors.Is(err, xfs.ErrNotFound) {
+		t.Fatalf("%sc after the prune: %v, want no such name", root, err)
+	}
+	// A second version of "c" (its directory form) and versions below
+	// "c/" again.
+	put(t, s, "bkt", "c", "c2", Meta{})
+	if _, err := s.Versions().Delete("bkt", "c", ""); err != nil {
+		t.Fatal(err)
+	}
+	put(t, s, "bkt", "c/y", "y1", Meta{})
+	if _, err := s.Versions().Delete("bkt", "c/y", ""); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int{"c": 4, "c/y": 2} {
+		res, err := s.Versions().List("bkt", VersionListOptions{Prefix: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, v := range res.Versions {
+			if v.Key == key {
+				n++
+			}
+		}
+		if n != want {
+			t.Fatalf("%s has %d versions, want %d: %+v", key, n, want, res.Versions)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	oracle.Require(t, oracle.ToolRepair)
+	oracle.Repair(t, img)
+}
