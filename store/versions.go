@@ -16,7 +16,10 @@ import (
 // of the directory .xfs3.versions/a/.xfs3.o.b, named by their versions.
 // Its prefix directories are named as in the bucket (entryName), its
 // key directories as objects beside a directory (besideName), so a key
-// and a prefix of the same component never share a directory.
+// and a prefix of the same component never share a directory. Pruning
+// an empty prefix directory here leaves the name beside it alone
+// (pruneVersionsTree): unlike an object in the bucket, it has no plain
+// name to go back to.
 //
 // File form: the first DELETE of a key with a current version and
 // nothing in the versions tree moves the version to the key's name in
